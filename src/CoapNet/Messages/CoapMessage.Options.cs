@@ -1,0 +1,267 @@
+namespace CoapNet.Messages;
+
+// Typed accessors for the options users work with most. A getter decodes on access; a setter
+// replaces every occurrence; null removes the option. An option whose value length is outside
+// its registered bounds reads as absent, as RFC 7252 section 5.4.3 treats it as unrecognized.
+public sealed partial class CoapMessage
+{
+    /// <summary>The default Max-Age when the option is absent: 60 seconds (RFC 7252 section 5.10.5).</summary>
+    public const uint DefaultMaxAge = 60;
+
+    /// <summary>The Uri-Path as text: "/" when there is no segment, else "/" before each segment ("/sensors/temp").</summary>
+    /// <remarks>
+    /// The setter splits on '/', ignoring one leading '/'; "/" and "" clear the path (RFC 7252 section 6.4 step 8).
+    /// Segments are not percent-decoded here; use <see cref="SetUri(Uri)"/> for URI text. A segment that itself
+    /// contains '/' needs <see cref="SetUriPathSegments(IEnumerable{string})"/>.
+    /// </remarks>
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public string UriPath
+    {
+        get => JoinStrings(CoapOptionNumber.UriPath, '/', "/", "/");
+        set => SetSplit(CoapOptionNumber.UriPath, value, '/', trimLeading: true);
+    }
+
+    /// <summary>The Uri-Query options joined with '&amp;' ("a=1&amp;b=2"); empty when there is none. The setter splits on '&amp;'.</summary>
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public string UriQuery
+    {
+        get => JoinStrings(CoapOptionNumber.UriQuery, '&', string.Empty, string.Empty);
+        set => SetSplit(CoapOptionNumber.UriQuery, value, '&', trimLeading: false);
+    }
+
+    /// <summary>The Location-Path as text, like <see cref="UriPath"/> ("/" when absent).</summary>
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public string LocationPath
+    {
+        get => JoinStrings(CoapOptionNumber.LocationPath, '/', "/", "/");
+        set => SetSplit(CoapOptionNumber.LocationPath, value, '/', trimLeading: true);
+    }
+
+    /// <summary>The Location-Query options joined with '&amp;'; empty when there is none.</summary>
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public string LocationQuery
+    {
+        get => JoinStrings(CoapOptionNumber.LocationQuery, '&', string.Empty, string.Empty);
+        set => SetSplit(CoapOptionNumber.LocationQuery, value, '&', trimLeading: false);
+    }
+
+    /// <summary>The Uri-Host option, or null.</summary>
+    public string? UriHost
+    {
+        get => GetString(CoapOptionNumber.UriHost);
+        set => SetString(CoapOptionNumber.UriHost, value);
+    }
+
+    /// <summary>The Uri-Port option, or null.</summary>
+    public ushort? UriPort
+    {
+        get => (ushort?)GetUInt(CoapOptionNumber.UriPort);
+        set => SetUInt(CoapOptionNumber.UriPort, value);
+    }
+
+    /// <summary>The Content-Format option (see <see cref="CoapContentFormat"/>), or null.</summary>
+    public ushort? ContentFormat
+    {
+        get => (ushort?)GetUInt(CoapOptionNumber.ContentFormat);
+        set => SetUInt(CoapOptionNumber.ContentFormat, value);
+    }
+
+    /// <summary>The Accept option (see <see cref="CoapContentFormat"/>), or null.</summary>
+    public ushort? Accept
+    {
+        get => (ushort?)GetUInt(CoapOptionNumber.Accept);
+        set => SetUInt(CoapOptionNumber.Accept, value);
+    }
+
+    /// <summary>The Max-Age option in seconds, or null (which means <see cref="DefaultMaxAge"/>).</summary>
+    public uint? MaxAge
+    {
+        get => GetUInt(CoapOptionNumber.MaxAge);
+        set => SetUInt(CoapOptionNumber.MaxAge, value);
+    }
+
+    /// <summary>The Observe option (RFC 7641), a 24-bit value, or null.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value exceeds 2^24 - 1.</exception>
+    public uint? Observe
+    {
+        get => GetUInt(CoapOptionNumber.Observe);
+        set
+        {
+            if (value > 0xFFFFFF)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "Observe is a 24-bit value (RFC 7641 section 2).");
+            }
+
+            SetUInt(CoapOptionNumber.Observe, value);
+        }
+    }
+
+    /// <summary>The Block1 option (RFC 7959), or null.</summary>
+    public CoapBlock? Block1
+    {
+        get => GetUInt(CoapOptionNumber.Block1) is uint v ? CoapBlock.FromEncoded(v) : null;
+        set => SetUInt(CoapOptionNumber.Block1, value?.Encoded);
+    }
+
+    /// <summary>The Block2 option (RFC 7959), or null.</summary>
+    public CoapBlock? Block2
+    {
+        get => GetUInt(CoapOptionNumber.Block2) is uint v ? CoapBlock.FromEncoded(v) : null;
+        set => SetUInt(CoapOptionNumber.Block2, value?.Encoded);
+    }
+
+    /// <summary>The Size1 option (RFC 7959 section 4), or null.</summary>
+    public uint? Size1
+    {
+        get => GetUInt(CoapOptionNumber.Size1);
+        set => SetUInt(CoapOptionNumber.Size1, value);
+    }
+
+    /// <summary>The Size2 option (RFC 7959 section 4), or null.</summary>
+    public uint? Size2
+    {
+        get => GetUInt(CoapOptionNumber.Size2);
+        set => SetUInt(CoapOptionNumber.Size2, value);
+    }
+
+    /// <summary>The first ETag option, or null. A response carries at most one; a request may carry several (see <see cref="GetETags"/>).</summary>
+    /// <exception cref="ArgumentException">The value is empty or longer than 8 bytes (RFC 7252 section 5.10.6).</exception>
+    public ReadOnlyMemory<byte>? ETag
+    {
+        get => TryGetValid(CoapOptionNumber.ETag, out CoapOptionEntry e) ? e.Value : null;
+        set
+        {
+            if (value is { Length: < 1 or > 8 })
+            {
+                throw new ArgumentException("An ETag holds 1 to 8 bytes (RFC 7252 section 5.10.6).", nameof(value));
+            }
+
+            Options.RemoveAll(CoapOptionNumber.ETag);
+            if (value is { } v)
+            {
+                Options.Add(CoapOptionNumber.ETag, v);
+            }
+        }
+    }
+
+    /// <summary>True when the If-None-Match option is present (RFC 7252 section 5.10.8.2).</summary>
+    public bool IfNoneMatch
+    {
+        get => _options is not null && _options.Contains(CoapOptionNumber.IfNoneMatch);
+        set
+        {
+            Options.RemoveAll(CoapOptionNumber.IfNoneMatch);
+            if (value)
+            {
+                Options.AddEmpty(CoapOptionNumber.IfNoneMatch);
+            }
+        }
+    }
+
+    /// <summary>The Uri-Path segments, in order.</summary>
+    /// <returns>The segments; empty for the root path.</returns>
+    public string[] GetUriPathSegments() => _options?.GetStrings(CoapOptionNumber.UriPath) ?? [];
+
+    /// <summary>Replaces the Uri-Path with <paramref name="segments"/>, each one Uri-Path option, taken literally.</summary>
+    /// <param name="segments">The segments.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="segments"/> or one of them is null.</exception>
+    public void SetUriPathSegments(IEnumerable<string> segments)
+    {
+        ArgumentNullException.ThrowIfNull(segments);
+        Options.RemoveAll(CoapOptionNumber.UriPath);
+        foreach (string segment in segments)
+        {
+            Options.Add(CoapOptionNumber.UriPath, segment);
+        }
+    }
+
+    /// <summary>The Uri-Query arguments, in order.</summary>
+    /// <returns>The arguments; empty when there is none.</returns>
+    public string[] GetUriQueryArguments() => _options?.GetStrings(CoapOptionNumber.UriQuery) ?? [];
+
+    /// <summary>Every ETag option value, in order.</summary>
+    /// <returns>The ETags.</returns>
+    public ReadOnlyMemory<byte>[] GetETags()
+    {
+        if (_options is null)
+        {
+            return [];
+        }
+
+        ReadOnlySpan<CoapOptionEntry> all = _options.GetAll(CoapOptionNumber.ETag);
+        ReadOnlyMemory<byte>[] tags = new ReadOnlyMemory<byte>[all.Length];
+        for (int i = 0; i < all.Length; i++)
+        {
+            tags[i] = all[i].Value;
+        }
+
+        return tags;
+    }
+
+    private bool TryGetValid(CoapOptionNumber number, out CoapOptionEntry entry)
+    {
+        if (_options is not null && _options.TryGet(number, out entry) && entry.HasValidLength)
+        {
+            return true;
+        }
+
+        entry = default;
+        return false;
+    }
+
+    private uint? GetUInt(CoapOptionNumber number)
+        => TryGetValid(number, out CoapOptionEntry e) && e.TryGetUInt(out uint v) ? v : null;
+
+    private string? GetString(CoapOptionNumber number)
+        => TryGetValid(number, out CoapOptionEntry e) ? e.GetString() : null;
+
+    private void SetUInt(CoapOptionNumber number, uint? value)
+    {
+        if (value is null && _options is null)
+        {
+            return;
+        }
+
+        Options.RemoveAll(number);
+        if (value is uint v)
+        {
+            Options.Add(number, v);
+        }
+    }
+
+    private void SetString(CoapOptionNumber number, string? value)
+    {
+        if (value is null && _options is null)
+        {
+            return;
+        }
+
+        Options.RemoveAll(number);
+        if (value is not null)
+        {
+            Options.Add(number, value);
+        }
+    }
+
+    private string JoinStrings(CoapOptionNumber number, char separator, string prefix, string whenAbsent)
+    {
+        string[] parts = _options?.GetStrings(number) ?? [];
+        return parts.Length == 0 ? whenAbsent : prefix + string.Join(separator, parts);
+    }
+
+    private void SetSplit(CoapOptionNumber number, string value, char separator, bool trimLeading)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        Options.RemoveAll(number);
+        string rest = trimLeading && value.Length > 0 && value[0] == separator ? value[1..] : value;
+        if (rest.Length == 0)
+        {
+            return;
+        }
+
+        foreach (string part in rest.Split(separator))
+        {
+            Options.Add(number, part);
+        }
+    }
+}

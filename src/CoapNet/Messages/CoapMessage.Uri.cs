@@ -1,0 +1,177 @@
+using System.Globalization;
+using System.Net;
+using System.Text;
+
+namespace CoapNet.Messages;
+
+// Decomposing a URI into options (RFC 7252 section 6.4) and composing one from options (section 6.5).
+public sealed partial class CoapMessage
+{
+    /// <summary>The default port of a CoAP URI scheme: 5683 for coap and coap+tcp, 5684 for coaps and coaps+tcp (RFC 7252 section 6, RFC 8323 section 8), 80 and 443 for coap+ws and coaps+ws.</summary>
+    /// <param name="scheme">The scheme, in lower case.</param>
+    /// <returns>The default port.</returns>
+    /// <exception cref="ArgumentException">The scheme is not a CoAP scheme.</exception>
+    public static int GetDefaultPort(string scheme) => scheme switch
+    {
+        "coap" or "coap+tcp" => 5683,
+        "coaps" or "coaps+tcp" => 5684,
+        "coap+ws" => 80,
+        "coaps+ws" => 443,
+        _ => throw new ArgumentException($"'{scheme}' is not a CoAP URI scheme (coap, coaps, coap+tcp, coaps+tcp, coap+ws, coaps+ws).", nameof(scheme)),
+    };
+
+    /// <summary>
+    /// Replaces Uri-Host, Uri-Port, Uri-Path and Uri-Query with the parts of <paramref name="uri"/>
+    /// (RFC 7252 section 6.4): Uri-Host only when the host is a name rather than an IP literal,
+    /// Uri-Port only when the port differs from the scheme's default, one Uri-Path per
+    /// percent-decoded segment and one Uri-Query per percent-decoded '&amp;'-separated argument.
+    /// </summary>
+    /// <param name="uri">An absolute CoAP URI without a fragment.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="uri"/> is null.</exception>
+    /// <exception cref="ArgumentException">The URI is relative, has a fragment, or its scheme is not a CoAP scheme.</exception>
+    public void SetUri(Uri uri)
+    {
+        ArgumentNullException.ThrowIfNull(uri);
+        if (!uri.IsAbsoluteUri)
+        {
+            throw new ArgumentException($"'{uri}' is not an absolute URI (RFC 7252 section 6.4 step 1).", nameof(uri));
+        }
+
+        string scheme = uri.Scheme.ToLowerInvariant();
+        int defaultPort = GetDefaultPort(scheme);
+        if (uri.Fragment.Length > 0)
+        {
+            throw new ArgumentException($"'{uri}' has a fragment; a CoAP URI must not (RFC 7252 section 6.4 step 3).", nameof(uri));
+        }
+
+        CoapOptionCollection options = Options;
+        options.RemoveAll(CoapOptionNumber.UriHost);
+        options.RemoveAll(CoapOptionNumber.UriPort);
+        options.RemoveAll(CoapOptionNumber.UriPath);
+        options.RemoveAll(CoapOptionNumber.UriQuery);
+
+        // Step 5: an IP literal names the destination itself and needs no Uri-Host.
+        if (uri.HostNameType is not (UriHostNameType.IPv4 or UriHostNameType.IPv6))
+        {
+            options.Add(CoapOptionNumber.UriHost, uri.IdnHost.ToLowerInvariant());
+        }
+
+        // Step 6: the destination port is the URI's port; Uri-Port says it only when it is not the default.
+        if (!uri.IsDefaultPort && uri.Port >= 0 && uri.Port != defaultPort)
+        {
+            options.Add(CoapOptionNumber.UriPort, (uint)uri.Port);
+        }
+
+        // Step 8: "" and "/" mean no Uri-Path; otherwise every segment, empty ones included.
+        string path = uri.AbsolutePath;
+        if (path.Length > 1)
+        {
+            foreach (string segment in path[1..].Split('/'))
+            {
+                options.Add(CoapOptionNumber.UriPath, Uri.UnescapeDataString(segment));
+            }
+        }
+
+        // Step 9: each '&'-separated argument is one Uri-Query.
+        string query = uri.Query;
+        if (query.Length > 1)
+        {
+            foreach (string argument in query[1..].Split('&'))
+            {
+                options.Add(CoapOptionNumber.UriQuery, Uri.UnescapeDataString(argument));
+            }
+        }
+    }
+
+    /// <summary>
+    /// Composes the request URI from the options (RFC 7252 section 6.5). Uri-Host and Uri-Port, when
+    /// absent, come from the destination the request was sent to.
+    /// </summary>
+    /// <param name="scheme">The URI scheme; "coap" by default.</param>
+    /// <param name="destinationHost">The host (name or IP address) the request was sent to, used when there is no Uri-Host.</param>
+    /// <param name="destinationPort">The port the request was sent to, used when there is no Uri-Port; the scheme's default when null.</param>
+    /// <returns>The absolute URI.</returns>
+    /// <exception cref="ArgumentException">The scheme is not a CoAP scheme, or neither Uri-Host nor <paramref name="destinationHost"/> gives a host.</exception>
+    public Uri GetUri(string scheme = "coap", string? destinationHost = null, int? destinationPort = null)
+    {
+        ArgumentNullException.ThrowIfNull(scheme);
+        int defaultPort = GetDefaultPort(scheme);
+        string? host = UriHost ?? destinationHost;
+        if (string.IsNullOrEmpty(host))
+        {
+            throw new ArgumentException("The message has no Uri-Host option, so the destination host must be given.", nameof(destinationHost));
+        }
+
+        StringBuilder builder = new();
+        builder.Append(scheme).Append("://");
+        if (IPAddress.TryParse(host, out IPAddress? address) && address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6)
+        {
+            builder.Append('[').Append(address.ToString()).Append(']');
+        }
+        else
+        {
+            AppendEscaped(builder, host, AllowedInHost);
+        }
+
+        int port = UriPort ?? destinationPort ?? defaultPort;
+        if (port != defaultPort)
+        {
+            builder.Append(':').Append(port.ToString(CultureInfo.InvariantCulture));
+        }
+
+        string[] segments = GetUriPathSegments();
+        if (segments.Length == 0)
+        {
+            builder.Append('/');
+        }
+
+        foreach (string segment in segments)
+        {
+            builder.Append('/');
+            AppendEscaped(builder, segment, AllowedInSegment);
+        }
+
+        string[] arguments = GetUriQueryArguments();
+        for (int i = 0; i < arguments.Length; i++)
+        {
+            builder.Append(i == 0 ? '?' : '&');
+            AppendEscaped(builder, arguments[i], AllowedInQueryArgument);
+        }
+
+        return new Uri(builder.ToString(), UriKind.Absolute);
+    }
+
+    // RFC 3986: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"; sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "=".
+    private static bool IsUnreservedOrSubDelim(char c)
+        => char.IsAsciiLetterOrDigit(c) || c is '-' or '.' or '_' or '~' or '!' or '$' or '&' or '\'' or '(' or ')' or '*' or '+' or ',' or ';' or '=';
+
+    private static bool AllowedInHost(char c) => IsUnreservedOrSubDelim(c);
+
+    // segment = *pchar, pchar = unreserved / pct-encoded / sub-delims / ":" / "@".
+    private static bool AllowedInSegment(char c) => IsUnreservedOrSubDelim(c) || c is ':' or '@';
+
+    // query = *( pchar / "/" / "?" ), but '&' separates arguments (RFC 7252 section 6.5 step 8), so it is escaped inside one.
+    private static bool AllowedInQueryArgument(char c) => c != '&' && (AllowedInSegment(c) || c is '/' or '?');
+
+    private static void AppendEscaped(StringBuilder builder, string value, Func<char, bool> allowed)
+    {
+        Span<byte> utf8 = stackalloc byte[4];
+        for (int i = 0; i < value.Length; i++)
+        {
+            char c = value[i];
+            if (c < 0x80 && allowed(c))
+            {
+                builder.Append(c);
+                continue;
+            }
+
+            int count = char.IsHighSurrogate(c) && i + 1 < value.Length
+                ? Encoding.UTF8.GetBytes(value.AsSpan(i++, 2), utf8)
+                : Encoding.UTF8.GetBytes(value.AsSpan(i, 1), utf8);
+            for (int b = 0; b < count; b++)
+            {
+                builder.Append('%').Append(utf8[b].ToString("X2", CultureInfo.InvariantCulture));
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+using System.Globalization;
+using System.Text;
+
+namespace CoapNet.Messages;
+
+/// <summary>
+/// A CoAP message: type, code, Message ID, token, options and payload (RFC 7252 section 3).
+/// The same object models a datagram message (RFC 7252) and a stream message (RFC 8323), where
+/// <see cref="Type"/> and <see cref="MessageId"/> are not on the wire.
+/// </summary>
+/// <remarks>
+/// Build one with an object initializer and the typed accessors, or start from
+/// <see cref="CreateRequest(CoapCode, Uri, CoapMessageType)"/>, <see cref="CreateResponse(CoapCode)"/>
+/// and <see cref="CreateEmpty(CoapMessageType, ushort)"/>. A message is not thread-safe.
+/// A message parsed from a <see cref="ReadOnlyMemory{T}"/> refers to that memory: keep it
+/// unchanged while the message is in use.
+/// </remarks>
+public sealed partial class CoapMessage
+{
+    /// <summary>The longest token: 8 bytes (RFC 7252 section 3, TKL 9-15 are reserved).</summary>
+    public const int MaxTokenLength = 8;
+
+    private ReadOnlyMemory<byte> _token;
+    private CoapOptionCollection? _options;
+
+    /// <summary>Creates an empty confirmable message with code 0.00.</summary>
+    public CoapMessage()
+    {
+    }
+
+    // The parser builds the message in one step with already validated parts.
+    internal CoapMessage(CoapMessageType type, CoapCode code, ushort messageId, ReadOnlyMemory<byte> token, CoapOptionCollection? options, ReadOnlyMemory<byte> payload)
+    {
+        Type = type;
+        Code = code;
+        MessageId = messageId;
+        _token = token;
+        _options = options;
+        Payload = payload;
+    }
+
+    /// <summary>The message type (datagram framing only).</summary>
+    public CoapMessageType Type { get; set; }
+
+    /// <summary>The code: a method, a response code, 0.00 for Empty, or a signaling code.</summary>
+    public CoapCode Code { get; set; }
+
+    /// <summary>The Message ID, used for deduplication and to match ACK/RST (datagram framing only, RFC 7252 section 4.4).</summary>
+    public ushort MessageId { get; set; }
+
+    /// <summary>The token, 0 to 8 bytes, that matches a response to its request (RFC 7252 section 5.3.1).</summary>
+    /// <exception cref="ArgumentException">The value is longer than 8 bytes.</exception>
+    public ReadOnlyMemory<byte> Token
+    {
+        get => _token;
+        set
+        {
+            if (value.Length > MaxTokenLength)
+            {
+                throw new ArgumentException($"A token holds at most {MaxTokenLength} bytes (RFC 7252 section 3); this one has {value.Length}.", nameof(value));
+            }
+
+            _token = value;
+        }
+    }
+
+    /// <summary>The options, in ascending number order.</summary>
+    public CoapOptionCollection Options => _options ??= new CoapOptionCollection();
+
+    /// <summary>True when the message has at least one option (without creating the collection).</summary>
+    public bool HasOptions => _options is { Count: > 0 };
+
+    /// <summary>The payload; empty when there is none.</summary>
+    public ReadOnlyMemory<byte> Payload { get; set; }
+
+    /// <summary>Creates a request for <paramref name="uri"/>: the method, and Uri-Host, Uri-Port, Uri-Path and Uri-Query from the URI (RFC 7252 section 6.4).</summary>
+    /// <param name="method">The request method, such as <see cref="CoapCode.Get"/>.</param>
+    /// <param name="uri">An absolute coap, coaps, coap+tcp, coaps+tcp, coap+ws or coaps+ws URI without a fragment.</param>
+    /// <param name="type">Confirmable (the default) or non-confirmable.</param>
+    /// <returns>The request.</returns>
+    /// <exception cref="ArgumentException"><paramref name="method"/> is not a request code, or the URI is not a CoAP URI.</exception>
+    public static CoapMessage CreateRequest(CoapCode method, Uri uri, CoapMessageType type = CoapMessageType.Confirmable)
+    {
+        if (!method.IsRequest)
+        {
+            throw new ArgumentException($"{method} is not a request method.", nameof(method));
+        }
+
+        if (type is not (CoapMessageType.Confirmable or CoapMessageType.NonConfirmable))
+        {
+            throw new ArgumentException("A request is confirmable or non-confirmable (RFC 7252 section 4).", nameof(type));
+        }
+
+        CoapMessage request = new() { Type = type, Code = method };
+        request.SetUri(uri);
+        return request;
+    }
+
+    /// <summary>
+    /// Creates a response to this request with the same token. For a confirmable request the
+    /// response is a piggybacked ACK with the request's Message ID (RFC 7252 section 5.2.1);
+    /// otherwise it is a non-confirmable response whose Message ID the sender assigns.
+    /// </summary>
+    /// <param name="code">The response code.</param>
+    /// <returns>The response.</returns>
+    /// <exception cref="ArgumentException"><paramref name="code"/> is not a response code.</exception>
+    public CoapMessage CreateResponse(CoapCode code)
+    {
+        if (!code.IsResponse)
+        {
+            throw new ArgumentException($"{code} is not a response code.", nameof(code));
+        }
+
+        bool piggybacked = Type == CoapMessageType.Confirmable;
+        return new CoapMessage
+        {
+            Type = piggybacked ? CoapMessageType.Acknowledgement : CoapMessageType.NonConfirmable,
+            Code = code,
+            MessageId = piggybacked ? MessageId : (ushort)0,
+            _token = _token,
+        };
+    }
+
+    /// <summary>Creates an Empty message (code 0.00): an empty ACK, a RST, or a CoAP ping as an empty CON (RFC 7252 section 4.1).</summary>
+    /// <param name="type">The message type.</param>
+    /// <param name="messageId">The Message ID.</param>
+    /// <returns>The Empty message.</returns>
+    public static CoapMessage CreateEmpty(CoapMessageType type, ushort messageId) => new() { Type = type, MessageId = messageId };
+
+    /// <summary>Sets the payload to the UTF-8 encoding of <paramref name="text"/>.</summary>
+    /// <param name="text">The text.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="text"/> is null.</exception>
+    public void SetPayload(string text)
+    {
+        ArgumentNullException.ThrowIfNull(text);
+        Payload = Encoding.UTF8.GetBytes(text);
+    }
+
+    /// <summary>Decodes the payload as UTF-8 text.</summary>
+    /// <returns>The text.</returns>
+    public string GetPayloadString() => Encoding.UTF8.GetString(Payload.Span);
+
+    /// <summary>A one-line summary for logs: "CON 0.01 GET MID=4660 Token=0a0b [Uri-Path: a, ...] 12 bytes".</summary>
+    public override string ToString()
+    {
+        StringBuilder builder = new();
+        builder.Append(Type switch
+        {
+            CoapMessageType.Confirmable => "CON",
+            CoapMessageType.NonConfirmable => "NON",
+            CoapMessageType.Acknowledgement => "ACK",
+            _ => "RST",
+        });
+        builder.Append(' ').Append(Code.ToString());
+        builder.Append(" MID=").Append(MessageId.ToString(CultureInfo.InvariantCulture));
+        if (!_token.IsEmpty)
+        {
+            builder.Append(" Token=").Append(Convert.ToHexString(_token.Span));
+        }
+
+        if (HasOptions)
+        {
+            builder.Append(" [").Append(_options!.ToString()).Append(']');
+        }
+
+        if (!Payload.IsEmpty)
+        {
+            builder.Append(' ').Append(Payload.Length.ToString(CultureInfo.InvariantCulture)).Append(" bytes");
+        }
+
+        return builder.ToString();
+    }
+}

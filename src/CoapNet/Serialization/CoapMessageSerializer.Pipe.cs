@@ -1,0 +1,95 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using CoapNet.Messages;
+
+namespace CoapNet.Serialization;
+
+// System.IO.Pipelines entry points: the same ReadFrame / Serialize core over pooled pipe memory.
+public sealed partial class CoapMessageSerializer
+{
+    /// <summary>
+    /// Reads the next message from <paramref name="reader"/>. With stream framing, consumes exactly one
+    /// frame and leaves the rest buffered in the pipe for the next call; with datagram framing, reads
+    /// until the writer completes and parses everything as one datagram.
+    /// </summary>
+    /// <param name="reader">The pipe reader.</param>
+    /// <param name="cancellationToken">Cancels the read.</param>
+    /// <returns>The message, or null when the pipe completed cleanly before the first byte of a message.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="reader"/> is null.</exception>
+    /// <exception cref="CoapFormatException">The bytes are malformed, or the pipe completed inside a message.</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled, or the read was canceled through <see cref="PipeReader.CancelPendingRead"/>.</exception>
+    public async ValueTask<CoapMessage?> DeserializeAsync(PipeReader reader, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(reader);
+        while (true)
+        {
+            ReadResult result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            ReadOnlySequence<byte> buffer = result.Buffer;
+            SequencePosition consumed = buffer.Start;
+            SequencePosition examined = buffer.End;
+            try
+            {
+                if (result.IsCanceled)
+                {
+                    throw new OperationCanceledException("The pending read was canceled.");
+                }
+
+                if (buffer.IsEmpty && result.IsCompleted)
+                {
+                    return null;
+                }
+
+                if (Framing == CoapFraming.Stream || result.IsCompleted)
+                {
+                    OperationStatus status = ReadFrame(buffer, out CoapMessage? message, out consumed, out CoapFormatError error);
+                    if (status == OperationStatus.Done)
+                    {
+                        examined = consumed;
+                        return message;
+                    }
+
+                    if (status == OperationStatus.InvalidData)
+                    {
+                        ThrowFormat(error);
+                    }
+
+                    if (result.IsCompleted)
+                    {
+                        ThrowFormat(new CoapFormatError(CoapFormatErrorReason.UnexpectedEndOfStream, buffer.Length));
+                    }
+                }
+            }
+            finally
+            {
+                reader.AdvanceTo(consumed, examined);
+            }
+        }
+    }
+
+    /// <summary>Writes one message to <paramref name="writer"/> and flushes it.</summary>
+    /// <param name="writer">The pipe writer.</param>
+    /// <param name="message">The message.</param>
+    /// <param name="cancellationToken">Cancels the flush.</param>
+    /// <returns>A task that completes when the message is flushed.</returns>
+    /// <exception cref="ArgumentNullException">An argument is null.</exception>
+    /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled.</exception>
+    public async ValueTask SerializeAsync(PipeWriter writer, CoapMessage message, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(writer);
+        cancellationToken.ThrowIfCancellationRequested();
+        Layout layout = Measure(message);
+        WriteHead(message, layout, writer.GetSpan(layout.Head));
+        writer.Advance(layout.Head);
+        if (layout.Total <= InlinePayloadLimit)
+        {
+            writer.Write(message.Payload.Span);
+            await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
+        }
+        else
+        {
+            // WriteAsync flushes as it goes, so the reader's back-pressure bounds the memory a large payload takes.
+            await writer.WriteAsync(message.Payload, cancellationToken).ConfigureAwait(false);
+        }
+    }
+}

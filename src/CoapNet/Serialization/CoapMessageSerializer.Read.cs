@@ -1,0 +1,470 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using CoapNet.Messages;
+
+namespace CoapNet.Serialization;
+
+// Parsing from contiguous memory: the one synchronous core behind every read entry point.
+public sealed partial class CoapMessageSerializer
+{
+    /// <summary>Parses one message, copying the bytes it keeps (token, option values, payload) into one new array.</summary>
+    /// <param name="data">Exactly one datagram, or exactly one stream frame.</param>
+    /// <returns>The message.</returns>
+    /// <exception cref="CoapFormatException">The bytes are not a well-formed message.</exception>
+    public CoapMessage Deserialize(ReadOnlySpan<byte> data)
+    {
+        if (!TryParse(data, default, out CoapMessage? message, out CoapFormatError error))
+        {
+            ThrowFormat(error);
+        }
+
+        return message;
+    }
+
+    /// <summary>
+    /// Parses one message without copying: its token, option values and payload are slices of
+    /// <paramref name="data"/>, which must stay unchanged while the message is in use.
+    /// </summary>
+    /// <param name="data">Exactly one datagram, or exactly one stream frame.</param>
+    /// <returns>The message.</returns>
+    /// <exception cref="CoapFormatException">The bytes are not a well-formed message.</exception>
+    public CoapMessage Deserialize(ReadOnlyMemory<byte> data)
+    {
+        if (!TryParse(data.Span, data, out CoapMessage? message, out CoapFormatError error))
+        {
+            ThrowFormat(error);
+        }
+
+        return message;
+    }
+
+    /// <summary>Parses one message without throwing for malformed input; copies like <see cref="Deserialize(ReadOnlySpan{byte})"/>.</summary>
+    /// <param name="data">Exactly one datagram, or exactly one stream frame.</param>
+    /// <param name="message">The message, when well-formed.</param>
+    /// <param name="error">Why the bytes are malformed, and where.</param>
+    /// <returns>True when the bytes are a well-formed message.</returns>
+    public bool TryDeserialize(ReadOnlySpan<byte> data, [NotNullWhen(true)] out CoapMessage? message, out CoapFormatError error)
+        => TryParse(data, default, out message, out error);
+
+    /// <summary>Parses one message without throwing and without copying; see <see cref="Deserialize(ReadOnlyMemory{byte})"/>.</summary>
+    /// <param name="data">Exactly one datagram, or exactly one stream frame.</param>
+    /// <param name="message">The message, when well-formed.</param>
+    /// <param name="error">Why the bytes are malformed, and where.</param>
+    /// <returns>True when the bytes are a well-formed message.</returns>
+    public bool TryDeserialize(ReadOnlyMemory<byte> data, [NotNullWhen(true)] out CoapMessage? message, out CoapFormatError error)
+        => TryParse(data.Span, data, out message, out error);
+
+    /// <summary>
+    /// Reads the next message from buffered stream bytes without consuming anything on incomplete
+    /// input: the building block of a connection's read loop (RFC 8323 framing). With datagram
+    /// framing the whole buffer is taken as one datagram.
+    /// </summary>
+    /// <param name="buffer">The bytes received so far.</param>
+    /// <param name="message">The message, when <see cref="OperationStatus.Done"/>; it owns a copy of its bytes.</param>
+    /// <param name="consumed">The end of the message, when done; the start of <paramref name="buffer"/> otherwise.</param>
+    /// <param name="error">Why the bytes are malformed, when <see cref="OperationStatus.InvalidData"/>.</param>
+    /// <returns>
+    /// <see cref="OperationStatus.Done"/> with a message; <see cref="OperationStatus.NeedMoreData"/> when the
+    /// buffer holds only part of a frame; <see cref="OperationStatus.InvalidData"/> when it is malformed
+    /// (the connection cannot be resynchronized and should be aborted, RFC 8323 section 5.6).
+    /// </returns>
+    public OperationStatus ReadFrame(in ReadOnlySequence<byte> buffer, out CoapMessage? message, out SequencePosition consumed, out CoapFormatError error)
+    {
+        message = null;
+        consumed = buffer.Start;
+        long frameLength;
+        if (Framing == CoapFraming.Datagram)
+        {
+            frameLength = buffer.Length;
+            if (frameLength > _maxMessageSize)
+            {
+                error = new CoapFormatError(CoapFormatErrorReason.MessageTooLarge, _maxMessageSize);
+                return OperationStatus.InvalidData;
+            }
+        }
+        else
+        {
+            Span<byte> head = stackalloc byte[MaxStreamLengthHeader];
+            ReadOnlySequence<byte> headBytes = buffer.Length > head.Length ? buffer.Slice(0, head.Length) : buffer;
+            headBytes.CopyTo(head);
+            OperationStatus status = ReadStreamLength(head[..(int)headBytes.Length], out frameLength, out error);
+            if (status != OperationStatus.Done)
+            {
+                return status;
+            }
+
+            if (buffer.Length < frameLength)
+            {
+                return OperationStatus.NeedMoreData;
+            }
+        }
+
+        // The buffer is recycled once the caller advances past it, so the message gets its own copy.
+        ReadOnlySequence<byte> frame = buffer.Slice(0, frameLength);
+        byte[] owned = GC.AllocateUninitializedArray<byte>((int)frameLength);
+        frame.CopyTo(owned);
+        if (!TryParse(owned, owned, out message, out error))
+        {
+            return OperationStatus.InvalidData;
+        }
+
+        consumed = frame.End;
+        return OperationStatus.Done;
+    }
+
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowFormat(CoapFormatError error) => throw new CoapFormatException(error);
+
+    /// <summary>The bytes needed to know a stream frame's length: Len/TKL and up to 4 extended length bytes.</summary>
+    private const int MaxStreamLengthHeader = 5;
+
+    // RFC 8323 section 3.2: Len nibbles 13, 14 and 15 add 1, 2 and 4 extended length bytes.
+    private static int ExtendedLengthBytes(int lengthNibble) => lengthNibble < 13 ? 0 : lengthNibble == 13 ? 1 : lengthNibble == 14 ? 2 : 4;
+
+    /// <summary>Computes a stream frame's total length from its first bytes (1 + extended length bytes are enough).</summary>
+    private OperationStatus ReadStreamLength(ReadOnlySpan<byte> head, out long frameLength, out CoapFormatError error)
+    {
+        frameLength = 0;
+        error = default;
+        if (head.IsEmpty)
+        {
+            return OperationStatus.NeedMoreData;
+        }
+
+        int lengthNibble = head[0] >> 4;
+        int tokenLength = head[0] & 0x0F;
+        if (tokenLength > CoapMessage.MaxTokenLength)
+        {
+            error = new CoapFormatError(CoapFormatErrorReason.InvalidTokenLength, 0);
+            return OperationStatus.InvalidData;
+        }
+
+        int extended = ExtendedLengthBytes(lengthNibble);
+        if (head.Length < 1 + extended)
+        {
+            return OperationStatus.NeedMoreData;
+        }
+
+        // Len counts options, marker and payload; the frame adds Len/TKL, extended length, code and token.
+        long bodyLength = extended switch
+        {
+            0 => lengthNibble,
+            1 => 13L + head[1],
+            2 => 269L + BinaryPrimitives.ReadUInt16BigEndian(head[1..]),
+            _ => 65805L + BinaryPrimitives.ReadUInt32BigEndian(head[1..]),
+        };
+        frameLength = 1 + extended + 1 + tokenLength + bodyLength;
+        if (frameLength > _maxMessageSize)
+        {
+            error = new CoapFormatError(CoapFormatErrorReason.MessageTooLarge, 0);
+            return OperationStatus.InvalidData;
+        }
+
+        return OperationStatus.Done;
+    }
+
+    /// <summary>
+    /// The core parser. <paramref name="memory"/> is the same bytes as <paramref name="data"/> for the
+    /// zero-copy entry points, or empty when the message must own a copy.
+    /// </summary>
+    private bool TryParse(ReadOnlySpan<byte> data, ReadOnlyMemory<byte> memory, [NotNullWhen(true)] out CoapMessage? message, out CoapFormatError error)
+    {
+        message = null;
+        CoapMessageType type = CoapMessageType.Confirmable;
+        ushort messageId = 0;
+        int tokenStart;
+        int tokenLength;
+        byte code;
+        if (Framing == CoapFraming.Datagram)
+        {
+            if (data.Length > _maxMessageSize)
+            {
+                return Fail(CoapFormatErrorReason.MessageTooLarge, _maxMessageSize, out error);
+            }
+
+            if (data.Length < 4)
+            {
+                return Fail(CoapFormatErrorReason.MessageTooShort, data.Length, out error);
+            }
+
+            byte first = data[0];
+
+            // RFC 7252 section 3: Ver is 01 in binary; other versions are silently ignored by the caller.
+            if (first >> 6 != 1)
+            {
+                return Fail(CoapFormatErrorReason.UnsupportedVersion, 0, out error);
+            }
+
+            tokenLength = first & 0x0F;
+            if (tokenLength > CoapMessage.MaxTokenLength)
+            {
+                return Fail(CoapFormatErrorReason.InvalidTokenLength, 0, out error);
+            }
+
+            type = (CoapMessageType)((first >> 4) & 0x03);
+            code = data[1];
+            messageId = BinaryPrimitives.ReadUInt16BigEndian(data[2..]);
+            tokenStart = 4;
+        }
+        else
+        {
+            OperationStatus status = ReadStreamLength(data[..Math.Min(data.Length, MaxStreamLengthHeader)], out long frameLength, out error);
+            if (status == OperationStatus.InvalidData)
+            {
+                return false;
+            }
+
+            if (status == OperationStatus.NeedMoreData || data.Length < frameLength)
+            {
+                return Fail(data.IsEmpty ? CoapFormatErrorReason.MessageTooShort : CoapFormatErrorReason.TruncatedFrame, data.Length, out error);
+            }
+
+            if (data.Length > frameLength)
+            {
+                return Fail(CoapFormatErrorReason.TrailingBytes, frameLength, out error);
+            }
+
+            tokenLength = data[0] & 0x0F;
+            int codeOffset = 1 + ExtendedLengthBytes(data[0] >> 4);
+            code = data[codeOffset];
+            tokenStart = codeOffset + 1;
+        }
+
+        // RFC 7252 section 4.1: an Empty message has TKL 0 and nothing after the header.
+        if (code == 0 && data.Length != tokenStart)
+        {
+            return Fail(CoapFormatErrorReason.EmptyMessageNotEmpty, tokenStart, out error);
+        }
+
+        int optionsStart = tokenStart + tokenLength;
+        if (optionsStart > data.Length)
+        {
+            return Fail(CoapFormatErrorReason.TruncatedToken, data.Length, out error);
+        }
+
+        OptionSlots slots = new(stackalloc OptionSlot[16]);
+        try
+        {
+            if (!ScanOptions(data, optionsStart, ref slots, out int payloadStart, out error))
+            {
+                return false;
+            }
+
+            // The copying entry points copy everything after the fixed header once; offsets shift by tokenStart.
+            int shift = 0;
+            if (memory.IsEmpty && data.Length > tokenStart)
+            {
+                byte[] copy = GC.AllocateUninitializedArray<byte>(data.Length - tokenStart);
+                data[tokenStart..].CopyTo(copy);
+                memory = copy;
+                shift = tokenStart;
+            }
+
+            ReadOnlyMemory<byte> token = tokenLength == 0 ? default : memory.Slice(tokenStart - shift, tokenLength);
+            CoapOptionCollection? options = slots.Count == 0 ? null : new CoapOptionCollection(slots.ToEntries(memory, shift));
+            ReadOnlyMemory<byte> payload = payloadStart == data.Length ? default : memory[(payloadStart - shift)..];
+            message = new CoapMessage(type, new CoapCode(code), messageId, token, options, payload);
+            return true;
+        }
+        finally
+        {
+            slots.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Walks the options (RFC 7252 section 3.1) from <paramref name="position"/> to the payload
+    /// marker or the end, validating each and recording (number, offset, length).
+    /// </summary>
+    private bool ScanOptions(ReadOnlySpan<byte> data, int position, ref OptionSlots slots, out int payloadStart, out CoapFormatError error)
+    {
+        int number = 0;
+        while ((uint)position < (uint)data.Length)
+        {
+            int start = position;
+            int header = data[position++];
+            if (header == 0xFF)
+            {
+                // RFC 7252 section 3: a marker followed by a zero-length payload is a format error.
+                if (position == data.Length)
+                {
+                    payloadStart = 0;
+                    return Fail(CoapFormatErrorReason.PayloadMarkerWithoutPayload, start, out error);
+                }
+
+                payloadStart = position;
+                error = default;
+                return true;
+            }
+
+            int delta = header >> 4;
+            int length = header & 0x0F;
+            if (delta >= 13)
+            {
+                if (delta == 15)
+                {
+                    payloadStart = 0;
+                    return Fail(CoapFormatErrorReason.InvalidOptionDelta, start, out error);
+                }
+
+                if (!TryReadExtended(data, ref position, delta, out delta))
+                {
+                    payloadStart = 0;
+                    return Fail(CoapFormatErrorReason.TruncatedOption, start, out error);
+                }
+            }
+
+            if (length >= 13)
+            {
+                if (length == 15)
+                {
+                    payloadStart = 0;
+                    return Fail(CoapFormatErrorReason.InvalidOptionLength, start, out error);
+                }
+
+                if (!TryReadExtended(data, ref position, length, out length))
+                {
+                    payloadStart = 0;
+                    return Fail(CoapFormatErrorReason.TruncatedOption, start, out error);
+                }
+            }
+
+            number += delta;
+            if (number > ushort.MaxValue)
+            {
+                payloadStart = 0;
+                return Fail(CoapFormatErrorReason.OptionNumberTooLarge, start, out error);
+            }
+
+            if (length > data.Length - position)
+            {
+                payloadStart = 0;
+                return Fail(CoapFormatErrorReason.TruncatedOption, start, out error);
+            }
+
+            if (_rejectInvalidOptionLengths && !CoapOptionDefinition.IsValidLength((CoapOptionNumber)number, length))
+            {
+                payloadStart = 0;
+                return Fail(CoapFormatErrorReason.InvalidOptionValueLength, start, out error);
+            }
+
+            slots.Add(number, position, length);
+            position += length;
+        }
+
+        payloadStart = data.Length;
+        error = default;
+        return true;
+    }
+
+    // RFC 7252 section 3.1: nibble 13 adds one byte (value - 13), nibble 14 two bytes (value - 269).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool TryReadExtended(ReadOnlySpan<byte> data, ref int position, int nibble, out int value)
+    {
+        if (nibble == 13)
+        {
+            if ((uint)position >= (uint)data.Length)
+            {
+                value = 0;
+                return false;
+            }
+
+            value = data[position++] + 13;
+            return true;
+        }
+
+        if (position + 1 >= data.Length)
+        {
+            value = 0;
+            return false;
+        }
+
+        value = ((data[position] << 8) | data[position + 1]) + 269;
+        position += 2;
+        return true;
+    }
+
+    private static bool Fail(CoapFormatErrorReason reason, long offset, out CoapFormatError error)
+    {
+        error = new CoapFormatError(reason, offset);
+        return false;
+    }
+
+    [StructLayout(LayoutKind.Auto)]
+    private readonly struct OptionSlot(int number, int offset, int length)
+    {
+        public readonly int Number = number;
+        public readonly int Offset = offset;
+        public readonly int Length = length;
+    }
+
+    /// <summary>
+    /// (number, offset, length) of each option, on the stack for typical messages and in a pooled
+    /// array beyond that, so the scan runs once and the entries array is allocated at its exact size.
+    /// </summary>
+    private ref struct OptionSlots
+    {
+        private Span<OptionSlot> _slots;
+        private OptionSlot[]? _rented;
+
+        public OptionSlots(Span<OptionSlot> initial)
+        {
+            _slots = initial;
+            _rented = null;
+            Count = 0;
+        }
+
+        public int Count { get; private set; }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Add(int number, int offset, int length)
+        {
+            if (Count == _slots.Length)
+            {
+                Grow();
+            }
+
+            _slots[Count++] = new OptionSlot(number, offset, length);
+        }
+
+        public readonly CoapOptionEntry[] ToEntries(ReadOnlyMemory<byte> memory, int shift)
+        {
+            CoapOptionEntry[] entries = new CoapOptionEntry[Count];
+            ReadOnlySpan<OptionSlot> slots = _slots[..Count];
+            for (int i = 0; i < entries.Length; i++)
+            {
+                OptionSlot slot = slots[i];
+                entries[i] = new CoapOptionEntry(memory.Slice(slot.Offset - shift, slot.Length), (CoapOptionNumber)slot.Number);
+            }
+
+            return entries;
+        }
+
+        public void Dispose()
+        {
+            if (_rented is not null)
+            {
+                ArrayPool<OptionSlot>.Shared.Return(_rented);
+                _rented = null;
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void Grow()
+        {
+            OptionSlot[] larger = ArrayPool<OptionSlot>.Shared.Rent(Math.Max(64, _slots.Length * 2));
+            _slots.CopyTo(larger);
+            if (_rented is not null)
+            {
+                ArrayPool<OptionSlot>.Shared.Return(_rented);
+            }
+
+            _rented = larger;
+            _slots = larger;
+        }
+    }
+}

@@ -1,0 +1,239 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using CoapNet.Messages;
+
+namespace CoapNet.Serialization;
+
+// Writing to contiguous memory: the one synchronous core behind every write entry point.
+public sealed partial class CoapMessageSerializer
+{
+    /// <summary>The length in bytes of <paramref name="message"/> in this framing.</summary>
+    /// <param name="message">The message.</param>
+    /// <returns>The serialized length.</returns>
+    /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
+    public int GetSerializedLength(CoapMessage message) => Measure(message).Total;
+
+    /// <summary>Serializes a message into a new array.</summary>
+    /// <param name="message">The message.</param>
+    /// <returns>The bytes: one datagram, or one stream frame.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="message"/> is null.</exception>
+    /// <exception cref="ArgumentException">
+    /// The message is an Empty message (0.00) with a token, options or payload (RFC 7252 section 4.1),
+    /// or it is larger than <see cref="MaxMessageSize"/> (for datagrams, larger than a UDP datagram holds).
+    /// </exception>
+    public byte[] Serialize(CoapMessage message)
+    {
+        Layout layout = Measure(message);
+        byte[] bytes = GC.AllocateUninitializedArray<byte>(layout.Total);
+        WriteHead(message, layout, bytes);
+        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
+        return bytes;
+    }
+
+    /// <summary>Serializes a message into <paramref name="destination"/>.</summary>
+    /// <param name="message">The message.</param>
+    /// <param name="destination">Where to write; at least <see cref="GetSerializedLength(CoapMessage)"/> bytes.</param>
+    /// <returns>The number of bytes written.</returns>
+    /// <exception cref="ArgumentException">The destination is too small, or the message cannot be serialized.</exception>
+    public int Serialize(CoapMessage message, Span<byte> destination)
+    {
+        if (!TrySerialize(message, destination, out int written))
+        {
+            throw new ArgumentException($"The destination holds {destination.Length} bytes; the message needs {GetSerializedLength(message)}.", nameof(destination));
+        }
+
+        return written;
+    }
+
+    /// <summary>Serializes a message into <paramref name="destination"/> when it fits.</summary>
+    /// <param name="message">The message.</param>
+    /// <param name="destination">Where to write.</param>
+    /// <param name="bytesWritten">The number of bytes written; 0 when it does not fit.</param>
+    /// <returns>False when the destination is too small.</returns>
+    /// <exception cref="ArgumentException">The message cannot be serialized.</exception>
+    public bool TrySerialize(CoapMessage message, Span<byte> destination, out int bytesWritten)
+    {
+        Layout layout = Measure(message);
+        if (destination.Length < layout.Total)
+        {
+            bytesWritten = 0;
+            return false;
+        }
+
+        WriteHead(message, layout, destination);
+        message.Payload.Span.CopyTo(destination[layout.Head..]);
+        bytesWritten = layout.Total;
+        return true;
+    }
+
+    /// <summary>Serializes a message into a buffer writer, such as a pooled buffer or a <see cref="System.IO.Pipelines.PipeWriter"/>.</summary>
+    /// <param name="message">The message.</param>
+    /// <param name="writer">The writer.</param>
+    /// <returns>The number of bytes written.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="writer"/> is null.</exception>
+    /// <exception cref="ArgumentException">The message cannot be serialized.</exception>
+    public int Serialize(CoapMessage message, IBufferWriter<byte> writer)
+    {
+        ArgumentNullException.ThrowIfNull(writer);
+        Layout layout = Measure(message);
+        WriteHead(message, layout, writer.GetSpan(layout.Head));
+        writer.Advance(layout.Head);
+
+        // The payload may be larger than any one buffer the writer hands out; Write spans segments.
+        writer.Write(message.Payload.Span);
+        return layout.Total;
+    }
+
+    /// <summary>Sizes of a serialized message: everything before the payload (Head) and the total.</summary>
+    private readonly record struct Layout(int Head, int Total, int OptionsLength, int BodyLength);
+
+    private Layout Measure(CoapMessage message)
+    {
+        ArgumentNullException.ThrowIfNull(message);
+        int tokenLength = message.Token.Length;
+        int payloadLength = message.Payload.Length;
+        long optionsLength = 0;
+        if (message.HasOptions)
+        {
+            int previous = 0;
+            foreach (CoapOptionEntry option in message.Options.AsSpan())
+            {
+                int number = (int)option.Number;
+                int length = option.Value.Length;
+                optionsLength += 1 + ExtendedSize(number - previous) + ExtendedSize(length) + length;
+                previous = number;
+            }
+        }
+
+        // RFC 7252 section 4.1: an Empty message is only the header.
+        if (message.Code.IsEmpty && (tokenLength != 0 || optionsLength != 0 || payloadLength != 0))
+        {
+            throw new ArgumentException("An Empty message (code 0.00) carries no token, options or payload (RFC 7252 section 4.1).", nameof(message));
+        }
+
+        long body = optionsLength + (payloadLength == 0 ? 0 : 1 + payloadLength);
+        long head;
+        if (Framing == CoapFraming.Datagram)
+        {
+            if ((uint)message.Type > 3)
+            {
+                throw new ArgumentException($"Message type {message.Type} is not CON, NON, ACK or RST.", nameof(message));
+            }
+
+            head = 4 + tokenLength;
+        }
+        else
+        {
+            head = 1 + ExtendedLengthBytes(LengthNibble(body)) + 1 + tokenLength;
+        }
+
+        long total = head + body;
+        if (total > _maxMessageSize)
+        {
+            throw new ArgumentException(
+                Framing == CoapFraming.Datagram
+                    ? $"The message is {total} bytes; a datagram from this serializer holds at most {_maxMessageSize} (the payload is {payloadLength} bytes). Use block-wise transfer (RFC 7959) or a larger MaxMessageSize."
+                    : $"The message is {total} bytes; a stream frame from this serializer holds at most {_maxMessageSize}. Raise CoapSerializerOptions.MaxMessageSize.",
+                nameof(message));
+        }
+
+        return new Layout((int)(total - payloadLength), (int)total, (int)optionsLength, (int)body);
+    }
+
+    // RFC 8323 section 3.2: Len is the body length itself below 13, else 13/14/15 with 1/2/4 extended bytes.
+    private static int LengthNibble(long bodyLength) => bodyLength < 13 ? (int)bodyLength : bodyLength < 269 ? 13 : bodyLength < 65805 ? 14 : 15;
+
+    // RFC 7252 section 3.1: extra bytes for an option delta or length.
+    private static int ExtendedSize(int value) => value < 13 ? 0 : value < 269 ? 1 : 2;
+
+    /// <summary>Writes header, token, options and (when there is a payload) the marker: layout.Head bytes.</summary>
+    private void WriteHead(CoapMessage message, in Layout layout, Span<byte> destination)
+    {
+        int position;
+        int tokenLength = message.Token.Length;
+        if (Framing == CoapFraming.Datagram)
+        {
+            // RFC 7252 section 3: Ver = 1, T, TKL | Code | Message ID.
+            destination[0] = (byte)(0x40 | ((int)message.Type << 4) | tokenLength);
+            destination[1] = message.Code.Value;
+            BinaryPrimitives.WriteUInt16BigEndian(destination[2..], message.MessageId);
+            position = 4;
+        }
+        else
+        {
+            // RFC 8323 section 3.2: Len | TKL, extended length, Code.
+            int nibble = LengthNibble(layout.BodyLength);
+            destination[0] = (byte)((nibble << 4) | tokenLength);
+            switch (nibble)
+            {
+                case 13:
+                    destination[1] = (byte)(layout.BodyLength - 13);
+                    position = 2;
+                    break;
+                case 14:
+                    BinaryPrimitives.WriteUInt16BigEndian(destination[1..], (ushort)(layout.BodyLength - 269));
+                    position = 3;
+                    break;
+                case 15:
+                    BinaryPrimitives.WriteUInt32BigEndian(destination[1..], (uint)(layout.BodyLength - 65805));
+                    position = 5;
+                    break;
+                default:
+                    position = 1;
+                    break;
+            }
+
+            destination[position++] = message.Code.Value;
+        }
+
+        message.Token.Span.CopyTo(destination[position..]);
+        position += tokenLength;
+        if (message.HasOptions)
+        {
+            position = WriteOptions(message.Options.AsSpan(), destination, position);
+        }
+
+        if (!message.Payload.IsEmpty)
+        {
+            destination[position] = 0xFF;
+        }
+    }
+
+    private static int WriteOptions(ReadOnlySpan<CoapOptionEntry> options, Span<byte> destination, int position)
+    {
+        int previous = 0;
+        foreach (CoapOptionEntry option in options)
+        {
+            int number = (int)option.Number;
+            ReadOnlySpan<byte> value = option.Value.Span;
+            int header = position++;
+            int deltaNibble = WriteExtended(number - previous, destination, ref position);
+            int lengthNibble = WriteExtended(value.Length, destination, ref position);
+            destination[header] = (byte)((deltaNibble << 4) | lengthNibble);
+            value.CopyTo(destination[position..]);
+            position += value.Length;
+            previous = number;
+        }
+
+        return position;
+    }
+
+    // RFC 7252 section 3.1: values 13-268 as nibble 13 plus (value - 13); 269-65804 as nibble 14 plus (value - 269).
+    private static int WriteExtended(int value, Span<byte> destination, ref int position)
+    {
+        if (value < 13)
+        {
+            return value;
+        }
+
+        if (value < 269)
+        {
+            destination[position++] = (byte)(value - 13);
+            return 13;
+        }
+
+        BinaryPrimitives.WriteUInt16BigEndian(destination[position..], (ushort)(value - 269));
+        position += 2;
+        return 14;
+    }
+}
