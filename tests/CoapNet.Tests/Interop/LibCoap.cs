@@ -1,0 +1,80 @@
+using System.Diagnostics;
+
+namespace CoapNet.Tests.Interop;
+
+/// <summary>
+/// Locates libcoap's example binaries (Debian package libcoap3-bin), the reference peers of the
+/// interop tests. On a developer machine without them the tests skip with how to install them;
+/// under CI=true they must run, so a missing binary fails the test instead.
+/// </summary>
+internal static class LibCoap
+{
+    public const string InstallHint = "libcoap's coap-client-notls / coap-server-notls are not installed; install them with: sudo apt-get install -y libcoap3-bin";
+
+    public static string Client => Require("coap-client-notls");
+
+    public static string Server => Require("coap-server-notls");
+
+    private static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Starts a libcoap tool with its output captured.</summary>
+    public static Process Start(string executable, params string[] arguments)
+    {
+        ProcessStartInfo info = new(executable)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            RedirectStandardInput = true,
+            UseShellExecute = false,
+        };
+        foreach (string argument in arguments)
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        return Process.Start(info) ?? throw new InvalidOperationException($"Could not start {executable}.");
+    }
+
+    /// <summary>Ends a tool that is still running (they wait for responses or for -B seconds).</summary>
+    public static void Stop(Process process)
+    {
+        if (!process.HasExited)
+        {
+            process.Kill(entireProcessTree: true);
+        }
+
+        process.WaitForExit();
+        process.Dispose();
+    }
+
+    private static string Require(string name)
+    {
+        string? path = Find(name);
+        if (path is null)
+        {
+            // CI installs libcoap3-bin in .ci/run; there a missing peer is a failure, not a skip.
+            if (IsCi)
+            {
+                throw new InvalidOperationException(InstallHint);
+            }
+
+            Skip.If(true, InstallHint);
+        }
+
+        return path!;
+    }
+
+    private static string? Find(string name)
+    {
+        foreach (string directory in (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator))
+        {
+            string candidate = Path.Combine(directory, name);
+            if (File.Exists(candidate))
+            {
+                return candidate;
+            }
+        }
+
+        return null;
+    }
+}
