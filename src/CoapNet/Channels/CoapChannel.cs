@@ -1,0 +1,88 @@
+using System.Net;
+
+namespace CoapNet.Channels;
+
+/// <summary>
+/// The conversation with one remote endpoint over one transport: the per-peer state of RFC 7252
+/// section 4 in one place (the next Message ID, the NSTART count and the queue of requests
+/// waiting for a slot). Created when a message is first sent to the peer; dropped when idle.
+/// </summary>
+internal sealed class CoapChannel
+{
+    private readonly Queue<Action> _waiting = new();
+    private ushort _nextMessageId;
+
+    public CoapChannel(IPEndPoint remote, ushort firstMessageId, long now)
+    {
+        Remote = remote;
+        _nextMessageId = firstMessageId;
+        LastUsed = now;
+    }
+
+    /// <summary>The remote endpoint.</summary>
+    public IPEndPoint Remote { get; }
+
+    /// <summary>Outstanding interactions (RFC 7252 section 4.7).</summary>
+    public int Outstanding { get; private set; }
+
+    /// <summary>Requests waiting for an NSTART slot.</summary>
+    public int WaitingCount => _waiting.Count;
+
+    /// <summary>The timestamp (TimeProvider ticks) of the last use, for idle expiry.</summary>
+    public long LastUsed { get; set; }
+
+    /// <summary>True when nothing is outstanding or waiting, so the channel may be dropped once idle.</summary>
+    public bool IsIdle => Outstanding == 0 && _waiting.Count == 0;
+
+    /// <summary>
+    /// RFC 7252 section 4.4: Message IDs toward one peer come from a counter started at a random
+    /// value, so the same ID is not reused within EXCHANGE_LIFETIME unless 65536 messages are sent.
+    /// </summary>
+    public ushort NextMessageId() => _nextMessageId++;
+
+    /// <summary>Takes an NSTART slot now, or queues <paramref name="start"/> to run when one frees up.</summary>
+    /// <returns>True when the slot was taken and the caller should start now.</returns>
+    public bool TryTakeSlot(int nstart, Action start)
+    {
+        if (Outstanding < nstart)
+        {
+            Outstanding++;
+            return true;
+        }
+
+        _waiting.Enqueue(start);
+        return false;
+    }
+
+    /// <summary>Frees a slot; returns the next waiting start (which now holds the slot), if any.</summary>
+    public Action? ReleaseSlot()
+    {
+        if (_waiting.TryDequeue(out Action? next))
+        {
+            return next;
+        }
+
+        Outstanding--;
+        return null;
+    }
+
+    /// <summary>Removes a waiting start that was canceled before it got a slot.</summary>
+    public bool RemoveWaiting(Action start)
+    {
+        int count = _waiting.Count;
+        bool removed = false;
+        for (int i = 0; i < count; i++)
+        {
+            Action item = _waiting.Dequeue();
+            if (!removed && ReferenceEquals(item, start))
+            {
+                removed = true;
+                continue;
+            }
+
+            _waiting.Enqueue(item);
+        }
+
+        return removed;
+    }
+}

@@ -1,0 +1,17 @@
+using System.Net;
+using CoapNet.Messaging;
+
+namespace CoapNet.Client;
+
+/// <summary>Settings of a <see cref="CoapClient"/>.</summary>
+public sealed class CoapClientOptions
+{
+    /// <summary>Transmission parameters, limits, clock and logging of the client's endpoint.</summary>
+    public CoapEndpointOptions Endpoint { get; init; } = new();
+
+    /// <summary>The local endpoint to bind; default [::]:0 (dual-stack, a free port), or 0.0.0.0:0 without IPv6.</summary>
+    public IPEndPoint? LocalEndPoint { get; init; }
+
+    /// <summary>When true, requests built from a URI go out as NON instead of CON (RFC 7252 section 2.2).</summary>
+    public bool UseNonConfirmable { get; init; }
+}

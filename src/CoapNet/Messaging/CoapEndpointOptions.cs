@@ -1,0 +1,63 @@
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Messaging;
+
+/// <summary>Settings of a <see cref="CoapEndpoint"/>: transmission parameters, limits, time and logging.</summary>
+public sealed class CoapEndpointOptions
+{
+    /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
+    public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
+
+    /// <summary>The clock for every timer (retransmission, lifetimes, timeouts); inject a fake one to test in virtual time.</summary>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
+    /// <summary>Where log lines go: one debug line per message in and out, warnings for dropped malformed datagrams. No-op by default.</summary>
+    public ILoggerFactory? LoggerFactory { get; init; }
+
+    /// <summary>
+    /// How many received messages the deduplication cache remembers (default 16384); when full,
+    /// the oldest entry is evicted (see <see cref="DeduplicationCapacity"/> remarks in the docs).
+    /// </summary>
+    public int DeduplicationCapacity { get; init; } = 16384;
+
+    /// <summary>How many peers the endpoint keeps state for (default 10000); idle ones are dropped first.</summary>
+    public int MaxPeers { get; init; } = 10000;
+
+    /// <summary>The length of generated tokens, 4 to 8 bytes (default 8; RFC 9175 section 4.2 asks for enough randomness to be unguessable).</summary>
+    public int TokenLength { get; init; } = 8;
+
+    /// <summary>
+    /// How long a client waits for a response that is not piggybacked: after the empty ACK of a
+    /// separate response, or after sending a NON request. Default: MAX_TRANSMIT_WAIT (93 s).
+    /// </summary>
+    public TimeSpan? ResponseTimeout { get; init; }
+
+    /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
+    public Random? Random { get; init; }
+
+    internal void Validate()
+    {
+        ArgumentNullException.ThrowIfNull(TransmissionParameters);
+        ArgumentNullException.ThrowIfNull(TimeProvider);
+        TransmissionParameters.Validate();
+        if (DeduplicationCapacity < 1)
+        {
+            throw new ArgumentException("DeduplicationCapacity must be at least 1.", nameof(DeduplicationCapacity));
+        }
+
+        if (MaxPeers < 1)
+        {
+            throw new ArgumentException("MaxPeers must be at least 1.", nameof(MaxPeers));
+        }
+
+        if (TokenLength is < 4 or > 8)
+        {
+            throw new ArgumentException("TokenLength must be 4 to 8 bytes.", nameof(TokenLength));
+        }
+
+        if (ResponseTimeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentException("ResponseTimeout must be positive.", nameof(ResponseTimeout));
+        }
+    }
+}

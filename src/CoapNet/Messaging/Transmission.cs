@@ -1,0 +1,58 @@
+using System.Net;
+
+namespace CoapNet.Messaging;
+
+/// <summary>Who cares about the fate of a confirmable message we sent.</summary>
+internal interface ITransmissionOwner
+{
+    /// <summary>The matching ACK arrived (empty, or carrying a piggybacked response).</summary>
+    void OnAcknowledged(Messages.CoapMessage acknowledgement);
+
+    /// <summary>The peer answered with RST.</summary>
+    void OnReset();
+
+    /// <summary>No ACK or RST after MAX_RETRANSMIT retransmissions and the last timeout.</summary>
+    void OnGaveUp(int retransmissions);
+}
+
+/// <summary>Identifies a message by its peer and Message ID (RFC 7252 section 4.4).</summary>
+internal readonly record struct MessageKey(IPEndPoint Remote, ushort MessageId);
+
+/// <summary>Identifies a request by its peer and token (RFC 7252 section 5.3.2).</summary>
+internal readonly record struct TokenKey(IPEndPoint Remote, ulong Token, int Length)
+{
+    public static TokenKey From(IPEndPoint remote, ReadOnlySpan<byte> token)
+    {
+        ulong value = 0;
+        foreach (byte b in token)
+        {
+            value = (value << 8) | b;
+        }
+
+        return new TokenKey(remote, value, token.Length);
+    }
+}
+
+/// <summary>
+/// A confirmable message in flight: retransmitted with exponential back-off until the matching
+/// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the endpoint's lock.
+/// </summary>
+internal sealed class Transmission(MessageKey key, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
+{
+    public MessageKey Key { get; } = key;
+
+    public byte[] Datagram { get; } = datagram;
+
+    public ITransmissionOwner Owner { get; } = owner;
+
+    /// <summary>The current timeout; doubled at each retransmission.</summary>
+    public TimeSpan Timeout { get; set; } = initialTimeout;
+
+    /// <summary>Retransmissions so far.</summary>
+    public int Retransmissions { get; set; }
+
+    public ITimer? Timer { get; set; }
+
+    /// <summary>Set once the transmission ended (ACK, RST, give-up or cancel); late timer ticks then do nothing.</summary>
+    public bool Done { get; set; }
+}

@@ -1,0 +1,32 @@
+using System.Net;
+
+namespace CoapNet.Transports;
+
+/// <summary>
+/// Moves datagrams between this machine and remote endpoints. A transport knows nothing of CoAP:
+/// the channel layer above it frames and parses (RFC 7252 section 3).
+/// </summary>
+public interface IDatagramTransport : IAsyncDisposable, IDisposable
+{
+    /// <summary>The local endpoint the transport is bound to (with the actual port when 0 was asked for).</summary>
+    IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>Starts delivering received datagrams to <paramref name="receiver"/>. Call once.</summary>
+    /// <param name="receiver">The receiver.</param>
+    /// <exception cref="InvalidOperationException">The transport was already started or is disposed.</exception>
+    void Start(IDatagramReceiver receiver);
+
+    /// <summary>Sends one datagram synchronously.</summary>
+    /// <param name="datagram">The bytes.</param>
+    /// <param name="remote">The destination.</param>
+    /// <exception cref="ObjectDisposedException">The transport is disposed.</exception>
+    void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote);
+
+    /// <summary>Sends one datagram.</summary>
+    /// <param name="datagram">The bytes; the caller keeps them unchanged until the returned task completes.</param>
+    /// <param name="remote">The destination.</param>
+    /// <param name="cancellationToken">Cancels the send.</param>
+    /// <returns>A task that completes when the datagram is handed to the network stack.</returns>
+    /// <exception cref="ObjectDisposedException">The transport is disposed.</exception>
+    ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default);
+}

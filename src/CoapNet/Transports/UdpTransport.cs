@@ -1,0 +1,219 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+
+namespace CoapNet.Transports;
+
+/// <summary>
+/// One UDP socket bound to one local endpoint. Receives with the allocation-free
+/// <see cref="SocketAddress"/> overloads into one pooled buffer; a known peer costs no allocation
+/// per datagram.
+/// </summary>
+public sealed class UdpTransport : IDatagramTransport
+{
+    // Bounds of the address caches: a peer that sprays source ports cannot grow them without limit.
+    private const int AddressCacheCapacity = 4096;
+
+    private readonly Socket _socket;
+    private readonly int _receiveBufferSize;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
+    private Task? _receiveLoop;
+    private int _disposed;
+
+    /// <summary>Binds a socket as <paramref name="options"/> say.</summary>
+    /// <param name="options">Address, port and buffer sizes; null for [::]:5683.</param>
+    /// <exception cref="ArgumentOutOfRangeException">The port or a buffer size is out of range.</exception>
+    /// <exception cref="SocketException">The address cannot be bound (in use, not local, ...).</exception>
+    public UdpTransport(UdpTransportOptions? options = null)
+    {
+        options ??= new UdpTransportOptions();
+        ArgumentNullException.ThrowIfNull(options.Address);
+        ArgumentOutOfRangeException.ThrowIfNegative(options.Port);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(options.Port, IPEndPoint.MaxPort);
+        ArgumentOutOfRangeException.ThrowIfLessThan(options.ReceiveBufferSize, 1024);
+        _receiveBufferSize = options.ReceiveBufferSize;
+
+        IPAddress address = options.Address;
+        bool dualStack = address.Equals(IPAddress.IPv6Any);
+        if (dualStack && !Socket.OSSupportsIPv6)
+        {
+            address = IPAddress.Any;
+            dualStack = false;
+        }
+
+        _socket = new Socket(address.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+        try
+        {
+            if (dualStack)
+            {
+                _socket.DualMode = true;
+            }
+
+            if (options.SocketReceiveBufferSize is int receive)
+            {
+                _socket.ReceiveBufferSize = receive;
+            }
+
+            if (options.SocketSendBufferSize is int send)
+            {
+                _socket.SendBufferSize = send;
+            }
+
+            _socket.Bind(new IPEndPoint(address, options.Port));
+        }
+        catch
+        {
+            _socket.Dispose();
+            throw;
+        }
+
+        LocalEndPoint = Normalize((IPEndPoint)_socket.LocalEndPoint!);
+    }
+
+    /// <inheritdoc/>
+    public IPEndPoint LocalEndPoint { get; }
+
+    /// <inheritdoc/>
+    public void Start(IDatagramReceiver receiver)
+    {
+        ArgumentNullException.ThrowIfNull(receiver);
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        if (Interlocked.CompareExchange(ref _receiveLoop, Task.CompletedTask, null) is not null)
+        {
+            throw new InvalidOperationException("The transport is already started.");
+        }
+
+        _receiveLoop = Task.Run(() => ReceiveLoopAsync(receiver));
+    }
+
+    /// <inheritdoc/>
+    public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        _socket.SendTo(datagram, SocketFlags.None, GetSocketAddress(remote));
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        await _socket.SendToAsync(datagram, SocketFlags.None, GetSocketAddress(remote), cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Closes the socket; a pending receive completes and the receive loop ends.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _stopping.Cancel();
+        _socket.Dispose();
+        try
+        {
+            _receiveLoop?.Wait(TimeSpan.FromSeconds(5));
+        }
+        catch (AggregateException)
+        {
+            // The loop ends by its receive being aborted; nothing to report.
+        }
+
+        _stopping.Dispose();
+    }
+
+    /// <summary>Closes the socket and waits for the receive loop to end.</summary>
+    /// <returns>A task that completes when the transport is closed.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        _socket.Dispose();
+        if (_receiveLoop is not null)
+        {
+            await _receiveLoop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+
+        _stopping.Dispose();
+    }
+
+    // An IPv4 peer of a dual-stack socket arrives as ::ffff:a.b.c.d; users and matching see a.b.c.d.
+    private static IPEndPoint Normalize(IPEndPoint endPoint)
+        => endPoint.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(endPoint.Address.MapToIPv4(), endPoint.Port) : endPoint;
+
+    private SocketAddress GetSocketAddress(IPEndPoint remote)
+    {
+        ArgumentNullException.ThrowIfNull(remote);
+        if (_sendAddresses.TryGetValue(remote, out SocketAddress? address))
+        {
+            return address;
+        }
+
+        if (_sendAddresses.Count >= AddressCacheCapacity)
+        {
+            _sendAddresses.Clear();
+        }
+
+        // The SocketAddress overloads need the socket's own family: IPv4 destinations of a dual-stack socket are mapped.
+        IPEndPoint target = _socket.AddressFamily == AddressFamily.InterNetworkV6 && remote.AddressFamily == AddressFamily.InterNetwork
+            ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port)
+            : remote;
+        address = target.Serialize();
+        _sendAddresses[remote] = address;
+        return address;
+    }
+
+    private async Task ReceiveLoopAsync(IDatagramReceiver receiver)
+    {
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
+        SocketAddress received = new(_socket.AddressFamily);
+        IPEndPoint template = _socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
+        Dictionary<SocketAddress, IPEndPoint> peers = [];
+        CancellationToken stopping = _stopping.Token;
+        try
+        {
+            while (!stopping.IsCancellationRequested)
+            {
+                int length;
+                try
+                {
+                    length = await _socket.ReceiveFromAsync(buffer, SocketFlags.None, received, stopping).ConfigureAwait(false);
+                }
+                catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize)
+                {
+                    // ICMP port unreachable from an earlier send (Windows) or an oversized datagram: keep serving.
+                    continue;
+                }
+
+                if (!peers.TryGetValue(received, out IPEndPoint? remote))
+                {
+                    if (peers.Count >= AddressCacheCapacity)
+                    {
+                        peers.Clear();
+                    }
+
+                    SocketAddress key = new(received.Family, received.Size);
+                    received.Buffer.Span[..received.Size].CopyTo(key.Buffer.Span);
+                    remote = Normalize((IPEndPoint)template.Create(key));
+                    peers[key] = remote;
+                }
+
+                receiver.OnDatagram(buffer.AsSpan(0, length), remote);
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException || (e is SocketException && stopping.IsCancellationRequested))
+        {
+            // Shutdown: the socket was closed under the pending receive.
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+
+namespace CoapNet.Tests.Interop;
+
+/// <summary>
+/// A libcoap coap-server-notls on 127.0.0.1 at a port chosen free at run time, with dynamic
+/// resources enabled (-d), for the tests that drive it with our client.
+/// </summary>
+public sealed class LibCoapServer : IDisposable
+{
+    private readonly Process _process;
+
+    private LibCoapServer(Process process, int port)
+    {
+        _process = process;
+        Port = port;
+    }
+
+    /// <summary>The UDP (and TCP) port the server listens on.</summary>
+    public int Port { get; }
+
+    /// <summary>The server's UDP endpoint.</summary>
+    public IPEndPoint EndPoint => new(IPAddress.Loopback, Port);
+
+    /// <summary>A coap:// URI on the server.</summary>
+    public Uri Uri(string pathAndQuery) => new($"coap://127.0.0.1:{Port}{pathAndQuery}");
+
+    /// <summary>Starts a server and waits until it answers.</summary>
+    public static LibCoapServer Start()
+    {
+        string executable = LibCoap.Server;
+        int port = FreeUdpPort();
+        Process process = LibCoap.Start(executable, "-A", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0");
+        LibCoapServer server = new(process, port);
+        server.WaitUntilAnswering();
+        return server;
+    }
+
+    /// <inheritdoc/>
+    public void Dispose() => LibCoap.Stop(_process);
+
+    private static int FreeUdpPort()
+    {
+        // libcoap binds the same port for UDP and TCP; ask for one free in both.
+        for (int attempt = 0; ; attempt++)
+        {
+            using UdpClient udp = new(new IPEndPoint(IPAddress.Loopback, 0));
+            int port = ((IPEndPoint)udp.Client.LocalEndPoint!).Port;
+            try
+            {
+                TcpListener tcp = new(IPAddress.Loopback, port);
+                tcp.Start();
+                tcp.Stop();
+                return port;
+            }
+            catch (SocketException) when (attempt < 20)
+            {
+            }
+        }
+    }
+
+    private void WaitUntilAnswering()
+    {
+        // A raw CoAP ping (empty CON) until the RST comes back: no dependency on the code under test.
+        using UdpClient probe = new(new IPEndPoint(IPAddress.Loopback, 0));
+        byte[] ping = [0x40, 0x00, 0x12, 0x34];
+        Stopwatch waited = Stopwatch.StartNew();
+        while (waited.Elapsed < TimeSpan.FromSeconds(10))
+        {
+            if (_process.HasExited)
+            {
+                throw new InvalidOperationException($"coap-server-notls exited with {_process.ExitCode}: {_process.StandardError.ReadToEnd()}");
+            }
+
+            probe.Send(ping, EndPoint);
+            using CancellationTokenSource timeout = new(TimeSpan.FromMilliseconds(200));
+            try
+            {
+                UdpReceiveResult answer = probe.ReceiveAsync(timeout.Token).AsTask().GetAwaiter().GetResult();
+                if (answer.Buffer.Length == 4 && (answer.Buffer[0] & 0x30) == 0x30)
+                {
+                    return;
+                }
+            }
+            catch (OperationCanceledException)
+            {
+            }
+            catch (SocketException)
+            {
+                Thread.Sleep(50);
+            }
+        }
+
+        throw new TimeoutException("coap-server-notls did not answer a ping within 10 s.");
+    }
+}

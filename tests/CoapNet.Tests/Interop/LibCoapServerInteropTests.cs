@@ -1,0 +1,103 @@
+using System.Text;
+using CoapNet.Client;
+using CoapNet.LinkFormat;
+using CoapNet.Messages;
+
+namespace CoapNet.Tests.Interop;
+
+/// <summary>Our CoapClient against libcoap's coap-server-notls over real loopback sockets.</summary>
+public sealed class LibCoapServerInteropTests
+{
+    [SkippableFact]
+    public async Task GetsTheRootResourceOfLibcoap()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+
+        CoapResponse response = await client.GetAsync(server.Uri("/"));
+
+        response.Code.Should().Be(CoapCode.Content);
+        response.GetPayloadString().Should().Contain("libcoap");
+    }
+
+    [SkippableFact]
+    public void GetsSynchronously()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        using CoapClient client = new();
+
+        CoapResponse response = client.Get(server.Uri("/"));
+
+        response.Code.Should().Be(CoapCode.Content);
+        response.GetPayloadString().Should().Contain("libcoap");
+    }
+
+    [SkippableFact]
+    public async Task DiscoversLibcoapResourcesWithTheirAttributes()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+
+        IReadOnlyList<CoapLink> links = await client.DiscoverAsync(server.Uri("/"));
+
+        CoapLink time = links.Should().ContainSingle(l => l.Target == "/time").Subject;
+        time.ResourceTypes.Should().Equal("ticks");
+        time.InterfaceDescriptions.Should().Equal("clock");
+        time.IsObservable.Should().BeTrue();
+        time.ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+        links.Should().Contain(l => l.Target == "/async");
+    }
+
+    [SkippableFact]
+    public async Task PingsLibcoap()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+
+        TimeSpan roundTrip = await client.PingAsync(server.Uri("/"));
+
+        roundTrip.Should().BeGreaterThan(TimeSpan.Zero);
+        client.Ping(server.Uri("/")).Should().BeGreaterThan(TimeSpan.Zero);
+    }
+
+    [SkippableFact]
+    public async Task CreatesReadsReplacesAndDeletesADynamicResource()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+        Uri uri = server.Uri("/dynamic-" + Guid.NewGuid().ToString("N")[..8]);
+
+        (await client.PutAsync(uri, "first"u8.ToArray(), CoapContentFormat.TextPlain)).Code.Should().Be(CoapCode.Created);
+        (await client.GetAsync(uri)).GetPayloadString().Should().Be("first");
+        client.Put(uri, "second"u8.ToArray(), CoapContentFormat.TextPlain).Code.Should().Be(CoapCode.Changed);
+        client.Get(uri).GetPayloadString().Should().Be("second");
+        (await client.DeleteAsync(uri)).Code.Should().Be(CoapCode.Deleted);
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.NotFound);
+    }
+
+    [SkippableFact]
+    public async Task PostToTheRootIsMethodNotAllowed()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+
+        CoapResponse response = await client.PostAsync(server.Uri("/"), Encoding.UTF8.GetBytes("x"));
+
+        response.Code.Should().Be(CoapCode.MethodNotAllowed);
+        response.Invoking(r => r.EnsureSuccess()).Should().Throw<CoapNet.Messaging.CoapException>().WithMessage("*4.05*");
+    }
+
+    [SkippableFact]
+    public async Task ReceivesTheSeparateResponseOfTheAsyncResource()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+
+        // libcoap's /async?N answers with an empty ACK, then after N seconds a separate CON response.
+        CoapResponse response = await client.GetAsync(server.Uri("/async?1"));
+
+        response.Code.Should().Be(CoapCode.Content);
+        response.GetPayloadString().Should().Be("done");
+        response.Message.Type.Should().Be(CoapMessageType.Confirmable, "a separate response arrives as its own CON, not in the ACK");
+    }
+}
