@@ -46,8 +46,8 @@ public readonly struct CoapCode : IEquatable<CoapCode>, IComparable<CoapCode>
     /// <summary>True for a request method (0.01 to 0.31).</summary>
     public bool IsRequest => Value is > 0 and < 32;
 
-    /// <summary>True for a response code (classes 2 to 5).</summary>
-    public bool IsResponse => Value >> 5 is >= 2 and <= 5;
+    /// <summary>True for a response code (classes 2, 4 and 5; class 3 is reserved, RFC 7252 section 12.1).</summary>
+    public bool IsResponse => Value >> 5 is 2 or 4 or 5;
 
     /// <summary>True for a success response (class 2).</summary>
     public bool IsSuccess => Value >> 5 == 2;
@@ -268,11 +268,13 @@ public readonly struct CoapCode : IEquatable<CoapCode>, IComparable<CoapCode>
     /// <summary>Parses "c.dd" (for example "4.04") into a code.</summary>
     /// <param name="text">The text to parse.</param>
     /// <param name="code">The parsed code.</param>
-    /// <returns>True when <paramref name="text"/> is a class digit 0-7, a dot and a detail 0-31.</returns>
+    /// <returns>True when <paramref name="text"/> is a class digit 0-7, a dot and a two-digit detail 00-31.</returns>
     public static bool TryParse([NotNullWhen(true)] string? text, out CoapCode code)
     {
         code = default;
-        if (text is null || text.Length < 3 || text[1] != '.' || text[0] < '0' || text[0] > '7')
+
+        // RFC 7252 section 3: the detail is always written with two digits, so "4.4" and "4.004" are not codes.
+        if (text is null || text.Length != 4 || text[1] != '.' || text[0] < '0' || text[0] > '7')
         {
             return false;
         }

@@ -128,7 +128,8 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The value is empty or longer than 8 bytes (RFC 7252 section 5.10.6).</exception>
     public ReadOnlyMemory<byte>? ETag
     {
-        get => TryGetValid(CoapOptionNumber.ETag, out CoapOptionEntry e) ? e.Value : null;
+        // The cast matters: a bare null converts to ReadOnlyMemory<byte> (through byte[]) and would read as an empty ETag.
+        get => TryGetValid(CoapOptionNumber.ETag, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
         set
         {
             if (value is { Length: < 1 or > 8 })
@@ -144,10 +145,10 @@ public sealed partial class CoapMessage
         }
     }
 
-    /// <summary>True when the If-None-Match option is present (RFC 7252 section 5.10.8.2).</summary>
+    /// <summary>True when the If-None-Match option is present with its empty value (RFC 7252 section 5.10.8.2).</summary>
     public bool IfNoneMatch
     {
-        get => _options is not null && _options.Contains(CoapOptionNumber.IfNoneMatch);
+        get => TryGetValid(CoapOptionNumber.IfNoneMatch, out _);
         set
         {
             Options.RemoveAll(CoapOptionNumber.IfNoneMatch);
@@ -179,7 +180,7 @@ public sealed partial class CoapMessage
     /// <returns>The arguments; empty when there is none.</returns>
     public string[] GetUriQueryArguments() => _options?.GetStrings(CoapOptionNumber.UriQuery) ?? [];
 
-    /// <summary>Every ETag option value, in order.</summary>
+    /// <summary>Every ETag option value of valid length (1 to 8 bytes), in order.</summary>
     /// <returns>The ETags.</returns>
     public ReadOnlyMemory<byte>[] GetETags()
     {
@@ -188,14 +189,18 @@ public sealed partial class CoapMessage
             return [];
         }
 
+        // RFC 7252 section 5.4.3: an ETag of invalid length is an unrecognized elective option, so it is skipped.
         ReadOnlySpan<CoapOptionEntry> all = _options.GetAll(CoapOptionNumber.ETag);
-        ReadOnlyMemory<byte>[] tags = new ReadOnlyMemory<byte>[all.Length];
-        for (int i = 0; i < all.Length; i++)
+        List<ReadOnlyMemory<byte>> tags = new(all.Length);
+        foreach (CoapOptionEntry entry in all)
         {
-            tags[i] = all[i].Value;
+            if (entry.HasValidLength)
+            {
+                tags.Add(entry.Value);
+            }
         }
 
-        return tags;
+        return [.. tags];
     }
 
     private bool TryGetValid(CoapOptionNumber number, out CoapOptionEntry entry)

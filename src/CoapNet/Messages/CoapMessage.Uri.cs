@@ -28,7 +28,7 @@ public sealed partial class CoapMessage
     /// </summary>
     /// <param name="uri">An absolute CoAP URI without a fragment.</param>
     /// <exception cref="ArgumentNullException"><paramref name="uri"/> is null.</exception>
-    /// <exception cref="ArgumentException">The URI is relative, has a fragment, or its scheme is not a CoAP scheme.</exception>
+    /// <exception cref="ArgumentException">The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme.</exception>
     public void SetUri(Uri uri)
     {
         ArgumentNullException.ThrowIfNull(uri);
@@ -41,7 +41,19 @@ public sealed partial class CoapMessage
         int defaultPort = GetDefaultPort(scheme);
         if (uri.Fragment.Length > 0)
         {
-            throw new ArgumentException($"'{uri}' has a fragment; a CoAP URI must not (RFC 7252 section 6.4 step 3).", nameof(uri));
+            throw new ArgumentException($"'{uri}' has a fragment; a CoAP URI must not (RFC 7252 section 6.4 step 4).", nameof(uri));
+        }
+
+        // RFC 3986 allows no '\' anywhere, but System.Uri silently reads one in the path as '/', which would split a segment.
+        if (uri.OriginalString.Contains('\\', StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"'{uri.OriginalString}' is not a URI: RFC 3986 does not allow '\\' (RFC 7252 section 6.4 step 1).", nameof(uri));
+        }
+
+        // An empty reg-name would become a Uri-Host of length 0, which is outside the option's bounds (RFC 7252 section 5.10.1).
+        if (uri.Host.Length == 0)
+        {
+            throw new ArgumentException($"'{uri}' has no host.", nameof(uri));
         }
 
         CoapOptionCollection options = Options;
@@ -56,7 +68,7 @@ public sealed partial class CoapMessage
             options.Add(CoapOptionNumber.UriHost, uri.IdnHost.ToLowerInvariant());
         }
 
-        // Step 6: the destination port is the URI's port; Uri-Port says it only when it is not the default.
+        // Steps 6 and 7: the destination port is the URI's port; Uri-Port says it only when it is not the default.
         if (!uri.IsDefaultPort && uri.Port >= 0 && uri.Port != defaultPort)
         {
             options.Add(CoapOptionNumber.UriPort, (uint)uri.Port);
@@ -68,7 +80,7 @@ public sealed partial class CoapMessage
         {
             foreach (string segment in path[1..].Split('/'))
             {
-                options.Add(CoapOptionNumber.UriPath, Uri.UnescapeDataString(segment));
+                options.Add(CoapOptionNumber.UriPath, PercentDecode(segment));
             }
         }
 
@@ -78,7 +90,7 @@ public sealed partial class CoapMessage
         {
             foreach (string argument in query[1..].Split('&'))
             {
-                options.Add(CoapOptionNumber.UriQuery, Uri.UnescapeDataString(argument));
+                options.Add(CoapOptionNumber.UriQuery, PercentDecode(argument));
             }
         }
     }
@@ -110,7 +122,7 @@ public sealed partial class CoapMessage
         }
         else
         {
-            AppendEscaped(builder, host, AllowedInHost);
+            AppendEscaped(builder, Encoding.UTF8.GetBytes(host), AllowedInHost);
         }
 
         int port = UriPort ?? destinationPort ?? defaultPort;
@@ -119,23 +131,24 @@ public sealed partial class CoapMessage
             builder.Append(':').Append(port.ToString(CultureInfo.InvariantCulture));
         }
 
-        string[] segments = GetUriPathSegments();
-        if (segments.Length == 0)
+        // Steps 6 to 8 escape the option values byte by byte, so a value that is not valid UTF-8 still round-trips.
+        ReadOnlySpan<CoapOptionEntry> segments = _options is null ? default : _options.GetAll(CoapOptionNumber.UriPath);
+        if (segments.IsEmpty)
         {
             builder.Append('/');
         }
 
-        foreach (string segment in segments)
+        foreach (CoapOptionEntry segment in segments)
         {
             builder.Append('/');
-            AppendEscaped(builder, segment, AllowedInSegment);
+            AppendEscaped(builder, segment.Value.Span, AllowedInSegment);
         }
 
-        string[] arguments = GetUriQueryArguments();
+        ReadOnlySpan<CoapOptionEntry> arguments = _options is null ? default : _options.GetAll(CoapOptionNumber.UriQuery);
         for (int i = 0; i < arguments.Length; i++)
         {
             builder.Append(i == 0 ? '?' : '&');
-            AppendEscaped(builder, arguments[i], AllowedInQueryArgument);
+            AppendEscaped(builder, arguments[i].Value.Span, AllowedInQueryArgument);
         }
 
         return new Uri(builder.ToString(), UriKind.Absolute);
@@ -153,25 +166,41 @@ public sealed partial class CoapMessage
     // query = *( pchar / "/" / "?" ), but '&' separates arguments (RFC 7252 section 6.5 step 8), so it is escaped inside one.
     private static bool AllowedInQueryArgument(char c) => c != '&' && (AllowedInSegment(c) || c is '/' or '?');
 
-    private static void AppendEscaped(StringBuilder builder, string value, Func<char, bool> allowed)
+    // Every non-ASCII character becomes the percent-encoding of its UTF-8 bytes, as do the disallowed ASCII ones.
+    private static void AppendEscaped(StringBuilder builder, ReadOnlySpan<byte> value, Func<char, bool> allowed)
     {
-        Span<byte> utf8 = stackalloc byte[4];
-        for (int i = 0; i < value.Length; i++)
+        foreach (byte b in value)
         {
-            char c = value[i];
-            if (c < 0x80 && allowed(c))
+            if (b < 0x80 && allowed((char)b))
             {
-                builder.Append(c);
-                continue;
+                builder.Append((char)b);
             }
-
-            int count = char.IsHighSurrogate(c) && i + 1 < value.Length
-                ? Encoding.UTF8.GetBytes(value.AsSpan(i++, 2), utf8)
-                : Encoding.UTF8.GetBytes(value.AsSpan(i, 1), utf8);
-            for (int b = 0; b < count; b++)
+            else
             {
-                builder.Append('%').Append(utf8[b].ToString("X2", CultureInfo.InvariantCulture));
+                builder.Append('%').Append(b.ToString("X2", CultureInfo.InvariantCulture));
             }
         }
+    }
+
+    // RFC 7252 section 6.4 steps 8 and 9: each percent-encoding becomes the byte it encodes, even when the bytes are not
+    // valid UTF-8 (Uri.UnescapeDataString leaves such a sequence as text, so "%FF" would become the three bytes "%FF").
+    private static byte[] PercentDecode(string text)
+    {
+        byte[] bytes = Encoding.UTF8.GetBytes(text);
+        int length = 0;
+        for (int i = 0; i < bytes.Length; i++)
+        {
+            if (bytes[i] == '%' && i + 2 < bytes.Length && Uri.IsHexDigit((char)bytes[i + 1]) && Uri.IsHexDigit((char)bytes[i + 2]))
+            {
+                bytes[length++] = (byte)((Uri.FromHex((char)bytes[i + 1]) << 4) | Uri.FromHex((char)bytes[i + 2]));
+                i += 2;
+            }
+            else
+            {
+                bytes[length++] = bytes[i];
+            }
+        }
+
+        return length == bytes.Length ? bytes : bytes[..length];
     }
 }

@@ -140,7 +140,7 @@ public sealed partial class CoapMessage
     /// <returns>The text.</returns>
     public string GetPayloadString() => Encoding.UTF8.GetString(Payload.Span);
 
-    /// <summary>A one-line summary for logs: "CON 0.01 GET MID=4660 Token=0a0b [Uri-Path: a, ...] 12 bytes".</summary>
+    /// <summary>A one-line summary for logs: "CON 0.01 GET MID=4660 Token=0A0B [Uri-Path: a, ...] 12 bytes".</summary>
     public override string ToString()
     {
         StringBuilder builder = new();

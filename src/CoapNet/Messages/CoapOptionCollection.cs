@@ -86,10 +86,12 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     /// <summary>Removes every option with <paramref name="number"/> and adds one with <paramref name="value"/>.</summary>
     /// <param name="number">The option number.</param>
     /// <param name="value">The encoded value.</param>
+    /// <exception cref="ArgumentException">The value is too long; the collection is then unchanged.</exception>
     public void Set(CoapOptionNumber number, ReadOnlyMemory<byte> value)
     {
+        CoapOptionEntry entry = new(number, value);
         RemoveAll(number);
-        Add(number, value);
+        Insert(entry);
     }
 
     /// <summary>Removes every option with <paramref name="number"/>.</summary>
@@ -234,7 +236,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
 
     IEnumerator IEnumerable.GetEnumerator() => ((IEnumerable<CoapOptionEntry>)this).GetEnumerator();
 
-    /// <summary>The options, one per line.</summary>
+    /// <summary>The options separated by ", ", each as "Name: value".</summary>
     public override string ToString()
     {
         StringBuilder builder = new();

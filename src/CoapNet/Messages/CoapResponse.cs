@@ -1,0 +1,121 @@
+using System.Net;
+using System.Text;
+using CoapNet.Messaging;
+
+namespace CoapNet.Messages;
+
+/// <summary>
+/// A response: what a server handler returns and what a client receives. It wraps a
+/// <see cref="CoapMessage"/>, whose typed accessors (ETag, MaxAge, Block2, ...) stay available
+/// through <see cref="Message"/>; the messaging layer fills in type, Message ID and token.
+/// </summary>
+public sealed class CoapResponse
+{
+    /// <summary>Creates an empty response with <paramref name="code"/>.</summary>
+    /// <param name="code">A response code (class 2, 4 or 5).</param>
+    /// <exception cref="ArgumentException"><paramref name="code"/> is not a response code.</exception>
+    public CoapResponse(CoapCode code)
+    {
+        if (!code.IsResponse)
+        {
+            throw new ArgumentException($"{code} is not a response code.", nameof(code));
+        }
+
+        Message = new CoapMessage { Code = code };
+    }
+
+    /// <summary>Creates a response with a payload.</summary>
+    /// <param name="code">A response code.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="contentFormat">Its Content-Format, or null (for a diagnostic payload, RFC 7252 section 5.5.2).</param>
+    /// <exception cref="ArgumentException"><paramref name="code"/> is not a response code.</exception>
+    public CoapResponse(CoapCode code, ReadOnlyMemory<byte> payload, ushort? contentFormat)
+        : this(code)
+    {
+        Message.Payload = payload;
+        Message.ContentFormat = contentFormat;
+    }
+
+    /// <summary>Creates a response with a text payload, text/plain by default.</summary>
+    /// <param name="code">A response code.</param>
+    /// <param name="text">The text, sent as UTF-8.</param>
+    /// <param name="contentFormat">Its Content-Format (default text/plain, 0); null for a diagnostic payload.</param>
+    /// <exception cref="ArgumentException"><paramref name="code"/> is not a response code.</exception>
+    public CoapResponse(CoapCode code, string text, ushort? contentFormat = CoapContentFormat.TextPlain)
+        : this(code, Encoding.UTF8.GetBytes(text ?? throw new ArgumentNullException(nameof(text))), contentFormat)
+    {
+    }
+
+    internal CoapResponse(CoapMessage message, IPEndPoint? remote)
+    {
+        Message = message;
+        RemoteEndPoint = remote;
+    }
+
+    /// <summary>The response message.</summary>
+    public CoapMessage Message { get; }
+
+    /// <summary>Who sent the response (for responses a client received); null for one built by a handler.</summary>
+    public IPEndPoint? RemoteEndPoint { get; }
+
+    /// <summary>The response code.</summary>
+    public CoapCode Code => Message.Code;
+
+    /// <summary>True for a 2.xx code.</summary>
+    public bool IsSuccess => Message.Code.IsSuccess;
+
+    /// <summary>The options.</summary>
+    public CoapOptionCollection Options => Message.Options;
+
+    /// <summary>The payload.</summary>
+    public ReadOnlyMemory<byte> Payload
+    {
+        get => Message.Payload;
+        set => Message.Payload = value;
+    }
+
+    /// <summary>The Content-Format option, or null.</summary>
+    public ushort? ContentFormat
+    {
+        get => Message.ContentFormat;
+        set => Message.ContentFormat = value;
+    }
+
+    /// <summary>2.05 Content with a text/plain payload.</summary>
+    /// <param name="text">The text.</param>
+    /// <returns>The response.</returns>
+    public static CoapResponse Content(string text) => new(CoapCode.Content, text);
+
+    /// <summary>2.05 Content with a payload of the given format.</summary>
+    /// <param name="payload">The payload.</param>
+    /// <param name="contentFormat">Its Content-Format.</param>
+    /// <returns>The response.</returns>
+    public static CoapResponse Content(ReadOnlyMemory<byte> payload, ushort contentFormat) => new(CoapCode.Content, payload, contentFormat);
+
+    /// <summary>A response with a diagnostic payload: UTF-8 text without Content-Format (RFC 7252 section 5.5.2).</summary>
+    /// <param name="code">An error code.</param>
+    /// <param name="diagnostic">A short human-readable explanation.</param>
+    /// <returns>The response.</returns>
+    public static CoapResponse Diagnostic(CoapCode code, string diagnostic) => new(code, diagnostic, null);
+
+    /// <summary>The payload decoded as UTF-8.</summary>
+    /// <returns>The text.</returns>
+    public string GetPayloadString() => Message.GetPayloadString();
+
+    /// <summary>Throws unless the code is 2.xx.</summary>
+    /// <returns>This response.</returns>
+    /// <exception cref="CoapException">The code is not a success code; the message includes the code and any diagnostic payload.</exception>
+    public CoapResponse EnsureSuccess()
+    {
+        if (!IsSuccess)
+        {
+            string diagnostic = Payload.IsEmpty ? string.Empty : ": " + GetPayloadString();
+            throw new CoapException($"{RemoteEndPoint?.ToString() ?? "The server"} answered {Code}{diagnostic}", RemoteEndPoint);
+        }
+
+        return this;
+    }
+
+    /// <summary>A summary of the response message.</summary>
+    public override string ToString() => Message.ToString();
+}
