@@ -130,7 +130,7 @@ public sealed partial class CoapEndpoint
                 {
                     _started = true;
                     Request.MessageId = _channel.NextMessageId();
-                    bytes = Serializer.Serialize(Request);
+                    bytes = _endpoint._sendSerializer.Serialize(Request);
                     if (Request.Type == CoapMessageType.Confirmable)
                     {
                         _transmission = _endpoint.StartTransmission(new MessageKey(Remote, Request.MessageId), bytes, this);

@@ -33,6 +33,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
 {
     private static readonly CoapMessageSerializer Serializer = CoapMessageSerializer.Udp;
 
+    private readonly CoapMessageSerializer _sendSerializer;
     private readonly IDatagramTransport _transport;
     private readonly CoapTransmissionParameters _parameters;
     private readonly TimeProvider _time;
@@ -61,6 +62,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         options ??= new CoapEndpointOptions();
         options.Validate();
         _transport = transport;
+        _sendSerializer = new CoapMessageSerializer(CoapFraming.Datagram, new CoapSerializerOptions { MaxMessageSize = options.MaxMessageSize });
         _parameters = options.TransmissionParameters;
         _time = options.TimeProvider;
         _logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
@@ -196,7 +198,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         return bytes;
     }
 
-    internal byte[] SerializeForSend(CoapMessage message) => Serializer.Serialize(message);
+    internal byte[] SerializeForSend(CoapMessage message) => _sendSerializer.Serialize(message);
 
     internal void RecordReply(DeduplicationCache.Entry entry, byte[] reply)
     {
@@ -233,7 +235,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         lock (_gate)
         {
             response.MessageId = _channels.GetOrCreate(remote, _time.GetTimestamp()).NextMessageId();
-            bytes = Serializer.Serialize(response);
+            bytes = _sendSerializer.Serialize(response);
             if (response.Type == CoapMessageType.Confirmable)
             {
                 StartTransmission(new MessageKey(remote, response.MessageId), bytes, new ServerResponseOwner(this, remote, response.MessageId));
@@ -461,7 +463,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         }
 
         // Fail fast, on the caller's thread, for a message that cannot be serialized (too large, ...).
-        Serializer.GetSerializedLength(request);
+        _sendSerializer.GetSerializedLength(request);
 
         ClientExchange exchange;
         bool startNow;

@@ -32,6 +32,14 @@ public sealed class CoapEndpointOptions
     /// </summary>
     public TimeSpan? ResponseTimeout { get; init; }
 
+    /// <summary>
+    /// The largest message this endpoint sends, in bytes (default 1152, the size RFC 7252 section 4.6
+    /// recommends when the path MTU is unknown). A larger request or response is refused with an
+    /// <see cref="ArgumentException"/> rather than sent truncated or fragmented; block-wise transfer
+    /// (RFC 7959) is how larger bodies will travel. Received messages may be up to 65507 bytes.
+    /// </summary>
+    public int MaxMessageSize { get; init; } = 1152;
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
@@ -53,6 +61,11 @@ public sealed class CoapEndpointOptions
         if (TokenLength is < 4 or > 8)
         {
             throw new ArgumentException("TokenLength must be 4 to 8 bytes.", nameof(TokenLength));
+        }
+
+        if (MaxMessageSize is < 64 or > Serialization.CoapSerializerOptions.DefaultMaxDatagramSize)
+        {
+            throw new ArgumentException("MaxMessageSize must be between 64 and 65507 bytes.", nameof(MaxMessageSize));
         }
 
         if (ResponseTimeout <= TimeSpan.Zero)

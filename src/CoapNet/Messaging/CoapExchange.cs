@@ -55,7 +55,7 @@ public sealed class CoapExchange
     }
 
     /// <summary>
-    /// Sends the response. The endpoint sets its type, Message ID and token: piggybacked in the ACK of
+    /// Sends the response; <paramref name="response"/> itself is not modified. The endpoint sets the type, Message ID and token on the wire: piggybacked in the ACK of
     /// a confirmable request not yet accepted; otherwise a separate CON (retransmitted until
     /// acknowledged) for a confirmable request, or a NON for a non-confirmable one (RFC 7252 section 5.2.3).
     /// </summary>
@@ -78,19 +78,20 @@ public sealed class CoapExchange
 
         try
         {
-            response.Token = Request.Token;
-            if (IsConfirmable && previous == 0)
+            // The caller's message is not modified (a handler may return a shared, cached response):
+            // the header fields go into a shallow copy that shares options and payload.
+            bool piggybacked = IsConfirmable && previous == 0;
+            CoapMessageType type = piggybacked ? CoapMessageType.Acknowledgement : IsConfirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
+            CoapMessage wire = new(type, response.Code, piggybacked ? Request.MessageId : (ushort)0, Request.Token, response.HasOptions ? response.Options : null, response.Payload);
+            if (piggybacked)
             {
-                response.Type = CoapMessageType.Acknowledgement;
-                response.MessageId = Request.MessageId;
-                byte[] bytes = _endpoint.SerializeForSend(response);
+                byte[] bytes = _endpoint.SerializeForSend(wire);
                 _endpoint.RecordReply(_entry, bytes);
-                _endpoint.SendRaw(bytes, RemoteEndPoint, response);
+                _endpoint.SendRaw(bytes, RemoteEndPoint, wire);
             }
             else
             {
-                response.Type = IsConfirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
-                _endpoint.SendSeparateResponse(response, RemoteEndPoint);
+                _endpoint.SendSeparateResponse(wire, RemoteEndPoint);
             }
         }
         catch (ArgumentException)

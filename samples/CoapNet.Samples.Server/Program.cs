@@ -1,0 +1,61 @@
+// The CoapNet sample server: no configuration needed, UDP port 5683 on every interface
+// (dual-stack). Options: --port N, --address A (for example --address 127.0.0.1).
+//   dotnet run --project samples/CoapNet.Samples.Server
+using System.Globalization;
+using System.Net;
+using CoapNet.Samples.Server;
+using CoapNet.Server;
+
+int port = 5683;
+IPAddress address = IPAddress.IPv6Any;
+for (int i = 0; i < args.Length; i++)
+{
+    switch (args[i])
+    {
+        case "--port" when i + 1 < args.Length && int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int p) && p <= IPEndPoint.MaxPort:
+            port = p;
+            i++;
+            break;
+        case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
+            address = a;
+            i++;
+            break;
+        default:
+            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--address IP]");
+            return 2;
+    }
+}
+
+await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(address, port)] });
+SampleResources.Map(server);
+await server.StartAsync();
+
+foreach (IPEndPoint endpoint in server.LocalEndPoints)
+{
+    Console.WriteLine($"CoapNet sample server listening on udp://{endpoint}");
+}
+
+Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
+Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   (Ctrl+C stops)");
+
+using CancellationTokenSource stop = new();
+Console.CancelKeyPress += (_, e) =>
+{
+    e.Cancel = true;
+    stop.Cancel();
+};
+AppDomain.CurrentDomain.ProcessExit += (_, _) => stop.Cancel();
+
+try
+{
+    await Task.Delay(Timeout.Infinite, stop.Token);
+}
+catch (OperationCanceledException)
+{
+    Console.WriteLine("Stopping...");
+}
+
+using CancellationTokenSource drain = new(TimeSpan.FromSeconds(5));
+await server.StopAsync(drain.Token);
+Console.WriteLine("Stopped.");
+return 0;

@@ -1,0 +1,145 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using System.Security.Cryptography;
+using CoapNet.Messages;
+using CoapNet.Server;
+
+namespace CoapNet.Samples.Server;
+
+/// <summary>The sample server's resources; the tests map the same ones onto a server of their own.</summary>
+public static class SampleResources
+{
+    /// <summary>The store holds at most this many entries, so a client cannot grow the server without bound.</summary>
+    public const int MaxStoreEntries = 1000;
+
+    /// <summary>The longest value the store keeps, in bytes.</summary>
+    public const int MaxStoreValueLength = 1024;
+
+    /// <summary>The longest /slow delay, in milliseconds.</summary>
+    public const int MaxSlowMilliseconds = 60_000;
+
+    /// <summary>Maps /hello, /time, /echo, /store, /store/{name}, /slow and /large onto <paramref name="server"/>.</summary>
+    /// <param name="server">The server, not yet started.</param>
+    /// <param name="time">The clock for /time and /slow; the system clock by default.</param>
+    public static void Map(CoapServer server, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(server);
+        time ??= TimeProvider.System;
+
+        server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"))
+            .WithTitle("Greeting").WithResourceType("greeting").Produces(CoapContentFormat.TextPlain);
+
+        server.MapGet("/time", _ => CoapResponse.Content(time.GetUtcNow().ToString("O", CultureInfo.InvariantCulture)))
+            .WithTitle("Server time (UTC)").WithResourceType("time").WithInterface("sensor").Produces(CoapContentFormat.TextPlain);
+
+        server.MapPost("/echo", request => Echo(CoapCode.Content, request));
+        server.MapPut("/echo", request => Echo(CoapCode.Changed, request)).WithTitle("Echo");
+
+        Store store = new();
+        server.MapGet("/store", store.List).WithTitle("Key-value store").WithResourceType("store").Produces(CoapContentFormat.TextPlain);
+        server.MapPut("/store/{name}", store.Put);
+        server.MapGet("/store/{name}", store.Get);
+        server.MapDelete("/store/{name}", store.Delete);
+
+        server.MapGet("/slow", async (request, cancellationToken) =>
+        {
+            if (!int.TryParse(request.GetQueryValue("ms") ?? "1000", NumberStyles.None, CultureInfo.InvariantCulture, out int ms) || ms > MaxSlowMilliseconds)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadRequest, $"ms must be a number from 0 to {MaxSlowMilliseconds}.");
+            }
+
+            await Task.Delay(TimeSpan.FromMilliseconds(ms), time, cancellationToken).ConfigureAwait(false);
+            return CoapResponse.Content($"Slept {ms} ms.");
+        }).WithTitle("Answers after ?ms=N milliseconds").Produces(CoapContentFormat.TextPlain);
+
+        server.MapGet("/large", request =>
+        {
+            if (!int.TryParse(request.GetQueryValue("size") ?? "1024", NumberStyles.None, CultureInfo.InvariantCulture, out int size) || size > 1_000_000)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadRequest, "size must be a number from 0 to 1000000.");
+            }
+
+            // Deterministic content: the byte at offset i is i mod 251. A size that does not fit one
+            // datagram is answered by the server with 5.00 and a diagnostic, never truncated.
+            byte[] body = new byte[size];
+            for (int i = 0; i < body.Length; i++)
+            {
+                body[i] = (byte)(i % 251);
+            }
+
+            return CoapResponse.Content(body, CoapContentFormat.OctetStream);
+        }).WithTitle("?size=N deterministic bytes").Produces(CoapContentFormat.OctetStream);
+    }
+
+    private static CoapResponse Echo(CoapCode code, CoapRequest request) => new(code, request.Payload, request.ContentFormat);
+
+    /// <summary>An in-memory key-value store: PUT creates (2.01) or replaces (2.04), GET returns (2.05 with ETag) or 4.04, DELETE removes (2.02).</summary>
+    private sealed class Store
+    {
+        private readonly ConcurrentDictionary<string, Entry> _entries = new(StringComparer.Ordinal);
+
+        public CoapResponse List(CoapRequest request) => CoapResponse.Content(string.Join('\n', _entries.Keys.Order(StringComparer.Ordinal)));
+
+        public CoapResponse Put(CoapRequest request)
+        {
+            string name = request.GetRouteValue("name")!;
+            if (request.Payload.Length > MaxStoreValueLength)
+            {
+                return CoapResponse.Diagnostic(CoapCode.RequestEntityTooLarge, $"A value holds at most {MaxStoreValueLength} bytes.");
+            }
+
+            Entry entry = new(request.Payload.ToArray(), request.ContentFormat);
+            bool replaced = false;
+            lock (_entries)
+            {
+                if (_entries.ContainsKey(name))
+                {
+                    replaced = true;
+                }
+                else if (_entries.Count >= MaxStoreEntries)
+                {
+                    return CoapResponse.Diagnostic(CoapCode.Forbidden, $"The store is full ({MaxStoreEntries} entries).");
+                }
+
+                _entries[name] = entry;
+            }
+
+            CoapResponse response = new(replaced ? CoapCode.Changed : CoapCode.Created);
+            if (!replaced)
+            {
+                response.Message.LocationPath = "/store/" + name;
+            }
+
+            return response;
+        }
+
+        public CoapResponse Get(CoapRequest request)
+        {
+            if (!_entries.TryGetValue(request.GetRouteValue("name")!, out Entry? entry))
+            {
+                return new CoapResponse(CoapCode.NotFound);
+            }
+
+            CoapResponse response = new(CoapCode.Content, entry.Value, entry.ContentFormat);
+            response.Message.ETag = entry.ETag;
+            return response;
+        }
+
+        public CoapResponse Delete(CoapRequest request)
+        {
+            // RFC 7252 section 5.8.4: DELETE of a resource that does not exist also answers 2.02.
+            _entries.TryRemove(request.GetRouteValue("name")!, out _);
+            return new CoapResponse(CoapCode.Deleted);
+        }
+
+        private sealed class Entry(byte[] value, ushort? contentFormat)
+        {
+            public byte[] Value { get; } = value;
+
+            public ushort? ContentFormat { get; } = contentFormat;
+
+            // RFC 7252 section 5.10.6: an ETag identifies this representation; 8 bytes of its hash do.
+            public ReadOnlyMemory<byte> ETag { get; } = SHA256.HashData(value).AsMemory(0, 8);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+using CoapNet.Messages;
+
+namespace CoapNet.Server;
+
+/// <summary>
+/// A resource as a class, in the style of a controller: override the methods it offers, each
+/// either synchronously (<see cref="Get"/>) or asynchronously (<see cref="GetAsync"/>), and register
+/// it with <see cref="CoapServer.MapResource(string, CoapResource)"/>. A method that is not
+/// overridden answers 4.05 Method Not Allowed; the overridden ones are the methods the resource declares.
+/// </summary>
+/// <remarks>The discovery attributes (RFC 6690) are taken from the properties when the resource is registered.</remarks>
+public abstract class CoapResource
+{
+    /// <summary>The "title" attribute for discovery, or null.</summary>
+    public virtual string? Title => null;
+
+    /// <summary>The "rt" resource types for discovery.</summary>
+    public virtual IReadOnlyList<string> ResourceTypes => [];
+
+    /// <summary>The "if" interface descriptions for discovery.</summary>
+    public virtual IReadOnlyList<string> InterfaceDescriptions => [];
+
+    /// <summary>The Content-Formats the resource produces: "ct" in discovery, and 4.06 for a request whose Accept is not among them.</summary>
+    public virtual IReadOnlyList<ushort> ContentFormats => [];
+
+    /// <summary>The Content-Formats the resource accepts in request payloads: 4.15 for any other (empty: no check).</summary>
+    public virtual IReadOnlyList<ushort> AcceptedContentFormats => [];
+
+    /// <summary>True to announce "obs" in discovery (RFC 7641).</summary>
+    public virtual bool IsObservable => false;
+
+    /// <summary>Handles GET synchronously.</summary>
+    /// <param name="request">The request.</param>
+    /// <returns>The response.</returns>
+    public virtual CoapResponse Get(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles GET asynchronously; by default runs <see cref="Get"/>.</summary>
+    /// <param name="request">The request.</param>
+    /// <param name="cancellationToken">Canceled when the server stops without waiting any longer.</param>
+    /// <returns>The response.</returns>
+    public virtual ValueTask<CoapResponse> GetAsync(CoapRequest request, CancellationToken cancellationToken) => new(Get(request));
+
+    /// <summary>Handles POST synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse Post(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles POST asynchronously; by default runs <see cref="Post"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> PostAsync(CoapRequest request, CancellationToken cancellationToken) => new(Post(request));
+
+    /// <summary>Handles PUT synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse Put(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles PUT asynchronously; by default runs <see cref="Put"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> PutAsync(CoapRequest request, CancellationToken cancellationToken) => new(Put(request));
+
+    /// <summary>Handles DELETE synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse Delete(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles DELETE asynchronously; by default runs <see cref="Delete"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> DeleteAsync(CoapRequest request, CancellationToken cancellationToken) => new(Delete(request));
+
+    /// <summary>Handles FETCH (RFC 8132) synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse Fetch(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles FETCH asynchronously; by default runs <see cref="Fetch"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> FetchAsync(CoapRequest request, CancellationToken cancellationToken) => new(Fetch(request));
+
+    /// <summary>Handles PATCH (RFC 8132) synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse Patch(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles PATCH asynchronously; by default runs <see cref="Patch"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> PatchAsync(CoapRequest request, CancellationToken cancellationToken) => new(Patch(request));
+
+    /// <summary>Handles iPATCH (RFC 8132) synchronously.</summary>
+    /// <inheritdoc cref="Get"/>
+    public virtual CoapResponse IPatch(CoapRequest request) => NotAllowed();
+
+    /// <summary>Handles iPATCH asynchronously; by default runs <see cref="IPatch"/>.</summary>
+    /// <inheritdoc cref="GetAsync"/>
+    public virtual ValueTask<CoapResponse> IPatchAsync(CoapRequest request, CancellationToken cancellationToken) => new(IPatch(request));
+
+    private static CoapResponse NotAllowed() => new(CoapCode.MethodNotAllowed);
+}

@@ -1,0 +1,105 @@
+namespace CoapNet.Server;
+
+/// <summary>Sets the discovery attributes (RFC 6690) and content-format rules of a mapped route.</summary>
+public sealed class CoapRouteBuilder
+{
+    private readonly CoapRoute _route;
+
+    internal CoapRouteBuilder(CoapRoute route) => _route = route;
+
+    /// <summary>The route template, such as "/store/{name}".</summary>
+    public string Template => _route.Template;
+
+    /// <summary>Sets the human-readable "title".</summary>
+    /// <param name="title">The title.</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder WithTitle(string title)
+    {
+        _route.Title = title ?? throw new ArgumentNullException(nameof(title));
+        return this;
+    }
+
+    /// <summary>Adds "rt" resource types (RFC 6690 section 3.1).</summary>
+    /// <param name="resourceTypes">The types, such as "temperature-c".</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder WithResourceType(params string[] resourceTypes)
+    {
+        _route.ResourceTypes.AddRange(CheckTokens(resourceTypes, nameof(resourceTypes)));
+        return this;
+    }
+
+    /// <summary>Adds "if" interface descriptions (RFC 6690 section 3.2).</summary>
+    /// <param name="interfaces">The interfaces, such as "sensor".</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder WithInterface(params string[] interfaces)
+    {
+        _route.InterfaceDescriptions.AddRange(CheckTokens(interfaces, nameof(interfaces)));
+        return this;
+    }
+
+    /// <summary>
+    /// Declares the Content-Formats the route produces: "ct" in discovery, and 4.06 Not Acceptable for a
+    /// request whose Accept option names another (RFC 7252 section 5.10.4).
+    /// </summary>
+    /// <param name="contentFormats">The formats.</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder Produces(params ushort[] contentFormats)
+    {
+        ArgumentNullException.ThrowIfNull(contentFormats);
+        _route.ContentFormats.AddRange(contentFormats);
+        return this;
+    }
+
+    /// <summary>
+    /// Declares the Content-Formats the route accepts in request payloads: 4.15 Unsupported
+    /// Content-Format for a payload in another (RFC 7252 section 5.10.3).
+    /// </summary>
+    /// <param name="contentFormats">The formats.</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder Accepts(params ushort[] contentFormats)
+    {
+        ArgumentNullException.ThrowIfNull(contentFormats);
+        _route.AcceptedContentFormats.AddRange(contentFormats);
+        return this;
+    }
+
+    /// <summary>Sets the "sz" maximum size estimate (RFC 6690 section 3.3).</summary>
+    /// <param name="size">The size in bytes.</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder WithSize(uint size)
+    {
+        _route.Size = size;
+        return this;
+    }
+
+    /// <summary>Announces "obs" in discovery: the resource is observable (RFC 7641 section 6).</summary>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder Observable()
+    {
+        _route.IsObservable = true;
+        return this;
+    }
+
+    /// <summary>Leaves the route out of /.well-known/core.</summary>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder HideFromDiscovery()
+    {
+        _route.IsHidden = true;
+        return this;
+    }
+
+    private static string[] CheckTokens(string[] values, string name)
+    {
+        ArgumentNullException.ThrowIfNull(values, name);
+        foreach (string value in values)
+        {
+            // RFC 6690 section 3.1: the attribute is a space-separated list, so one value has no space.
+            if (string.IsNullOrEmpty(value) || value.Contains(' ', StringComparison.Ordinal) || value.Contains('"', StringComparison.Ordinal))
+            {
+                throw new ArgumentException($"'{value}' is not a valid value: it must be non-empty, without spaces or quotes (RFC 6690 section 3.1).", name);
+            }
+        }
+
+        return values;
+    }
+}

@@ -1,0 +1,307 @@
+using System.Threading.Tasks.Dataflow;
+using CoapNet.LinkFormat;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Server;
+
+// The request pipeline: admission (with load shedding), routing, content negotiation, the handler,
+// and the answer back through the exchange's endpoint.
+public sealed partial class CoapServer
+{
+    /// <summary>Admits a request into the bounded pipeline; runs on an endpoint's receive loop.</summary>
+    private void Enqueue(CoapExchange exchange)
+    {
+        _inFlight[exchange] = _time.GetTimestamp();
+        ActionBlock<CoapExchange>? pipeline = _pipeline;
+        if (Volatile.Read(ref _state) == 1 && pipeline is not null && pipeline.Post(exchange))
+        {
+            return;
+        }
+
+        _inFlight.TryRemove(exchange, out _);
+        Shed(exchange);
+    }
+
+    /// <summary>RFC 7252 section 5.9.3.4: 5.03 with Max-Age tells a CON client when to retry; a NON request is simply dropped.</summary>
+    private void Shed(CoapExchange exchange)
+    {
+        if (!exchange.IsConfirmable)
+        {
+            Log.Shed(_logger, exchange.RemoteEndPoint, "dropped");
+            return;
+        }
+
+        Log.Shed(_logger, exchange.RemoteEndPoint, "5.03");
+        CoapMessage busy = new() { Code = CoapCode.ServiceUnavailable, MaxAge = (uint)_options.LoadSheddingMaxAge.TotalSeconds };
+        exchange.Respond(busy);
+    }
+
+    private async Task ProcessAsync(CoapExchange exchange)
+    {
+        try
+        {
+            CoapResponse response;
+            try
+            {
+                (CoapResponse? immediate, RouteHandler? handler, CoapRequest? request) = Route(exchange);
+                if (immediate is not null)
+                {
+                    response = immediate;
+                }
+                else if (handler!.Sync is { } sync)
+                {
+                    response = sync(request!);
+                }
+                else
+                {
+                    ValueTask<CoapResponse> pending = handler.Async!(request!, _aborting.Token);
+                    response = pending.IsCompletedSuccessfully ? pending.Result : await pending.ConfigureAwait(false);
+                }
+
+                if (response is null)
+                {
+                    throw new InvalidOperationException($"The handler for {exchange.Request.Code} {exchange.Request.UriPath} returned no response.");
+                }
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // A handler's failure is the client's 5.00 and a log line, never a faulted pipeline.
+                Log.HandlerFailed(_logger, e, exchange.Request.Code, exchange.Request.UriPath, exchange.RemoteEndPoint);
+                response = new CoapResponse(CoapCode.InternalServerError);
+            }
+
+            Answer(exchange, response);
+        }
+        finally
+        {
+            _inFlight.TryRemove(exchange, out _);
+        }
+    }
+
+    private void Answer(CoapExchange exchange, CoapResponse response)
+    {
+        try
+        {
+            exchange.Respond(response.Message);
+        }
+        catch (ArgumentException e) when (!exchange.HasResponded)
+        {
+            // Too large for a datagram (until block-wise transfer exists) or otherwise unserializable: say so, never truncate.
+            Log.ResponseRejected(_logger, e, exchange.Request.Code, exchange.Request.UriPath);
+            string reason = e.ParamName is null ? e.Message : e.Message.Replace($" (Parameter '{e.ParamName}')", string.Empty, StringComparison.Ordinal);
+            exchange.Respond(CoapResponse.Diagnostic(CoapCode.InternalServerError, "The response cannot be sent: " + reason).Message);
+        }
+        catch (InvalidOperationException) when (exchange.HasResponded)
+        {
+            // Already answered (for example shed while stopping); nothing more to send.
+        }
+    }
+
+    /// <summary>Checks options and finds the handler; returns an immediate response when the request cannot reach one.</summary>
+    private (CoapResponse? Immediate, RouteHandler? Handler, CoapRequest? Request) Route(CoapExchange exchange)
+    {
+        CoapMessage message = exchange.Request;
+        if (CheckCriticalOptions(message) is { } rejected)
+        {
+            return (rejected, null, null);
+        }
+
+        CoapRoute? route = _router.Match(message.GetUriPathSegments(), out Dictionary<string, string>? values);
+        if (route is null)
+        {
+            return (new CoapResponse(CoapCode.NotFound), null, null);
+        }
+
+        RouteHandler? handler = route.GetHandler(message.Code);
+        if (handler is null)
+        {
+            return (CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods()), null, null);
+        }
+
+        // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
+        if (message.Accept is ushort accept && route.ContentFormats.Count > 0 && !route.ContentFormats.Contains(accept))
+        {
+            return (CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here."), null, null);
+        }
+
+        // RFC 7252 section 5.10.3: a payload in a format the resource does not take is 4.15.
+        if (route.AcceptedContentFormats.Count > 0 && !message.Payload.IsEmpty
+            && (message.ContentFormat is not ushort format || !route.AcceptedContentFormats.Contains(format)))
+        {
+            return (CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats)), null, null);
+        }
+
+        return (null, handler, new CoapRequest(message, exchange.RemoteEndPoint, values));
+    }
+
+    /// <summary>
+    /// RFC 7252 section 5.4.1: an unrecognized critical option in a request is 4.02 Bad Option; so is a
+    /// recognized one with an invalid length or repeated when it may not be (sections 5.4.3, 5.4.5).
+    /// Unrecognized elective options are ignored. Proxy-Uri and Proxy-Scheme get 5.05 (section 5.10.2).
+    /// </summary>
+    private static CoapResponse? CheckCriticalOptions(CoapMessage request)
+    {
+        if (!request.HasOptions)
+        {
+            return null;
+        }
+
+        ReadOnlySpan<CoapOptionEntry> options = request.Options.AsSpan();
+        for (int i = 0; i < options.Length; i++)
+        {
+            CoapOptionEntry option = options[i];
+            if (!option.Number.IsCritical())
+            {
+                continue;
+            }
+
+            switch (option.Number)
+            {
+                case CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme:
+                    return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
+                case CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch
+                    or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept:
+                    bool repeated = i > 0 && options[i - 1].Number == option.Number
+                        && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
+                    if (!option.HasValidLength || repeated)
+                    {
+                        return CoapResponse.Diagnostic(CoapCode.BadOption, $"Invalid critical option {Describe(option)}.");
+                    }
+
+                    break;
+                default:
+                    return CoapResponse.Diagnostic(CoapCode.BadOption, $"Unrecognized critical option {Describe(option)}.");
+            }
+        }
+
+        return null;
+    }
+
+    private static string Describe(CoapOptionEntry option)
+        => option.IsRecognized ? $"{option.Name} ({(ushort)option.Number})" : ((ushort)option.Number).ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>Sends an empty ACK for confirmable requests whose handler has not answered within SeparateResponseDelay (RFC 7252 section 5.2.2).</summary>
+    private void AcceptSlowExchanges()
+    {
+        long now = _time.GetTimestamp();
+        long threshold = (long)(_options.SeparateResponseDelay.TotalSeconds * _time.TimestampFrequency);
+        foreach (KeyValuePair<CoapExchange, long> pair in _inFlight)
+        {
+            if (now - pair.Value >= threshold && pair.Key.IsConfirmable && !pair.Key.IsAccepted && !pair.Key.HasResponded)
+            {
+                pair.Key.Accept();
+            }
+        }
+    }
+
+    /// <summary>GET /.well-known/core: the routes as CoRE Link Format, filtered by an optional "name=value" query (RFC 6690 section 4.1).</summary>
+    private CoapResponse Discover(CoapRequest request)
+    {
+        string[] query = request.Message.GetUriQueryArguments();
+        string? filterName = null;
+        string? filterValue = null;
+        if (query.Length > 0)
+        {
+            int equals = query[0].IndexOf('=', StringComparison.Ordinal);
+            filterName = equals < 0 ? query[0] : query[0][..equals];
+            filterValue = equals < 0 ? string.Empty : query[0][(equals + 1)..];
+        }
+
+        List<CoapLink> links = [];
+        foreach (CoapRoute route in _router.Routes)
+        {
+            if (route.IsHidden || route.HasParameters)
+            {
+                continue;
+            }
+
+            CoapLink link = ToLink(route);
+            if (filterName is null || Matches(link, filterName, filterValue!))
+            {
+                links.Add(link);
+            }
+        }
+
+        return CoapResponse.Content(System.Text.Encoding.UTF8.GetBytes(CoapLinkFormat.Format(links)), CoapContentFormat.LinkFormat);
+    }
+
+    private static CoapLink ToLink(CoapRoute route)
+    {
+        List<KeyValuePair<string, string?>> attributes = [];
+        if (route.Title is not null)
+        {
+            attributes.Add(new("title", route.Title));
+        }
+
+        if (route.ResourceTypes.Count > 0)
+        {
+            attributes.Add(new("rt", string.Join(' ', route.ResourceTypes)));
+        }
+
+        if (route.InterfaceDescriptions.Count > 0)
+        {
+            attributes.Add(new("if", string.Join(' ', route.InterfaceDescriptions)));
+        }
+
+        if (route.ContentFormats.Count > 0)
+        {
+            attributes.Add(new("ct", string.Join(' ', route.ContentFormats)));
+        }
+
+        if (route.Size is uint size)
+        {
+            attributes.Add(new("sz", size.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+        }
+
+        if (route.IsObservable)
+        {
+            attributes.Add(new("obs", null));
+        }
+
+        return new CoapLink(route.Template, attributes);
+    }
+
+    // RFC 6690 section 4.1: "href" matches the target, other names an attribute; a trailing '*' matches a prefix;
+    // space-separated attribute values match when any one of them does.
+    private static bool Matches(CoapLink link, string name, string value)
+    {
+        bool prefix = value.EndsWith('*');
+        string expected = prefix ? value[..^1] : value;
+        if (name == "href")
+        {
+            return prefix ? link.Target.StartsWith(expected, StringComparison.Ordinal) : link.Target == expected;
+        }
+
+        foreach (KeyValuePair<string, string?> attribute in link.Attributes)
+        {
+            if (attribute.Key != name)
+            {
+                continue;
+            }
+
+            foreach (string token in (attribute.Value ?? string.Empty).Split(' '))
+            {
+                if (prefix ? token.StartsWith(expected, StringComparison.Ordinal) : token == expected)
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(101, LogLevel.Warning, "Shed a request from {Remote} ({Reaction}): the pipeline is full or stopping")]
+        public static partial void Shed(ILogger logger, System.Net.IPEndPoint remote, string reaction);
+
+        [LoggerMessage(102, LogLevel.Error, "The handler for {Method} {Path} from {Remote} failed; answered 5.00")]
+        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapCode method, string path, System.Net.IPEndPoint remote);
+
+        [LoggerMessage(103, LogLevel.Error, "The response to {Method} {Path} cannot be sent; answered 5.00 with a diagnostic")]
+        public static partial void ResponseRejected(ILogger logger, Exception exception, CoapCode method, string path);
+    }
+}

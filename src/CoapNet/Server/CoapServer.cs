@@ -1,0 +1,413 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Reflection;
+using System.Threading.Tasks.Dataflow;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace CoapNet.Server;
+
+/// <summary>
+/// A CoAP server: UDP endpoints whose requests flow through a bounded TPL Dataflow pipeline to the
+/// handlers of registered routes and resources, with discovery at /.well-known/core (RFC 6690).
+/// </summary>
+/// <example>
+/// <code>
+/// await using var server = new CoapServer();
+/// server.MapGet("/hello", request => CoapResponse.Content("Hello, CoAP"));
+/// await server.StartAsync();
+/// </code>
+/// </example>
+/// <remarks>
+/// Map routes before starting. Each endpoint's messaging layer answers Empty messages (ACK, RST,
+/// ping) and duplicates itself, before any queue, so they always have a route and never wait behind
+/// requests; requests enter the pipeline, which is bounded: when it is full, a CON request gets 5.03
+/// Service Unavailable with Max-Age and a NON request is dropped.
+/// </remarks>
+public sealed partial class CoapServer : IAsyncDisposable, IDisposable
+{
+    private readonly CoapServerOptions _options;
+    private readonly ILogger _logger;
+    private readonly TimeProvider _time;
+    private readonly CoapRouter _router = new();
+    private readonly List<CoapEndpoint> _endpoints = [];
+    private readonly ConcurrentDictionary<CoapExchange, long> _inFlight = new();
+    private readonly CancellationTokenSource _aborting = new();
+    private readonly object _lifecycle = new();
+    private ActionBlock<CoapExchange>? _pipeline;
+    private ITimer? _watchdog;
+    private int _state; // 0 new, 1 running, 2 stopping or stopped
+
+    /// <summary>Creates a server; map routes, then start it.</summary>
+    /// <param name="options">Endpoints, limits, clock and logging; null for the defaults ([::]:5683).</param>
+    /// <exception cref="ArgumentException">An option is out of range; the message names it.</exception>
+    public CoapServer(CoapServerOptions? options = null)
+    {
+        _options = options ?? new CoapServerOptions();
+        _options.Validate();
+        _time = _options.TimeProvider;
+        _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
+        MapGet("/.well-known/core", Discover).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
+    }
+
+    /// <summary>The endpoints the server listens on (with actual ports), once started.</summary>
+    public IReadOnlyList<IPEndPoint> LocalEndPoints
+    {
+        get
+        {
+            lock (_lifecycle)
+            {
+                IPEndPoint[] endpoints = new IPEndPoint[_endpoints.Count];
+                for (int i = 0; i < endpoints.Length; i++)
+                {
+                    endpoints[i] = _endpoints[i].LocalEndPoint;
+                }
+
+                return endpoints;
+            }
+        }
+    }
+
+    /// <summary>True between a successful start and the beginning of a stop.</summary>
+    public bool IsRunning => Volatile.Read(ref _state) == 1;
+
+    /// <summary>The number of requests queued or being handled.</summary>
+    public int PendingRequests => _inFlight.Count;
+
+    /// <summary>The templates of the mapped routes, in registration order.</summary>
+    public IReadOnlyList<string> Routes
+    {
+        get
+        {
+            List<string> templates = [];
+            foreach (CoapRoute route in _router.Routes)
+            {
+                templates.Add(route.Template);
+            }
+
+            return templates;
+        }
+    }
+
+    /// <summary>Maps a synchronous handler for <paramref name="method"/> on a route template such as "/store/{name}" or "/files/{*path}".</summary>
+    /// <param name="method">GET, POST, PUT, DELETE, FETCH, PATCH or iPATCH.</param>
+    /// <param name="template">The route template; "{name}" captures one segment, a final "{*name}" the rest.</param>
+    /// <param name="handler">The handler.</param>
+    /// <returns>A builder for the route's discovery attributes.</returns>
+    /// <exception cref="ArgumentException">The template is invalid, or the method is already mapped on it.</exception>
+    /// <exception cref="InvalidOperationException">The server has started.</exception>
+    public CoapRouteBuilder Map(CoapCode method, string template, Func<CoapRequest, CoapResponse> handler)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return Map(method, template, new RouteHandler(handler, null));
+    }
+
+    /// <summary>Maps an asynchronous handler for <paramref name="method"/> on a route template.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder Map(CoapCode method, string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return Map(method, template, new RouteHandler(null, handler));
+    }
+
+    /// <summary>Maps GET to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapGet(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Get, template, handler);
+
+    /// <summary>Maps GET to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapGet(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Get, template, handler);
+
+    /// <summary>Maps POST to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPost(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Post, template, handler);
+
+    /// <summary>Maps POST to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPost(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Post, template, handler);
+
+    /// <summary>Maps PUT to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPut(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Put, template, handler);
+
+    /// <summary>Maps PUT to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPut(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Put, template, handler);
+
+    /// <summary>Maps DELETE to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapDelete(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Delete, template, handler);
+
+    /// <summary>Maps DELETE to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapDelete(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Delete, template, handler);
+
+    /// <summary>Maps FETCH (RFC 8132) to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapFetch(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Fetch, template, handler);
+
+    /// <summary>Maps FETCH (RFC 8132) to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapFetch(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Fetch, template, handler);
+
+    /// <summary>Maps PATCH (RFC 8132) to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPatch(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.Patch, template, handler);
+
+    /// <summary>Maps PATCH (RFC 8132) to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapPatch(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.Patch, template, handler);
+
+    /// <summary>Maps iPATCH (RFC 8132) to a synchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapIPatch(string template, Func<CoapRequest, CoapResponse> handler) => Map(CoapCode.IPatch, template, handler);
+
+    /// <summary>Maps iPATCH (RFC 8132) to an asynchronous handler.</summary>
+    /// <inheritdoc cref="Map(CoapCode, string, Func{CoapRequest, CoapResponse})"/>
+    public CoapRouteBuilder MapIPatch(string template, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> handler) => Map(CoapCode.IPatch, template, handler);
+
+    /// <summary>
+    /// Registers a resource class under a route template: every method it overrides (synchronous or
+    /// asynchronous form) is mapped, and its properties become its discovery attributes.
+    /// </summary>
+    /// <param name="template">The route template.</param>
+    /// <param name="resource">The resource.</param>
+    /// <returns>A builder for further attributes.</returns>
+    /// <exception cref="ArgumentException">The template is invalid, a method is already mapped on it, or the resource overrides no method.</exception>
+    /// <exception cref="InvalidOperationException">The server has started.</exception>
+    public CoapRouteBuilder MapResource(string template, CoapResource resource)
+    {
+        ArgumentNullException.ThrowIfNull(resource);
+        (CoapCode Method, string Sync, string Async, Func<CoapRequest, CoapResponse> SyncHandler, Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>> AsyncHandler)[] methods =
+        [
+            (CoapCode.Get, nameof(CoapResource.Get), nameof(CoapResource.GetAsync), resource.Get, resource.GetAsync),
+            (CoapCode.Post, nameof(CoapResource.Post), nameof(CoapResource.PostAsync), resource.Post, resource.PostAsync),
+            (CoapCode.Put, nameof(CoapResource.Put), nameof(CoapResource.PutAsync), resource.Put, resource.PutAsync),
+            (CoapCode.Delete, nameof(CoapResource.Delete), nameof(CoapResource.DeleteAsync), resource.Delete, resource.DeleteAsync),
+            (CoapCode.Fetch, nameof(CoapResource.Fetch), nameof(CoapResource.FetchAsync), resource.Fetch, resource.FetchAsync),
+            (CoapCode.Patch, nameof(CoapResource.Patch), nameof(CoapResource.PatchAsync), resource.Patch, resource.PatchAsync),
+            (CoapCode.IPatch, nameof(CoapResource.IPatch), nameof(CoapResource.IPatchAsync), resource.IPatch, resource.IPatchAsync),
+        ];
+
+        CoapRouteBuilder? builder = null;
+        foreach (var method in methods)
+        {
+            // Registration-time reflection (never per request): the overridden methods are the ones the resource declares.
+            if (IsOverridden(resource, method.Async, typeof(CancellationToken)))
+            {
+                builder = Map(method.Method, template, new RouteHandler(null, method.AsyncHandler));
+            }
+            else if (IsOverridden(resource, method.Sync))
+            {
+                builder = Map(method.Method, template, new RouteHandler(method.SyncHandler, null));
+            }
+        }
+
+        if (builder is null)
+        {
+            throw new ArgumentException($"{resource.GetType().Name} overrides no method (Get, GetAsync, Put, ...), so it would answer nothing.", nameof(resource));
+        }
+
+        if (resource.Title is string title)
+        {
+            builder.WithTitle(title);
+        }
+
+        builder.WithResourceType([.. resource.ResourceTypes]).WithInterface([.. resource.InterfaceDescriptions])
+            .Produces([.. resource.ContentFormats]).Accepts([.. resource.AcceptedContentFormats]);
+        if (resource.IsObservable)
+        {
+            builder.Observable();
+        }
+
+        return builder;
+    }
+
+    /// <summary>Binds the endpoints and starts serving.</summary>
+    /// <exception cref="InvalidOperationException">The server was already started.</exception>
+    /// <exception cref="System.Net.Sockets.SocketException">An endpoint cannot be bound; none is left open.</exception>
+    public void Start()
+    {
+        lock (_lifecycle)
+        {
+            if (_state != 0)
+            {
+                throw new InvalidOperationException("The server was already started.");
+            }
+
+            _pipeline = new ActionBlock<CoapExchange>(
+                ProcessAsync,
+                new ExecutionDataflowBlockOptions
+                {
+                    BoundedCapacity = _options.MaxPendingRequests,
+                    MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism,
+                    EnsureOrdered = false,
+                });
+
+            IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 ? _options.Endpoints : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
+            try
+            {
+                foreach (IPEndPoint binding in bindings)
+                {
+                    CoapEndpoint endpoint = new(new UdpTransport(new UdpTransportOptions { Address = binding.Address, Port = binding.Port }), _options.ToEndpointOptions())
+                    {
+                        RequestHandler = Enqueue,
+                    };
+                    _endpoints.Add(endpoint);
+                    endpoint.Start();
+                }
+            }
+            catch
+            {
+                foreach (CoapEndpoint endpoint in _endpoints)
+                {
+                    endpoint.Dispose();
+                }
+
+                _endpoints.Clear();
+                _pipeline.Complete();
+                throw;
+            }
+
+            TimeSpan tick = _options.SeparateResponseDelay / 4;
+            _watchdog = _time.CreateTimer(static state => ((CoapServer)state!).AcceptSlowExchanges(), this, tick, tick);
+            _state = 1;
+        }
+
+        foreach (IPEndPoint local in LocalEndPoints)
+        {
+            _logger.LogInformation("CoAP server listening on udp://{EndPoint}", local);
+        }
+    }
+
+    /// <inheritdoc cref="Start"/>
+    /// <param name="cancellationToken">Not used: binding completes at once; present for symmetry with hosting APIs.</param>
+    /// <returns>A completed task once the server listens.</returns>
+    public Task StartAsync(CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        Start();
+        return Task.CompletedTask;
+    }
+
+    /// <summary>
+    /// Stops accepting requests (new ones get 5.03), waits for the requests in flight to be answered,
+    /// then closes the endpoints. When <paramref name="cancellationToken"/> fires first, the handlers'
+    /// tokens are canceled and the endpoints close without waiting further.
+    /// </summary>
+    /// <param name="cancellationToken">Ends the wait for in-flight requests.</param>
+    /// <returns>A task that completes when the server is stopped.</returns>
+    public async Task StopAsync(CancellationToken cancellationToken = default)
+    {
+        ActionBlock<CoapExchange>? pipeline;
+        lock (_lifecycle)
+        {
+            if (_state != 1)
+            {
+                _state = 2;
+                return;
+            }
+
+            _state = 2;
+            pipeline = _pipeline!;
+        }
+
+        pipeline.Complete();
+        try
+        {
+            await pipeline.Completion.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            await _aborting.CancelAsync().ConfigureAwait(false);
+        }
+
+        await CloseAsync().ConfigureAwait(false);
+    }
+
+    /// <inheritdoc cref="StopAsync"/>
+    /// <param name="timeout">How long to wait for in-flight requests; null waits until they are answered.</param>
+    public void Stop(TimeSpan? timeout = null)
+    {
+        ActionBlock<CoapExchange>? pipeline;
+        lock (_lifecycle)
+        {
+            if (_state != 1)
+            {
+                _state = 2;
+                return;
+            }
+
+            _state = 2;
+            pipeline = _pipeline!;
+        }
+
+        pipeline.Complete();
+        try
+        {
+            if (!pipeline.Completion.Wait(timeout ?? Timeout.InfiniteTimeSpan))
+            {
+                _aborting.Cancel();
+            }
+        }
+        catch (AggregateException)
+        {
+            // The pipeline never faults (handlers' exceptions become 5.00); nothing to report.
+        }
+
+        _watchdog?.Dispose();
+        foreach (CoapEndpoint endpoint in _endpoints)
+        {
+            endpoint.Dispose();
+        }
+    }
+
+    /// <summary>Stops the server (see <see cref="Stop"/>), waiting for in-flight requests.</summary>
+    public void Dispose()
+    {
+        Stop();
+        _aborting.Dispose();
+    }
+
+    /// <summary>Stops the server (see <see cref="StopAsync"/>), waiting for in-flight requests.</summary>
+    /// <returns>A task that completes when the server is stopped.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync().ConfigureAwait(false);
+        _aborting.Dispose();
+    }
+
+    private static bool IsOverridden(CoapResource resource, string name, params Type[] extra)
+    {
+        Type[] parameters = [typeof(CoapRequest), .. extra];
+        MethodInfo? method = resource.GetType().GetMethod(name, BindingFlags.Public | BindingFlags.Instance, parameters);
+        return method is not null && method.GetBaseDefinition().DeclaringType != method.DeclaringType;
+    }
+
+    private CoapRouteBuilder Map(CoapCode method, string template, RouteHandler handler)
+    {
+        lock (_lifecycle)
+        {
+            if (_state != 0)
+            {
+                throw new InvalidOperationException("Routes are mapped before the server starts.");
+            }
+
+            CoapRoute route = _router.GetOrAdd(template);
+            route.SetHandler(method, handler);
+            return new CoapRouteBuilder(route);
+        }
+    }
+
+    private async Task CloseAsync()
+    {
+        _watchdog?.Dispose();
+        foreach (CoapEndpoint endpoint in _endpoints)
+        {
+            await endpoint.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+using System.Net;
+using CoapNet.Messaging;
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Server;
+
+/// <summary>Settings of a <see cref="CoapServer"/>: where it listens, its limits, its clock and its logging.</summary>
+public sealed class CoapServerOptions
+{
+    /// <summary>
+    /// The local endpoints to listen on, one UDP socket each (IPv4 and IPv6 alike, several ports
+    /// allowed). Default: [::]:5683, dual-stack where the OS allows.
+    /// </summary>
+    public IList<IPEndPoint> Endpoints { get; init; } = [];
+
+    /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
+    public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
+
+    /// <summary>The clock for every timer; inject a fake one to test in virtual time.</summary>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
+    /// <summary>Where log lines go; no-op by default.</summary>
+    public ILoggerFactory? LoggerFactory { get; init; }
+
+    /// <summary>
+    /// How many requests may wait in or be processed by the pipeline at once (default 1024). Past it
+    /// the server sheds load: a CON request gets 5.03 Service Unavailable with Max-Age
+    /// <see cref="LoadSheddingMaxAge"/>, a NON request is dropped (RFC 7252 section 5.9.3.4).
+    /// </summary>
+    public int MaxPendingRequests { get; init; } = 1024;
+
+    /// <summary>How many handlers run at once (default: the number of processors).</summary>
+    public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;
+
+    /// <summary>The Max-Age of a 5.03 sent when shedding load: when the client may try again (default 5 s).</summary>
+    public TimeSpan LoadSheddingMaxAge { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// How long a confirmable request may wait for its handler before the server acknowledges it with
+    /// an empty ACK and sends the response separately (RFC 7252 section 5.2.2). Default 1 s, below
+    /// ACK_TIMEOUT so a client does not retransmit.
+    /// </summary>
+    public TimeSpan SeparateResponseDelay { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The largest message the server sends (default 1152 bytes, RFC 7252 section 4.6); a larger response becomes 5.00 with a diagnostic.</summary>
+    public int MaxMessageSize { get; init; } = 1152;
+
+    /// <summary>How many received messages the deduplication cache of each endpoint remembers (default 16384).</summary>
+    public int DeduplicationCapacity { get; init; } = 16384;
+
+    /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
+    public int MaxPeers { get; init; } = 10000;
+
+    internal void Validate()
+    {
+        ArgumentNullException.ThrowIfNull(Endpoints);
+        ArgumentNullException.ThrowIfNull(TransmissionParameters);
+        ArgumentNullException.ThrowIfNull(TimeProvider);
+        if (MaxPendingRequests < 1)
+        {
+            throw new ArgumentException("MaxPendingRequests must be at least 1.", nameof(MaxPendingRequests));
+        }
+
+        if (MaxDegreeOfParallelism < 1)
+        {
+            throw new ArgumentException("MaxDegreeOfParallelism must be at least 1.", nameof(MaxDegreeOfParallelism));
+        }
+
+        if (SeparateResponseDelay <= TimeSpan.Zero)
+        {
+            throw new ArgumentException("SeparateResponseDelay must be positive.", nameof(SeparateResponseDelay));
+        }
+
+        if (LoadSheddingMaxAge < TimeSpan.Zero || LoadSheddingMaxAge.TotalSeconds > uint.MaxValue)
+        {
+            throw new ArgumentException("LoadSheddingMaxAge must be between 0 and 2^32 - 1 seconds.", nameof(LoadSheddingMaxAge));
+        }
+    }
+
+    internal CoapEndpointOptions ToEndpointOptions() => new()
+    {
+        TransmissionParameters = TransmissionParameters,
+        TimeProvider = TimeProvider,
+        LoggerFactory = LoggerFactory,
+        DeduplicationCapacity = DeduplicationCapacity,
+        MaxPeers = MaxPeers,
+        MaxMessageSize = MaxMessageSize,
+    };
+}
