@@ -39,7 +39,9 @@ public sealed partial class CoapMessageSerializer
                     return null;
                 }
 
-                if (Framing == CoapFraming.Stream || result.IsCompleted)
+                // A datagram ends when the writer completes; past MaxMessageSize it is rejected without waiting for that,
+                // so a peer that never completes cannot grow the buffer without bound (as ReadDatagram does for streams).
+                if (Framing == CoapFraming.Stream || result.IsCompleted || buffer.Length > _maxMessageSize)
                 {
                     OperationStatus status = ReadFrame(buffer, out CoapMessage? message, out consumed, out CoapFormatError error);
                     if (status == OperationStatus.Done)

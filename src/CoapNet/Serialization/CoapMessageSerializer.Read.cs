@@ -249,7 +249,10 @@ public sealed partial class CoapMessageSerializer
         OptionSlots slots = new(stackalloc OptionSlot[16]);
         try
         {
-            if (!ScanOptions(data, optionsStart, ref slots, out int payloadStart, out error))
+            // RFC 8323 section 5.2: signaling (class 7) options are numbered per signaling code, so the
+            // registered bounds of request/response options (4 is ETag there, Block-Wise-Transfer here) do not apply.
+            bool checkLengths = _rejectInvalidOptionLengths && code >> 5 != 7;
+            if (!ScanOptions(data, optionsStart, checkLengths, ref slots, out int payloadStart, out error))
             {
                 return false;
             }
@@ -280,7 +283,7 @@ public sealed partial class CoapMessageSerializer
     /// Walks the options (RFC 7252 section 3.1) from <paramref name="position"/> to the payload
     /// marker or the end, validating each and recording (number, offset, length).
     /// </summary>
-    private bool ScanOptions(ReadOnlySpan<byte> data, int position, ref OptionSlots slots, out int payloadStart, out CoapFormatError error)
+    private static bool ScanOptions(ReadOnlySpan<byte> data, int position, bool checkLengths, ref OptionSlots slots, out int payloadStart, out CoapFormatError error)
     {
         int number = 0;
         while ((uint)position < (uint)data.Length)
@@ -346,7 +349,7 @@ public sealed partial class CoapMessageSerializer
                 return Fail(CoapFormatErrorReason.TruncatedOption, start, out error);
             }
 
-            if (_rejectInvalidOptionLengths && !CoapOptionDefinition.IsValidLength((CoapOptionNumber)number, length))
+            if (checkLengths && !CoapOptionDefinition.IsValidLength((CoapOptionNumber)number, length))
             {
                 payloadStart = 0;
                 return Fail(CoapFormatErrorReason.InvalidOptionValueLength, start, out error);

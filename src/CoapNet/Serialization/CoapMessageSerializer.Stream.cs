@@ -12,6 +12,9 @@ public sealed partial class CoapMessageSerializer
     // message's own memory after the head, so a large payload is never copied (RFC 8323 streams).
     private const int InlinePayloadLimit = 16 * 1024;
 
+    [ThreadStatic]
+    private static byte[]? t_streamHead;
+
     /// <summary>
     /// Reads the next message from <paramref name="stream"/>. With stream framing, reads exactly one
     /// frame; with datagram framing, reads the stream to its end as one datagram.
@@ -56,23 +59,30 @@ public sealed partial class CoapMessageSerializer
             return ParseDatagram(await ReadDatagramAsync(stream, cancellationToken).ConfigureAwait(false));
         }
 
-        byte[] head = ArrayPool<byte>.Shared.Rent(MaxStreamLengthHeader);
+        // The 5-byte head buffer is cached per thread (taken while in use, so interleaved calls never share
+        // it): renting it from ArrayPool cost as much as parsing a small message.
+        byte[] head = t_streamHead ?? new byte[MaxStreamLengthHeader];
+        t_streamHead = null;
         try
         {
-            if (await stream.ReadAtLeastAsync(head.AsMemory(0, 1), 1, throwOnEndOfStream: false, cancellationToken).ConfigureAwait(false) == 0)
+            if (await FillAsync(stream, head.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) == 0)
             {
                 return null;
             }
 
             int headLength = StreamHeadLength(head[0]);
-            await ReadExactlyAsync(stream, head.AsMemory(1, headLength - 1), 1, cancellationToken).ConfigureAwait(false);
+            if (headLength > 1)
+            {
+                EnsureFilled(await FillAsync(stream, head.AsMemory(1, headLength - 1), cancellationToken).ConfigureAwait(false), headLength - 1, 1);
+            }
+
             byte[] frame = AllocateFrame(head.AsSpan(0, headLength));
-            await ReadExactlyAsync(stream, frame.AsMemory(headLength), headLength, cancellationToken).ConfigureAwait(false);
+            EnsureFilled(await FillAsync(stream, frame.AsMemory(headLength), cancellationToken).ConfigureAwait(false), frame.Length - headLength, headLength);
             return ParseOwned(frame);
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(head);
+            t_streamHead = head;
         }
     }
 
@@ -176,10 +186,55 @@ public sealed partial class CoapMessageSerializer
         }
     }
 
-    private static async ValueTask ReadExactlyAsync(Stream stream, Memory<byte> buffer, int offset, CancellationToken cancellationToken)
+    /// <summary>
+    /// Reads until <paramref name="buffer"/> is full or the stream ends; returns the count read. Not an
+    /// async method: when the stream completes its reads synchronously (in-memory and buffered streams,
+    /// data already received) no state machine runs besides the caller's. Stream.ReadAtLeastAsync runs
+    /// one per call, which on a small message cost more than parsing it.
+    /// </summary>
+    private static ValueTask<int> FillAsync(Stream stream, Memory<byte> buffer, CancellationToken cancellationToken)
     {
-        int read = await stream.ReadAtLeastAsync(buffer, buffer.Length, throwOnEndOfStream: false, cancellationToken).ConfigureAwait(false);
-        if (read < buffer.Length)
+        int total = 0;
+        while (total < buffer.Length)
+        {
+            ValueTask<int> pending = stream.ReadAsync(buffer[total..], cancellationToken);
+            if (!pending.IsCompletedSuccessfully)
+            {
+                return FillSlowAsync(stream, buffer, total, pending, cancellationToken);
+            }
+
+            int read = pending.Result;
+            if (read == 0)
+            {
+                break;
+            }
+
+            total += read;
+        }
+
+        return new ValueTask<int>(total);
+    }
+
+    private static async ValueTask<int> FillSlowAsync(Stream stream, Memory<byte> buffer, int total, ValueTask<int> pending, CancellationToken cancellationToken)
+    {
+        int read = await pending.ConfigureAwait(false);
+        while (read > 0)
+        {
+            total += read;
+            if (total == buffer.Length)
+            {
+                break;
+            }
+
+            read = await stream.ReadAsync(buffer[total..], cancellationToken).ConfigureAwait(false);
+        }
+
+        return total;
+    }
+
+    private static void EnsureFilled(int read, int expected, int offset)
+    {
+        if (read < expected)
         {
             ThrowFormat(new CoapFormatError(CoapFormatErrorReason.UnexpectedEndOfStream, offset + read));
         }
@@ -188,7 +243,7 @@ public sealed partial class CoapMessageSerializer
     // A datagram is the whole stream; it is bounded by MaxMessageSize, so a stream that never ends cannot grow it.
     private byte[]? ReadDatagram(Stream stream)
     {
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Min(_maxMessageSize + 1, 4096));
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Min(_maxMessageSize, 4095) + 1); // not _maxMessageSize + 1: int.MaxValue must not overflow
         int length = 0;
         try
         {
@@ -209,7 +264,7 @@ public sealed partial class CoapMessageSerializer
 
     private async ValueTask<byte[]?> ReadDatagramAsync(Stream stream, CancellationToken cancellationToken)
     {
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Min(_maxMessageSize + 1, 4096));
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(Math.Min(_maxMessageSize, 4095) + 1); // not _maxMessageSize + 1: int.MaxValue must not overflow
         int length = 0;
         try
         {
