@@ -115,16 +115,15 @@ public sealed partial class CoapEndpoint
 
         private void Start()
         {
-            byte[] bytes;
+            byte[]? bytes = null;
             Action? next = null;
             lock (_endpoint._gate)
             {
                 _holdsSlot = true;
                 if (_finished)
                 {
-                    // Canceled between leaving the queue and starting: hand the slot on.
+                    // Canceled between leaving the queue and starting: hand the slot on, send nothing.
                     next = ReleaseSlot();
-                    bytes = [];
                 }
                 else
                 {
@@ -142,9 +141,9 @@ public sealed partial class CoapEndpoint
                 }
             }
 
-            if (next is not null)
+            if (bytes is null)
             {
-                next();
+                next?.Invoke();
                 return;
             }
 
@@ -242,9 +241,12 @@ public sealed partial class CoapEndpoint
         public void OnReset() => Succeed();
 
         public void OnGaveUp(int retransmissions)
+            => Fail(new CoapTimeoutException($"{_remote} did not answer a ping (MID {_messageId}) after {retransmissions} retransmissions.", _remote));
+
+        public void Fail(Exception exception)
         {
             _registration.Dispose();
-            _completion.TrySetException(new CoapTimeoutException($"{_remote} did not answer a ping (MID {_messageId}) after {retransmissions} retransmissions.", _remote));
+            _completion.TrySetException(exception);
         }
 
         private void Succeed()

@@ -258,6 +258,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
 
         _sweepTimer.Dispose();
         List<ClientExchange> pending;
+        List<PingOwner> pings = [];
         lock (_gate)
         {
             pending = [.. _exchanges.Values];
@@ -265,6 +266,10 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
             {
                 transmission.Done = true;
                 transmission.Timer?.Dispose();
+                if (transmission.Owner is PingOwner ping)
+                {
+                    pings.Add(ping);
+                }
             }
 
             _unacknowledged.Clear();
@@ -273,6 +278,12 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         foreach (ClientExchange exchange in pending)
         {
             exchange.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the response arrived."));
+        }
+
+        // A pending ping is not in _exchanges; nothing else could ever complete it now.
+        foreach (PingOwner ping in pings)
+        {
+            ping.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the ping was answered."));
         }
 
         return true;
@@ -333,20 +344,24 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         bool confirmable = request.Type == CoapMessageType.Confirmable;
         DeduplicationCache.Entry entry;
         byte[]? reply;
+        bool duplicate;
         lock (_gate)
         {
-            if (_deduplication.TryGetOrAdd(remote, request.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out entry))
-            {
-                reply = entry.Reply;
-                if (confirmable && reply is not null)
-                {
-                    // RFC 7252 section 4.5: a duplicate CON gets the same ACK (or RST) again, and no second handler call.
-                    Log.Duplicate(_logger, remote, request.MessageId);
-                    SendRaw(reply, remote, null);
-                }
+            duplicate = _deduplication.TryGetOrAdd(remote, request.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out entry);
+            reply = entry.Reply;
+        }
 
-                return;
+        // Sent outside the lock, like every send.
+        if (duplicate)
+        {
+            if (confirmable && reply is not null)
+            {
+                // RFC 7252 section 4.5: a duplicate CON gets the same ACK (or RST) again, and no second handler call.
+                Log.Duplicate(_logger, remote, request.MessageId);
+                SendRaw(reply, remote, null);
             }
+
+            return;
         }
 
         CoapRequestHandler? handler = RequestHandler;
@@ -382,26 +397,37 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         bool confirmable = response.Type == CoapMessageType.Confirmable;
         ClientExchange? exchange;
         byte[]? reply = null;
+        bool duplicate;
         lock (_gate)
         {
-            if (_deduplication.TryGetOrAdd(remote, response.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out DeduplicationCache.Entry entry))
+            duplicate = _deduplication.TryGetOrAdd(remote, response.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out DeduplicationCache.Entry entry);
+            if (duplicate)
             {
-                if (confirmable && entry.Reply is not null)
+                reply = confirmable ? entry.Reply : null;
+                exchange = null;
+            }
+            else
+            {
+                _exchanges.TryGetValue(TokenKey.From(remote, response.Token.Span), out exchange);
+                if (confirmable)
                 {
-                    Log.Duplicate(_logger, remote, response.MessageId);
-                    SendRaw(entry.Reply, remote, null);
+                    // RFC 7252 section 5.3.2: a CON response that matches no request is rejected with RST; otherwise ACKed.
+                    reply = SerializeEmpty(exchange is null ? CoapMessageType.Reset : CoapMessageType.Acknowledgement, response.MessageId);
+                    entry.Reply = reply;
                 }
-
-                return;
             }
+        }
 
-            _exchanges.TryGetValue(TokenKey.From(remote, response.Token.Span), out exchange);
-            if (confirmable)
+        // Sent outside the lock, like every send.
+        if (duplicate)
+        {
+            if (reply is not null)
             {
-                // RFC 7252 section 5.3.2: a CON response that matches no request is rejected with RST; otherwise ACKed.
-                reply = SerializeEmpty(exchange is null ? CoapMessageType.Reset : CoapMessageType.Acknowledgement, response.MessageId);
-                entry.Reply = reply;
+                Log.Duplicate(_logger, remote, response.MessageId);
+                SendRaw(reply, remote, null);
             }
+
+            return;
         }
 
         if (reply is not null)
@@ -522,7 +548,12 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         }
 
         ping.RegisterCancellation(cancellationToken);
-        SendRaw(bytes, remote, null);
+        if (!ping.Completion.IsCompleted)
+        {
+            // Not when the token was already canceled: the registration has just ended the ping.
+            SendRaw(bytes, remote, null);
+        }
+
         return ping.Completion;
     }
 

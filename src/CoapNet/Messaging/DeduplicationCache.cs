@@ -8,16 +8,17 @@ namespace CoapNet.Messaging;
 /// duplicate CON gets the same ACK or response again and never reaches a handler twice.
 /// </summary>
 /// <remarks>
-/// Memory is bounded by a capacity. Entries are kept in arrival order; expired ones are dropped
-/// from the front, and when the cache is full the oldest entry is evicted to admit the new one
-/// (oldest-first eviction). A peer that sprays distinct Message IDs therefore evicts its own and
+/// Memory is bounded by a capacity. Entries are kept in arrival order, one queue per lifetime (so
+/// each queue is also in expiry order); expired ones are dropped from the fronts, and when the cache
+/// is full the entry that expires first is evicted to admit the new one (oldest-first eviction). A peer that sprays distinct Message IDs therefore evicts its own and
 /// others' oldest entries instead of growing the heap; the cost is that a duplicate arriving after
 /// its entry was evicted under such a flood is processed again. Not thread-safe: the endpoint's lock guards it.
 /// </remarks>
 internal sealed class DeduplicationCache
 {
     private readonly Dictionary<Key, Entry> _entries;
-    private readonly Queue<Entry> _arrivalOrder = new();
+    // One queue per lifetime (CON: EXCHANGE_LIFETIME, NON: NON_LIFETIME): within each, arrival order is expiry order.
+    private readonly Dictionary<long, Queue<Entry>> _queues = [];
     private readonly int _capacity;
 
     public DeduplicationCache(int capacity)
@@ -50,7 +51,7 @@ internal sealed class DeduplicationCache
             _entries.Remove(key);
         }
 
-        while (_entries.Count >= _capacity && _arrivalOrder.TryDequeue(out Entry? oldest))
+        while (_entries.Count >= _capacity && TryDequeueFirstToExpire(out Entry? oldest))
         {
             if (!oldest.Removed)
             {
@@ -62,21 +63,44 @@ internal sealed class DeduplicationCache
 
         entry = new Entry(key, now + lifetimeTicks);
         _entries.Add(key, entry);
-        _arrivalOrder.Enqueue(entry);
+        if (!_queues.TryGetValue(lifetimeTicks, out Queue<Entry>? queue))
+        {
+            _queues[lifetimeTicks] = queue = new Queue<Entry>();
+        }
+
+        queue.Enqueue(entry);
         return false;
     }
 
     private void RemoveExpired(long now)
     {
-        while (_arrivalOrder.TryPeek(out Entry? oldest) && (oldest.Removed || oldest.ExpiresAt <= now))
+        foreach (Queue<Entry> queue in _queues.Values)
         {
-            _arrivalOrder.Dequeue();
-            if (!oldest.Removed)
+            while (queue.TryPeek(out Entry? oldest) && (oldest.Removed || oldest.ExpiresAt <= now))
             {
-                oldest.Removed = true;
-                _entries.Remove(oldest.Key);
+                queue.Dequeue();
+                if (!oldest.Removed)
+                {
+                    oldest.Removed = true;
+                    _entries.Remove(oldest.Key);
+                }
             }
         }
+    }
+
+    private bool TryDequeueFirstToExpire([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Entry? first)
+    {
+        Queue<Entry>? from = null;
+        foreach (Queue<Entry> queue in _queues.Values)
+        {
+            if (queue.TryPeek(out Entry? head) && (from is null || head.ExpiresAt < from.Peek().ExpiresAt))
+            {
+                from = queue;
+            }
+        }
+
+        first = from?.Dequeue();
+        return first is not null;
     }
 
     internal readonly record struct Key(IPEndPoint Remote, ushort MessageId);

@@ -204,7 +204,14 @@ public sealed class UdpTransport : IDatagramTransport
                     peers[key] = remote;
                 }
 
-                receiver.OnDatagram(buffer.AsSpan(0, length), remote);
+                try
+                {
+                    receiver.OnDatagram(buffer.AsSpan(0, length), remote);
+                }
+                catch (Exception e) when (e is not (OutOfMemoryException or OperationCanceledException or ObjectDisposedException))
+                {
+                    // A receiver must not throw; if one does, that datagram is lost but the socket keeps serving.
+                }
             }
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException || (e is SocketException && stopping.IsCancellationRequested))

@@ -1,0 +1,251 @@
+using System.Net;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+
+namespace CoapNet.Tests.Infrastructure;
+
+/// <summary>
+/// A deterministic datagram network in memory. Its transports have made-up addresses (10.0.0.1:5683
+/// and the like) that never reach a socket. Every send is recorded (time, from, to, bytes, parsed
+/// message) and passes the link's drop filters; what survives is queued until the test pumps it
+/// with <see cref="DeliverNext"/> or <see cref="DeliverAll"/>, or, with <see cref="DeliversImmediately"/>,
+/// handed to the destination's receiver inside the send call.
+/// </summary>
+/// <remarks>
+/// Delivery gives the receiver a scratch copy of the bytes that is overwritten after the call, as a
+/// socket's receive buffer would be, so a receiver that keeps the span past the call is caught.
+/// A datagram to an address without a started transport is recorded and lost.
+/// </remarks>
+public sealed class InMemoryNetwork
+{
+    // Pumping more than this in one DeliverAll means two parties answer each other forever.
+    private const int MaxDeliveriesPerPump = 1_000_000;
+
+    private readonly object _gate = new();
+    private readonly TimeProvider _time;
+    private readonly long _startTimestamp;
+    private readonly Dictionary<IPEndPoint, InMemoryTransport> _transports = [];
+    private readonly Dictionary<(IPEndPoint From, IPEndPoint To), NetworkLink> _links = [];
+    private readonly List<Datagram> _sent = [];
+    private readonly Queue<Datagram> _inFlight = new();
+
+    /// <summary>Creates a network that stamps datagrams with <paramref name="time"/> (the system clock when null).</summary>
+    /// <param name="time">The clock; pass the endpoints' <see cref="ManualTimeProvider"/>.</param>
+    public InMemoryNetwork(TimeProvider? time = null)
+    {
+        _time = time ?? TimeProvider.System;
+        _startTimestamp = _time.GetTimestamp();
+    }
+
+    /// <summary>When true, a send delivers at once, re-entrantly, on the sender's thread; when false (the default) the test pumps.</summary>
+    public bool DeliversImmediately { get; init; }
+
+    /// <summary>A snapshot of every datagram sent so far, in order, dropped ones included.</summary>
+    public IReadOnlyList<Datagram> Sent
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return [.. _sent];
+            }
+        }
+    }
+
+    /// <summary>How many datagrams wait to be delivered.</summary>
+    public int InFlightCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _inFlight.Count;
+            }
+        }
+    }
+
+    /// <summary>Parses "10.0.0.1:5683" or "10.0.0.1" (port 5683).</summary>
+    /// <param name="address">The address, with or without a port.</param>
+    /// <returns>The endpoint.</returns>
+    public static IPEndPoint EndPoint(string address)
+        => IPEndPoint.TryParse(address, out IPEndPoint? endPoint) && endPoint.Port != 0
+            ? endPoint
+            : new IPEndPoint(IPAddress.Parse(address), 5683);
+
+    /// <summary>Creates a transport bound to <paramref name="address"/> on this network.</summary>
+    /// <param name="address">"10.0.0.1" or "10.0.0.1:5683".</param>
+    /// <returns>The transport, not started.</returns>
+    public InMemoryTransport CreateTransport(string address) => CreateTransport(EndPoint(address));
+
+    /// <summary>Creates a transport bound to <paramref name="local"/> on this network.</summary>
+    /// <param name="local">The address; no other live transport may hold it.</param>
+    /// <returns>The transport, not started.</returns>
+    public InMemoryTransport CreateTransport(IPEndPoint local)
+    {
+        ArgumentNullException.ThrowIfNull(local);
+        lock (_gate)
+        {
+            if (_transports.ContainsKey(local))
+            {
+                throw new InvalidOperationException($"{local} is already bound on this network.");
+            }
+
+            InMemoryTransport transport = new(this, local);
+            _transports.Add(local, transport);
+            return transport;
+        }
+    }
+
+    /// <summary>The link from <paramref name="from"/> to <paramref name="to"/>, to set drop filters on.</summary>
+    /// <param name="from">The sender.</param>
+    /// <param name="to">The destination.</param>
+    /// <returns>The link (created on first use).</returns>
+    public NetworkLink Link(IPEndPoint from, IPEndPoint to)
+    {
+        lock (_gate)
+        {
+            return GetLink(from, to);
+        }
+    }
+
+    /// <summary>The datagrams sent from <paramref name="from"/> to <paramref name="to"/>, dropped ones included.</summary>
+    /// <param name="from">The sender.</param>
+    /// <param name="to">The destination.</param>
+    /// <returns>A snapshot, in order.</returns>
+    public IReadOnlyList<Datagram> SentBetween(IPEndPoint from, IPEndPoint to)
+    {
+        lock (_gate)
+        {
+            return _sent.FindAll(d => d.From.Equals(from) && d.To.Equals(to));
+        }
+    }
+
+    /// <summary>Delivers the oldest queued datagram (which may cause new sends, queued behind the rest).</summary>
+    /// <returns>False when nothing was queued.</returns>
+    public bool DeliverNext()
+    {
+        Datagram? datagram;
+        InMemoryTransport? target;
+        lock (_gate)
+        {
+            if (!_inFlight.TryDequeue(out datagram))
+            {
+                return false;
+            }
+
+            _transports.TryGetValue(datagram.To, out target);
+        }
+
+        target?.Deliver(datagram);
+        return true;
+    }
+
+    /// <summary>Delivers queued datagrams, and the ones their delivery causes, until none is left.</summary>
+    /// <returns>How many were delivered.</returns>
+    public int DeliverAll()
+    {
+        int delivered = 0;
+        while (DeliverNext())
+        {
+            if (++delivered > MaxDeliveriesPerPump)
+            {
+                throw new InvalidOperationException("The network never went quiet: two parties answer each other forever.");
+            }
+        }
+
+        return delivered;
+    }
+
+    /// <summary>Loses every queued datagram, as if the network dropped them in transit.</summary>
+    /// <returns>How many were lost.</returns>
+    public int DiscardInFlight()
+    {
+        lock (_gate)
+        {
+            int count = _inFlight.Count;
+            _inFlight.Clear();
+            return count;
+        }
+    }
+
+    /// <summary>
+    /// Waits, in real time, until at least <paramref name="count"/> datagrams were sent in total:
+    /// for tests where another thread sends (a blocking call). Not a sleep: it returns as soon as they are.
+    /// </summary>
+    /// <param name="count">The total to wait for.</param>
+    /// <param name="timeout">A bound that only a broken test reaches.</param>
+    /// <returns>False when the bound was reached first.</returns>
+    public bool WaitForSent(int count, TimeSpan timeout)
+    {
+        DateTime deadline = DateTime.UtcNow + timeout;
+        lock (_gate)
+        {
+            while (_sent.Count < count)
+            {
+                TimeSpan remaining = deadline - DateTime.UtcNow;
+                if (remaining <= TimeSpan.Zero || !Monitor.Wait(_gate, remaining))
+                {
+                    return _sent.Count >= count;
+                }
+            }
+
+            return true;
+        }
+    }
+
+    internal void Transmit(InMemoryTransport from, byte[] bytes, IPEndPoint to)
+    {
+        Datagram datagram;
+        InMemoryTransport? target = null;
+        lock (_gate)
+        {
+            NetworkLink link = GetLink(from.LocalEndPoint, to);
+            CoapMessage? message = CoapMessageSerializer.Udp.TryDeserialize(bytes.AsSpan(), out CoapMessage? parsed, out _) ? parsed : null;
+            datagram = new Datagram(_sent.Count + 1, _time.GetElapsedTime(_startTimestamp), from.LocalEndPoint, to, link.Count(), bytes, message, Dropped: false);
+            if (link.ShouldDrop(datagram))
+            {
+                datagram = datagram with { Dropped = true };
+            }
+
+            _sent.Add(datagram);
+            Monitor.PulseAll(_gate);
+            if (datagram.Dropped)
+            {
+                return;
+            }
+
+            if (!DeliversImmediately)
+            {
+                _inFlight.Enqueue(datagram);
+                return;
+            }
+
+            _transports.TryGetValue(to, out target);
+        }
+
+        target?.Deliver(datagram);
+    }
+
+    internal void Unbind(InMemoryTransport transport)
+    {
+        lock (_gate)
+        {
+            if (_transports.TryGetValue(transport.LocalEndPoint, out InMemoryTransport? bound) && ReferenceEquals(bound, transport))
+            {
+                _transports.Remove(transport.LocalEndPoint);
+            }
+        }
+    }
+
+    // Caller holds the lock.
+    private NetworkLink GetLink(IPEndPoint from, IPEndPoint to)
+    {
+        if (!_links.TryGetValue((from, to), out NetworkLink? link))
+        {
+            link = new NetworkLink(_gate, from, to);
+            _links.Add((from, to), link);
+        }
+
+        return link;
+    }
+}
