@@ -3,6 +3,7 @@
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
+using System.Runtime.InteropServices;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 
@@ -44,7 +45,14 @@ Console.CancelKeyPress += (_, e) =>
     e.Cancel = true;
     stop.Cancel();
 };
-AppDomain.CurrentDomain.ProcessExit += (_, _) => stop.Cancel();
+
+// SIGTERM (docker stop, systemd) stops as gracefully as Ctrl+C: cancel the default termination so
+// the requests in flight are answered. (A ProcessExit handler cannot: the process exits when it returns.)
+using PosixSignalRegistration terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
+{
+    context.Cancel = true;
+    stop.Cancel();
+});
 
 try
 {

@@ -107,7 +107,9 @@ public static class SampleResources
             CoapResponse response = new(replaced ? CoapCode.Changed : CoapCode.Created);
             if (!replaced)
             {
-                response.Message.LocationPath = "/store/" + name;
+                // One Location-Path option per segment: the name may itself contain '/' (sent as %2F).
+                response.Message.Options.Add(CoapOptionNumber.LocationPath, "store");
+                response.Message.Options.Add(CoapOptionNumber.LocationPath, name);
             }
 
             return response;

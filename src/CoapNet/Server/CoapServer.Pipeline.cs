@@ -13,14 +13,21 @@ public sealed partial class CoapServer
     /// <summary>Admits a request into the bounded pipeline; runs on an endpoint's receive loop.</summary>
     private void Enqueue(CoapExchange exchange)
     {
-        _inFlight[exchange] = _time.GetTimestamp();
+        long arrived = _time.GetTimestamp();
         ActionBlock<CoapExchange>? pipeline = _pipeline;
         if (Volatile.Read(ref _state) == 1 && pipeline is not null && pipeline.Post(exchange))
         {
+            // Counted only once admitted, so a request being shed never makes PendingRequests exceed
+            // MaxPendingRequests. The handler may already have answered (and removed nothing): undo then.
+            _inFlight[exchange] = arrived;
+            if (exchange.HasResponded)
+            {
+                _inFlight.TryRemove(exchange, out _);
+            }
+
             return;
         }
 
-        _inFlight.TryRemove(exchange, out _);
         Shed(exchange);
     }
 

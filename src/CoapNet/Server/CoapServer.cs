@@ -272,7 +272,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 throw;
             }
 
-            TimeSpan tick = _options.SeparateResponseDelay / 4;
+            TimeSpan tick = TimeSpan.FromTicks(Math.Max(_options.SeparateResponseDelay.Ticks / 4, TimeSpan.TicksPerMillisecond));
             _watchdog = _time.CreateTimer(static state => ((CoapServer)state!).AcceptSlowExchanges(), this, tick, tick);
             _state = 1;
         }
@@ -302,20 +302,11 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     /// <returns>A task that completes when the server is stopped.</returns>
     public async Task StopAsync(CancellationToken cancellationToken = default)
     {
-        ActionBlock<CoapExchange>? pipeline;
-        lock (_lifecycle)
+        if (BeginStop() is not { } pipeline)
         {
-            if (_state != 1)
-            {
-                _state = 2;
-                return;
-            }
-
-            _state = 2;
-            pipeline = _pipeline!;
+            return;
         }
 
-        pipeline.Complete();
         try
         {
             await pipeline.Completion.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -325,27 +316,22 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             await _aborting.CancelAsync().ConfigureAwait(false);
         }
 
-        await CloseAsync().ConfigureAwait(false);
+        _watchdog?.Dispose();
+        foreach (CoapEndpoint endpoint in _endpoints)
+        {
+            await endpoint.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
     /// <inheritdoc cref="StopAsync"/>
     /// <param name="timeout">How long to wait for in-flight requests; null waits until they are answered.</param>
     public void Stop(TimeSpan? timeout = null)
     {
-        ActionBlock<CoapExchange>? pipeline;
-        lock (_lifecycle)
+        if (BeginStop() is not { } pipeline)
         {
-            if (_state != 1)
-            {
-                _state = 2;
-                return;
-            }
-
-            _state = 2;
-            pipeline = _pipeline!;
+            return;
         }
 
-        pipeline.Complete();
         try
         {
             if (!pipeline.Completion.Wait(timeout ?? Timeout.InfiniteTimeSpan))
@@ -402,12 +388,21 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         }
     }
 
-    private async Task CloseAsync()
+    /// <summary>Moves to stopping; returns the pipeline to drain, or null when the server was not running.</summary>
+    private ActionBlock<CoapExchange>? BeginStop()
     {
-        _watchdog?.Dispose();
-        foreach (CoapEndpoint endpoint in _endpoints)
+        lock (_lifecycle)
         {
-            await endpoint.DisposeAsync().ConfigureAwait(false);
+            bool running = _state == 1;
+            _state = 2;
+            if (!running)
+            {
+                return null;
+            }
         }
+
+        // New requests now get 5.03 (Enqueue checks the state); queued ones are still handled.
+        _pipeline!.Complete();
+        return _pipeline;
     }
 }

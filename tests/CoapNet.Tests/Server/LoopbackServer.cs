@@ -1,0 +1,73 @@
+using System.Net;
+using CoapNet.Messaging;
+using CoapNet.Server;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// A started <see cref="CoapServer"/> on 127.0.0.1 at a port the OS picks, with the routes a test
+/// maps before it starts; disposing it stops the server.
+/// </summary>
+internal sealed class LoopbackServer : IAsyncDisposable
+{
+    private LoopbackServer(CoapServer server)
+    {
+        Server = server;
+        EndPoint = server.LocalEndPoints[0];
+    }
+
+    public CoapServer Server { get; }
+
+    /// <summary>The server's endpoint, 127.0.0.1 and the port it was given.</summary>
+    public IPEndPoint EndPoint { get; }
+
+    /// <summary>Options for a loopback server: 127.0.0.1:0, everything else as given.</summary>
+    public static CoapServerOptions Options(
+        int maxPendingRequests = 1024,
+        int maxDegreeOfParallelism = 4,
+        TimeSpan? separateResponseDelay = null,
+        CoapTransmissionParameters? transmission = null,
+        TimeProvider? time = null,
+        TimeSpan? loadSheddingMaxAge = null)
+        => new()
+        {
+            Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
+            MaxPendingRequests = maxPendingRequests,
+            MaxDegreeOfParallelism = maxDegreeOfParallelism,
+            SeparateResponseDelay = separateResponseDelay ?? TimeSpan.FromSeconds(1),
+            TransmissionParameters = transmission ?? CoapTransmissionParameters.Default,
+            TimeProvider = time ?? TimeProvider.System,
+            LoadSheddingMaxAge = loadSheddingMaxAge ?? TimeSpan.FromSeconds(5),
+        };
+
+    /// <summary>Creates a server with <paramref name="options"/> (default <see cref="Options"/>), maps routes, starts it.</summary>
+    public static LoopbackServer Start(Action<CoapServer> map, CoapServerOptions? options = null)
+    {
+        CoapServer server = new(options ?? Options());
+        try
+        {
+            map(server);
+            server.Start();
+            return new LoopbackServer(server);
+        }
+        catch
+        {
+            server.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>A coap:// URI on the server, such as Uri("/store/lamp").</summary>
+    public Uri Uri(string pathAndQuery) => new($"coap://127.0.0.1:{EndPoint.Port}{pathAndQuery}");
+
+    public async ValueTask DisposeAsync()
+    {
+        // Bounded: a test that fails while a handler is blocked must fail, not hang in its cleanup.
+        using (CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10)))
+        {
+            await Server.StopAsync(timeout.Token);
+        }
+
+        await Server.DisposeAsync();
+    }
+}

@@ -1,0 +1,278 @@
+using System.Globalization;
+using System.Security.Cryptography;
+using System.Text;
+using CoapNet.LinkFormat;
+using CoapNet.Messages;
+using CoapNet.Samples.Server;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// The sample server's resources, mapped onto a server on 127.0.0.1, and what each method on each of
+/// them must answer. Written once, run through every client: libcoap's coap-client, and our
+/// <see cref="Client.CoapClient"/> in its synchronous and asynchronous forms.
+/// </summary>
+public abstract class SampleResourceBehaviour : IAsyncLifetime
+{
+    private LoopbackServer? _server;
+
+    private protected LoopbackServer Server => _server ?? throw new InvalidOperationException("Not initialized.");
+
+    public virtual Task InitializeAsync()
+    {
+        // SeparateResponseDelay 0.5 s (default 1 s): /slow?ms=1500 is answered separately even on a slow machine.
+        _server = LoopbackServer.Start(server => SampleResources.Map(server), LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMilliseconds(500)));
+        return Task.CompletedTask;
+    }
+
+    public virtual async Task DisposeAsync()
+    {
+        if (_server is not null)
+        {
+            await _server.DisposeAsync();
+        }
+    }
+
+    [SkippableFact]
+    public async Task DiscoveryListsEverySampleResourceWithItsAttributes()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.ContentFormat.Should().Be(CoapContentFormat.LinkFormat);
+        Dictionary<string, CoapLink> links = CoapLinkFormat.Parse(reply.Text).ToDictionary(link => link.Target);
+        links.Keys.Should().BeEquivalentTo(
+            ["/hello", "/time", "/echo", "/store", "/slow", "/large"],
+            "every sample resource is listed; /store/{name} is a template, not a link, and /.well-known/core is not listed");
+
+        links["/hello"].Title.Should().Be("Greeting");
+        links["/hello"].ResourceTypes.Should().Equal("greeting");
+        links["/hello"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+
+        links["/time"].Title.Should().Be("Server time (UTC)");
+        links["/time"].ResourceTypes.Should().Equal("time");
+        links["/time"].InterfaceDescriptions.Should().Equal("sensor");
+        links["/time"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+
+        links["/echo"].Title.Should().Be("Echo");
+        links["/echo"].HasAttribute("ct").Should().BeFalse("/echo answers in whatever format it was sent");
+
+        links["/store"].Title.Should().Be("Key-value store");
+        links["/store"].ResourceTypes.Should().Equal("store");
+        links["/store"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+
+        links["/slow"].Title.Should().Be("Answers after ?ms=N milliseconds");
+        links["/slow"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+
+        links["/large"].Title.Should().Be("?size=N deterministic bytes");
+        links["/large"].ContentFormats.Should().Equal(CoapContentFormat.OctetStream);
+    }
+
+    [SkippableFact]
+    public async Task DiscoveryFilteredByResourceTypeListsOnlyTheMatchingResource()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?rt=time"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        CoapLinkFormat.Parse(reply.Text).Select(link => link.Target).Should().Equal("/time");
+    }
+
+    [SkippableFact]
+    public async Task DiscoveryFilteredByAnHrefPrefixListsOnlyTheMatchingResources()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?href=/st*"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        CoapLinkFormat.Parse(reply.Text).Select(link => link.Target).Should().Equal("/store");
+    }
+
+    [SkippableFact]
+    public async Task DiscoveryFilteredByAnInterfaceOrAContentFormatListsOnlyTheMatchingResources()
+    {
+        SampleReply sensors = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?if=sensor"));
+        SampleReply binary = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?ct=42"));
+
+        CoapLinkFormat.Parse(sensors.Text).Select(link => link.Target).Should().Equal("/time");
+        CoapLinkFormat.Parse(binary.Text).Select(link => link.Target).Should().Equal("/large");
+    }
+
+    [SkippableFact]
+    public async Task HelloAnswersWithAPlainTextGreeting()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
+        reply.Text.Should().Be("Hello, CoAP!");
+        reply.Separate.Should().BeFalse("a fast handler's response is piggybacked in the ACK");
+    }
+
+    [SkippableFact]
+    public async Task TimeAnswersWithTheCurrentTimeAsAnIso8601UtcTimestamp()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/time"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
+        DateTimeOffset time = DateTimeOffset.ParseExact(reply.Text, "O", CultureInfo.InvariantCulture, DateTimeStyles.None);
+        time.Offset.Should().Be(TimeSpan.Zero, "the time is UTC");
+        time.Should().BeCloseTo(DateTimeOffset.UtcNow, TimeSpan.FromMinutes(5));
+    }
+
+    [SkippableFact]
+    public async Task PostToEchoAnswersContentWithThePayloadAndItsContentFormat()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Post, "/echo") { Payload = "{\"on\":true}", ContentFormat = CoapContentFormat.Json });
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.Text.Should().Be("{\"on\":true}");
+        reply.ContentFormat.Should().Be(CoapContentFormat.Json);
+    }
+
+    [SkippableFact]
+    public async Task PutToEchoAnswersChangedWithThePayloadAndItsContentFormat()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Put, "/echo") { Payload = "hi there", ContentFormat = CoapContentFormat.TextPlain });
+
+        reply.Code.Should().Be(CoapCode.Changed);
+        reply.Text.Should().Be("hi there");
+        reply.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
+    }
+
+    [SkippableFact]
+    public async Task TheStoreCreatesReplacesReturnsListsAndDeletesAnEntry()
+    {
+        SampleReply created = await SendAsync(new SampleRequest(CoapCode.Put, "/store/lamp") { Payload = "on", ContentFormat = CoapContentFormat.TextPlain });
+        created.Code.Should().Be(CoapCode.Created);
+        created.LocationPath.Should().Equal("store", "lamp");
+
+        SampleReply replaced = await SendAsync(new SampleRequest(CoapCode.Put, "/store/lamp") { Payload = "off", ContentFormat = CoapContentFormat.TextPlain });
+        replaced.Code.Should().Be(CoapCode.Changed);
+
+        (await SendAsync(new SampleRequest(CoapCode.Put, "/store/fan") { Payload = "fast" })).Code.Should().Be(CoapCode.Created);
+
+        SampleReply read = await SendAsync(new SampleRequest(CoapCode.Get, "/store/lamp"));
+        read.Code.Should().Be(CoapCode.Content);
+        read.Text.Should().Be("off");
+        read.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
+        read.ETag.Should().Equal(SHA256.HashData("off"u8).AsSpan(0, 8).ToArray(), "the ETag identifies the stored representation");
+
+        SampleReply listing = await SendAsync(new SampleRequest(CoapCode.Get, "/store"));
+        listing.Code.Should().Be(CoapCode.Content);
+        listing.Text.Should().Be("fan\nlamp");
+
+        (await SendAsync(new SampleRequest(CoapCode.Delete, "/store/lamp"))).Code.Should().Be(CoapCode.Deleted);
+        (await SendAsync(new SampleRequest(CoapCode.Get, "/store/lamp"))).Code.Should().Be(CoapCode.NotFound);
+        (await SendAsync(new SampleRequest(CoapCode.Get, "/store"))).Text.Should().Be("fan");
+    }
+
+    [SkippableFact]
+    public async Task AStoreNameWithASlashStaysOneSegmentInTheLocationOfTheNewEntry()
+    {
+        SampleReply created = await SendAsync(new SampleRequest(CoapCode.Put, "/store/a%2Fb") { Payload = "x" });
+        SampleReply read = await SendAsync(new SampleRequest(CoapCode.Get, "/store/a%2Fb"));
+
+        created.Code.Should().Be(CoapCode.Created);
+        created.LocationPath.Should().Equal(["store", "a/b"], "the Location-Path names the entry just created");
+        read.Text.Should().Be("x");
+    }
+
+    [SkippableFact]
+    public async Task LargeAnswersWithTheRequestedNumberOfBytesEachItsOffsetModulo251()
+    {
+        SampleReply small = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=100"));
+        SampleReply wrapping = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=600"));
+
+        small.Code.Should().Be(CoapCode.Content);
+        small.ContentFormat.Should().Be(CoapContentFormat.OctetStream);
+        small.Payload.Should().Equal(Enumerable.Range(0, 100).Select(i => (byte)(i % 251)));
+        wrapping.Code.Should().Be(CoapCode.Content);
+        wrapping.Payload.Should().Equal(Enumerable.Range(0, 600).Select(i => (byte)(i % 251)));
+    }
+
+    [SkippableFact]
+    public async Task LargeBeyondOneDatagramAnswersInternalServerErrorWithADiagnosticAndNeverATruncatedBody()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=5000"));
+
+        reply.Code.Should().Be(CoapCode.InternalServerError);
+        reply.ContentFormat.Should().BeNull("a diagnostic payload has no Content-Format (RFC 7252 section 5.5.2)");
+        reply.Text.Should().StartWith("The response cannot be sent").And.Contain("5000");
+        reply.Payload.Take(4).Should().NotEqual(new byte[] { 0, 1, 2, 3 }, "no part of the body is sent");
+    }
+
+    [SkippableFact]
+    public async Task AnUnknownPathIsNotFound()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/no/such/resource"));
+
+        reply.Code.Should().Be(CoapCode.NotFound);
+    }
+
+    [SkippableFact]
+    public async Task AMethodTheResourceDoesNotOfferIsMethodNotAllowed()
+    {
+        SampleReply delete = await SendAsync(new SampleRequest(CoapCode.Delete, "/hello"));
+        SampleReply post = await SendAsync(new SampleRequest(CoapCode.Post, "/store/lamp") { Payload = "x" });
+
+        delete.Code.Should().Be(CoapCode.MethodNotAllowed);
+        delete.Text.Should().Be("Allowed: GET");
+        post.Code.Should().Be(CoapCode.MethodNotAllowed);
+        post.Text.Should().Be("Allowed: GET, PUT, DELETE");
+    }
+
+    [SkippableFact]
+    public async Task AnUnrecognizedCriticalOptionIsBadOption()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Option = (65001, "x") });
+
+        reply.Code.Should().Be(CoapCode.BadOption);
+        reply.Text.Should().Contain("65001");
+    }
+
+    [SkippableFact]
+    public async Task AnUnrecognizedElectiveOptionIsIgnored()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Option = (65000, "x") });
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.Text.Should().Be("Hello, CoAP!");
+    }
+
+    [SkippableFact]
+    public async Task AnAcceptTheResourceDoesNotProduceIsNotAcceptable()
+    {
+        SampleReply json = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Accept = CoapContentFormat.Json });
+        SampleReply text = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Accept = CoapContentFormat.TextPlain });
+
+        json.Code.Should().Be(CoapCode.NotAcceptable);
+        text.Code.Should().Be(CoapCode.Content);
+    }
+
+    [SkippableFact]
+    public async Task ASlowHandlersResponseArrivesSeparatelyAfterAnEmptyAcknowledgement()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/slow?ms=1500"));
+
+        reply.Code.Should().Be(CoapCode.Content);
+        reply.Text.Should().Be("Slept 1500 ms.");
+        reply.Separate.Should().BeTrue("the handler took longer than SeparateResponseDelay");
+    }
+
+    [SkippableFact]
+    public async Task AnInvalidQueryIsBadRequestWithADiagnostic()
+    {
+        SampleReply slow = await SendAsync(new SampleRequest(CoapCode.Get, "/slow?ms=soon"));
+        SampleReply large = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=-1"));
+
+        slow.Code.Should().Be(CoapCode.BadRequest);
+        slow.Text.Should().Contain("ms must be");
+        large.Code.Should().Be(CoapCode.BadRequest);
+        large.Text.Should().Contain("size must be");
+    }
+
+    /// <summary>Sends <paramref name="request"/> to <see cref="Server"/> through the client under test.</summary>
+    private protected abstract Task<SampleReply> SendAsync(SampleRequest request);
+
+    private protected static byte[] Utf8(string? text) => text is null ? [] : Encoding.UTF8.GetBytes(text);
+}

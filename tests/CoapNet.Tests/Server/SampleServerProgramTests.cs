@@ -1,0 +1,197 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Text;
+using CoapNet.Client;
+using CoapNet.Messages;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// The sample server program itself, run as a process the way a user runs it (its dll is copied
+/// next to the tests through the project reference): it listens where told, serves, and stops
+/// gracefully on SIGTERM and SIGINT, answering the request in flight first.
+/// </summary>
+public sealed class SampleServerProgramTests
+{
+    private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(30);
+
+    [SkippableFact]
+    public async Task TheSampleServerServesAndOnSigtermAnswersTheRequestInFlightBeforeItStops()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        using SampleServerProcess sample = await SampleServerProcess.StartAsync();
+        await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
+        CoapResponse hello = await client.GetAsync(new Uri($"coap://{sample.EndPoint}/hello"));
+        hello.GetPayloadString().Should().Be("Hello, CoAP!");
+
+        using RawPeer peer = new(sample.EndPoint);
+        await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/slow?ms=1500", token: 0x51));
+        (await peer.PingBarrierAsync()).Should().BeEmpty("the request is in the pipeline, its handler sleeping");
+        await sample.SignalAsync("TERM");
+
+        CoapMessage answer = await ReceiveResponseAsync(peer);
+        answer.GetPayloadString().Should().Be("Slept 1500 ms.");
+        (await sample.WaitForExitAsync()).Should().Be(0);
+        sample.Output.Split('\n', StringSplitOptions.TrimEntries).Should().ContainInOrder("Stopping...", "Stopped.");
+    }
+
+    [SkippableFact]
+    public async Task TheSampleServerStopsGracefullyOnSigint()
+    {
+        Skip.IfNot(OperatingSystem.IsLinux(), "POSIX signals, and /proc to see whether SIGINT is ignored");
+        Skip.If(SigintIgnored(), "SIGINT is ignored by this process (started in the background without job control), so a child inherits that and Ctrl+C cannot reach it");
+        using SampleServerProcess sample = await SampleServerProcess.StartAsync();
+        await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
+        (await client.GetAsync(new Uri($"coap://{sample.EndPoint}/hello"))).GetPayloadString().Should().Be("Hello, CoAP!");
+
+        await sample.SignalAsync("INT");
+
+        (await sample.WaitForExitAsync()).Should().Be(0);
+        sample.Output.Split('\n', StringSplitOptions.TrimEntries).Should().ContainInOrder("Stopping...", "Stopped.");
+    }
+
+    // The answer to a slow CON: an empty ACK, then the separate response, which the peer acknowledges.
+    private static async Task<CoapMessage> ReceiveResponseAsync(RawPeer peer)
+    {
+        while (true)
+        {
+            CoapMessage message = (await peer.ReceiveAsync()).Message;
+            if (message.Code.IsEmpty)
+            {
+                continue;
+            }
+
+            if (message.Type == CoapMessageType.Confirmable)
+            {
+                await peer.SendAsync([0x60, 0x00, (byte)(message.MessageId >> 8), (byte)message.MessageId]);
+            }
+
+            return message;
+        }
+    }
+
+    private static bool SigintIgnored()
+    {
+        foreach (string line in File.ReadLines("/proc/self/status"))
+        {
+            if (line.StartsWith("SigIgn:", StringComparison.Ordinal))
+            {
+                ulong mask = ulong.Parse(line.AsSpan("SigIgn:".Length).Trim(), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+                return (mask & (1UL << (2 - 1))) != 0;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>The sample server as a child process on 127.0.0.1 at a port the OS picks (--port 0).</summary>
+    private sealed class SampleServerProcess : IDisposable
+    {
+        private readonly Process _process;
+        private readonly StringBuilder _output = new();
+        private readonly TaskCompletionSource<IPEndPoint> _listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        private SampleServerProcess(Process process) => _process = process;
+
+        public IPEndPoint EndPoint => _listening.Task.Result;
+
+        /// <summary>Everything it printed so far, stdout and stderr.</summary>
+        public string Output
+        {
+            get
+            {
+                lock (_output)
+                {
+                    return _output.ToString();
+                }
+            }
+        }
+
+        public static async Task<SampleServerProcess> StartAsync()
+        {
+            string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll");
+            File.Exists(dll).Should().BeTrue($"the project reference copies the sample next to the tests ({dll})");
+            ProcessStartInfo info = new(DotnetHost())
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            };
+            foreach (string argument in new[] { dll, "--port", "0", "--address", "127.0.0.1" })
+            {
+                info.ArgumentList.Add(argument);
+            }
+
+            SampleServerProcess sample = new(new Process { StartInfo = info });
+            sample._process.OutputDataReceived += (_, e) => sample.OnLine(e.Data);
+            sample._process.ErrorDataReceived += (_, e) => sample.OnLine(e.Data);
+            sample._process.Start();
+            sample._process.BeginOutputReadLine();
+            sample._process.BeginErrorReadLine();
+            try
+            {
+                await sample._listening.Task.WaitAsync(Liveness);
+            }
+            catch (TimeoutException)
+            {
+                sample.Dispose();
+                throw new TimeoutException("The sample server printed no 'listening' line: " + sample.Output);
+            }
+
+            return sample;
+        }
+
+        /// <summary>Sends a signal the way a user would, with kill(1).</summary>
+        public async Task SignalAsync(string signal)
+        {
+            using Process kill = Process.Start("kill", ["-" + signal, _process.Id.ToString(CultureInfo.InvariantCulture)]);
+            await kill.WaitForExitAsync();
+            kill.ExitCode.Should().Be(0);
+        }
+
+        public async Task<int> WaitForExitAsync()
+        {
+            using CancellationTokenSource timeout = new(Liveness);
+            await _process.WaitForExitAsync(timeout.Token);
+            return _process.ExitCode;
+        }
+
+        public void Dispose()
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill(entireProcessTree: true);
+                _process.WaitForExit();
+            }
+
+            _process.Dispose();
+        }
+
+        // The SDK names the dotnet host it runs under; otherwise the test host is itself run by it.
+        private static string DotnetHost()
+            => Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
+            : Environment.ProcessPath is { } path && Path.GetFileNameWithoutExtension(path) == "dotnet" ? path
+            : "dotnet";
+
+        private void OnLine(string? line)
+        {
+            if (line is null)
+            {
+                return;
+            }
+
+            lock (_output)
+            {
+                _output.AppendLine(line);
+            }
+
+            const string Marker = "listening on udp://";
+            int at = line.IndexOf(Marker, StringComparison.Ordinal);
+            if (at >= 0)
+            {
+                _listening.TrySetResult(IPEndPoint.Parse(line[(at + Marker.Length)..].Trim()));
+            }
+        }
+    }
+}
