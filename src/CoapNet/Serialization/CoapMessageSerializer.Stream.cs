@@ -295,7 +295,9 @@ public sealed partial class CoapMessageSerializer
             return buffer;
         }
 
-        byte[] larger = ArrayPool<byte>.Shared.Rent(Math.Min((long)buffer.Length * 2, _maxMessageSize + 1L) is long n ? (int)n : 0);
+        // Double, but never past one byte over the limit (enough to detect MessageTooLarge) nor past the largest array.
+        int size = (int)Math.Min(Math.Min((long)buffer.Length * 2, _maxMessageSize + 1L), Array.MaxLength);
+        byte[] larger = ArrayPool<byte>.Shared.Rent(size);
         buffer.AsSpan(0, length).CopyTo(larger);
         ArrayPool<byte>.Shared.Return(buffer);
         return larger;
