@@ -137,11 +137,7 @@ public sealed partial class CoapMessage
                 throw new ArgumentException("An ETag holds 1 to 8 bytes (RFC 7252 section 5.10.6).", nameof(value));
             }
 
-            Options.RemoveAll(CoapOptionNumber.ETag);
-            if (value is { } v)
-            {
-                Options.Add(CoapOptionNumber.ETag, v);
-            }
+            SetOrRemove(CoapOptionNumber.ETag, value);
         }
     }
 
@@ -149,14 +145,7 @@ public sealed partial class CoapMessage
     public bool IfNoneMatch
     {
         get => TryGetValid(CoapOptionNumber.IfNoneMatch, out _);
-        set
-        {
-            Options.RemoveAll(CoapOptionNumber.IfNoneMatch);
-            if (value)
-            {
-                Options.AddEmpty(CoapOptionNumber.IfNoneMatch);
-            }
-        }
+        set => SetOrRemove(CoapOptionNumber.IfNoneMatch, value ? ReadOnlyMemory<byte>.Empty : (ReadOnlyMemory<byte>?)null);
     }
 
     /// <summary>The Uri-Path segments, in order.</summary>
@@ -221,30 +210,22 @@ public sealed partial class CoapMessage
         => TryGetValid(number, out CoapOptionEntry e) ? e.GetString() : null;
 
     private void SetUInt(CoapOptionNumber number, uint? value)
-    {
-        if (value is null && _options is null)
-        {
-            return;
-        }
-
-        Options.RemoveAll(number);
-        if (value is uint v)
-        {
-            Options.Add(number, v);
-        }
-    }
+        => SetOrRemove(number, value is uint v ? UIntCodec.Encode(v) : (ReadOnlyMemory<byte>?)null);
 
     private void SetString(CoapOptionNumber number, string? value)
-    {
-        if (value is null && _options is null)
-        {
-            return;
-        }
+        => SetOrRemove(number, value is null ? (ReadOnlyMemory<byte>?)null : System.Text.Encoding.UTF8.GetBytes(value));
 
-        Options.RemoveAll(number);
-        if (value is not null)
+    // One occurrence of the option with this value, or none (null); removing creates no collection. A bare null
+    // in a conditional converts through byte[] to an empty ReadOnlyMemory, not to null: callers cast it explicitly.
+    private void SetOrRemove(CoapOptionNumber number, ReadOnlyMemory<byte>? value)
+    {
+        if (value is { } v)
         {
-            Options.Add(number, value);
+            Options.Set(number, v);
+        }
+        else
+        {
+            _options?.RemoveAll(number);
         }
     }
 

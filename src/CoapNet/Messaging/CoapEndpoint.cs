@@ -210,21 +210,33 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
 
     internal void SendRaw(byte[] datagram, IPEndPoint remote, CoapMessage? message)
     {
+        if (!TrySend(datagram, remote))
+        {
+            return;
+        }
+
+        if (message is not null)
+        {
+            Log.Sent(_logger, remote, message);
+        }
+        else if (_logger.IsEnabled(LogLevel.Debug))
+        {
+            Log.Sent(_logger, remote, Serializer.Deserialize(datagram));
+        }
+    }
+
+    // A failed send is logged, never thrown: the retransmission timer (for CON) is the recovery.
+    private bool TrySend(byte[] datagram, IPEndPoint remote)
+    {
         try
         {
             _transport.Send(datagram, remote);
-            if (message is not null)
-            {
-                Log.Sent(_logger, remote, message);
-            }
-            else if (_logger.IsEnabled(LogLevel.Debug))
-            {
-                Log.Sent(_logger, remote, Serializer.Deserialize(datagram));
-            }
+            return true;
         }
         catch (Exception e) when (e is System.Net.Sockets.SocketException or ObjectDisposedException)
         {
             Log.SendFailed(_logger, e, remote);
+            return false;
         }
     }
 
@@ -245,9 +257,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         SendRaw(bytes, remote, response);
     }
 
-    private static long ToTicks(TimeSpan span, TimeProvider time) => (long)(span.TotalSeconds * time.TimestampFrequency);
-
-    private long ToTicks(TimeSpan span) => ToTicks(span, _time);
+    private long ToTicks(TimeSpan span) => (long)(span.TotalSeconds * _time.TimestampFrequency);
 
     private bool BeginDispose()
     {
@@ -449,10 +459,9 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
         Transmission? transmission;
         lock (_gate)
         {
-            if (_unacknowledged.Remove(new MessageKey(remote, message.MessageId), out transmission))
+            if (_unacknowledged.TryGetValue(new MessageKey(remote, message.MessageId), out transmission))
             {
-                transmission.Done = true;
-                transmission.Timer?.Dispose();
+                StopTransmission(transmission);
             }
         }
 
@@ -587,8 +596,7 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
 
             if (transmission.Retransmissions >= _parameters.MaxRetransmit)
             {
-                transmission.Done = true;
-                _unacknowledged.Remove(transmission.Key);
+                StopTransmission(transmission);
                 gaveUp = true;
             }
             else
@@ -602,24 +610,16 @@ public sealed partial class CoapEndpoint : IDatagramReceiver, IAsyncDisposable, 
 
         if (gaveUp)
         {
-            transmission.Timer?.Dispose();
             Log.GaveUp(_logger, transmission.Key.MessageId, transmission.Key.Remote, transmission.Retransmissions);
             transmission.Owner.OnGaveUp(transmission.Retransmissions);
             return;
         }
 
         Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, _parameters.MaxRetransmit, transmission.Key.MessageId);
-        try
-        {
-            _transport.Send(transmission.Datagram, transmission.Key.Remote);
-        }
-        catch (Exception e) when (e is System.Net.Sockets.SocketException or ObjectDisposedException)
-        {
-            Log.SendFailed(_logger, e, transmission.Key.Remote);
-        }
+        TrySend(transmission.Datagram, transmission.Key.Remote);
     }
 
-    /// <summary>Ends a transmission early (its exchange completed or was canceled). Caller holds the lock.</summary>
+    /// <summary>Ends a transmission: acknowledged, reset, given up, or its exchange completed or was canceled. Caller holds the lock.</summary>
     private void StopTransmission(Transmission? transmission)
     {
         if (transmission is null || transmission.Done)

@@ -193,10 +193,9 @@ public sealed partial class CoapServer
     private void AcceptSlowExchanges()
     {
         long now = _time.GetTimestamp();
-        long threshold = (long)(_options.SeparateResponseDelay.TotalSeconds * _time.TimestampFrequency);
         foreach (KeyValuePair<CoapExchange, long> pair in _inFlight)
         {
-            if (now - pair.Value >= threshold && pair.Key.IsConfirmable && !pair.Key.IsAccepted && !pair.Key.HasResponded)
+            if (now - pair.Value >= _separateResponseTicks && pair.Key.IsConfirmable && !pair.Key.IsAccepted && !pair.Key.HasResponded)
             {
                 pair.Key.Accept();
             }

@@ -32,6 +32,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private readonly CoapServerOptions _options;
     private readonly ILogger _logger;
     private readonly TimeProvider _time;
+    private readonly long _separateResponseTicks;
     private readonly CoapRouter _router = new();
     private readonly List<CoapEndpoint> _endpoints = [];
     private readonly ConcurrentDictionary<CoapExchange, long> _inFlight = new();
@@ -49,6 +50,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _options = options ?? new CoapServerOptions();
         _options.Validate();
         _time = _options.TimeProvider;
+        _separateResponseTicks = (long)(_options.SeparateResponseDelay.TotalSeconds * _time.TimestampFrequency);
         _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
         MapGet("/.well-known/core", Discover).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
