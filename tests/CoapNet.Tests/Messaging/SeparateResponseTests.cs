@@ -46,12 +46,7 @@ public class SeparateResponseTests
     public void ASeparateResponseIsRetransmittedUntilTheClientAcknowledgesIt()
     {
         using MessagingHarness h = new();
-        CoapExchange? pending = null;
-        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => (pending = exchange).Accept());
-        TestPeer client = h.Peer(ClientAddress);
-        client.Send(RawRequest(0x0100, Token), server.LocalEndPoint);
-        h.Network.DeliverAll();
-        pending!.Respond(new CoapMessage { Code = CoapCode.Changed });
+        (CoapEndpoint server, TestPeer client) = AcceptThenRespondChanged(h);
         h.Network.DeliverAll();
         byte[] separate = client.Last.Bytes;
 
@@ -69,12 +64,7 @@ public class SeparateResponseTests
     public void AnUnacknowledgedSeparateResponseIsSentFiveTimesAtMost()
     {
         using MessagingHarness h = new();
-        CoapExchange? pending = null;
-        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => (pending = exchange).Accept());
-        TestPeer client = h.Peer(ClientAddress);
-        client.Send(RawRequest(0x0100, Token), server.LocalEndPoint);
-        h.Network.DeliverAll();
-        pending!.Respond(new CoapMessage { Code = CoapCode.Changed });
+        (CoapEndpoint server, TestPeer client) = AcceptThenRespondChanged(h);
 
         h.Advance(TimeSpan.FromMinutes(10));
 
@@ -85,12 +75,7 @@ public class SeparateResponseTests
     public void AResetFromTheClientStopsTheSeparateResponse()
     {
         using MessagingHarness h = new();
-        CoapExchange? pending = null;
-        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => (pending = exchange).Accept());
-        TestPeer client = h.Peer(ClientAddress);
-        client.Send(RawRequest(0x0100, Token), server.LocalEndPoint);
-        h.Network.DeliverAll();
-        pending!.Respond(new CoapMessage { Code = CoapCode.Changed });
+        (CoapEndpoint server, TestPeer client) = AcceptThenRespondChanged(h);
         h.Network.DeliverAll();
 
         client.SendReset(client.Last.Parsed.MessageId, server.LocalEndPoint);
@@ -343,5 +328,20 @@ public class SeparateResponseTests
         h.Network.DeliverAll();
 
         client.Received.Should().BeEmpty();
+    }
+
+    /// <summary>
+    /// A client's CON request that the server accepts (the empty ACK is delivered) and then answers
+    /// with 2.04 as a separate CON, which is sent but not yet delivered.
+    /// </summary>
+    private static (CoapEndpoint Server, TestPeer Client) AcceptThenRespondChanged(MessagingHarness h)
+    {
+        CoapExchange? pending = null;
+        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => (pending = exchange).Accept());
+        TestPeer client = h.Peer(ClientAddress);
+        client.Send(RawRequest(0x0100, Token), server.LocalEndPoint);
+        h.Network.DeliverAll();
+        pending!.Respond(new CoapMessage { Code = CoapCode.Changed });
+        return (server, client);
     }
 }
