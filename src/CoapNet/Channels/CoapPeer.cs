@@ -1,0 +1,95 @@
+using System.Net;
+
+namespace CoapNet.Channels;
+
+/// <summary>
+/// Who is on the other side of an exchange: the transport (by URI scheme), the remote endpoint and,
+/// for secured transports, the security context. Requests are matched to responses, duplicates are
+/// detected and per-peer state is kept by this identity, never by a bare address (RFC 7252 section
+/// 9.1.1: once DTLS exists, a response only matches a request sent in the same security context).
+/// </summary>
+/// <remarks>Immutable; equal when the scheme, the endpoint and the security context are equal.</remarks>
+public sealed class CoapPeer : IEquatable<CoapPeer>
+{
+    /// <summary>The "coap" scheme: RFC 7252 over UDP.</summary>
+    public const string UdpScheme = "coap";
+
+    /// <summary>The "coap+tcp" scheme: RFC 8323 over TCP.</summary>
+    public const string TcpScheme = "coap+tcp";
+
+    private readonly int _hashCode;
+
+    /// <summary>Creates a peer identity.</summary>
+    /// <param name="scheme">The URI scheme of the transport, such as <see cref="UdpScheme"/> or <see cref="TcpScheme"/>.</param>
+    /// <param name="endPoint">The remote endpoint.</param>
+    /// <param name="securityContext">
+    /// What authenticates the peer on a secured transport (a DTLS or TLS session identity, an OSCORE
+    /// context), compared with <see cref="object.Equals(object)"/>; null on an unsecured one.
+    /// </param>
+    /// <exception cref="ArgumentException">The scheme is empty.</exception>
+    public CoapPeer(string scheme, IPEndPoint endPoint, object? securityContext = null)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(scheme);
+        ArgumentNullException.ThrowIfNull(endPoint);
+        Scheme = scheme;
+        EndPoint = endPoint;
+        SecurityContext = securityContext;
+        _hashCode = HashCode.Combine(StringComparer.Ordinal.GetHashCode(scheme), endPoint, securityContext);
+    }
+
+    /// <summary>The URI scheme of the transport ("coap", "coap+tcp", ...).</summary>
+    public string Scheme { get; }
+
+    /// <summary>The remote endpoint.</summary>
+    public IPEndPoint EndPoint { get; }
+
+    /// <summary>The security context on a secured transport; null otherwise.</summary>
+    public object? SecurityContext { get; }
+
+    /// <summary>
+    /// True for the stream transports of RFC 8323 (TCP, TLS, WebSockets): reliable and ordered, so
+    /// there are no Message IDs, acknowledgements or retransmissions (RFC 8323 section 3.2).
+    /// </summary>
+    public bool IsReliable => Scheme is TcpScheme or "coaps+tcp" or "coap+ws" or "coaps+ws";
+
+    /// <summary>Creates a "coap" (UDP) peer.</summary>
+    /// <param name="endPoint">The remote endpoint.</param>
+    /// <returns>The peer.</returns>
+    public static CoapPeer Udp(IPEndPoint endPoint) => new(UdpScheme, endPoint);
+
+    /// <summary>Creates a "coap+tcp" peer.</summary>
+    /// <param name="endPoint">The remote endpoint.</param>
+    /// <returns>The peer.</returns>
+    public static CoapPeer Tcp(IPEndPoint endPoint) => new(TcpScheme, endPoint);
+
+    /// <summary>Equality by scheme, endpoint and security context.</summary>
+    /// <param name="left">One peer.</param>
+    /// <param name="right">The other.</param>
+    /// <returns>True when equal.</returns>
+    public static bool operator ==(CoapPeer? left, CoapPeer? right) => left is null ? right is null : left.Equals(right);
+
+    /// <summary>Inequality by scheme, endpoint and security context.</summary>
+    /// <param name="left">One peer.</param>
+    /// <param name="right">The other.</param>
+    /// <returns>True when different.</returns>
+    public static bool operator !=(CoapPeer? left, CoapPeer? right) => !(left == right);
+
+    /// <inheritdoc/>
+    public bool Equals(CoapPeer? other)
+        => other is not null
+            && (ReferenceEquals(this, other)
+                || (_hashCode == other._hashCode
+                    && string.Equals(Scheme, other.Scheme, StringComparison.Ordinal)
+                    && EndPoint.Equals(other.EndPoint)
+                    && Equals(SecurityContext, other.SecurityContext)));
+
+    /// <inheritdoc/>
+    public override bool Equals(object? obj) => obj is CoapPeer other && Equals(other);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => _hashCode;
+
+    /// <summary>The peer as a URI authority with its scheme, such as "coap+tcp://[::1]:5683".</summary>
+    /// <returns>The text.</returns>
+    public override string ToString() => $"{Scheme}://{EndPoint}";
+}

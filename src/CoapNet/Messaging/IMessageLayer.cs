@@ -1,0 +1,112 @@
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Messages;
+
+namespace CoapNet.Messaging;
+
+/// <summary>
+/// The layer under the exchange layer, one per transport kind: the datagram message layer (RFC 7252
+/// section 4: Message IDs, deduplication, CON/ACK/RST, retransmission, NSTART) or the stream
+/// connection layer (RFC 8323 section 5: CSM, Ping/Pong, Release, Abort; no Message IDs at all).
+/// The exchange layer above it sees only requests, responses and peers.
+/// </summary>
+/// <remarks>
+/// Every method may be called from any thread. A lower layer calls back into
+/// <see cref="IExchangeLayer"/> without holding its own locks.
+/// </remarks>
+internal interface IMessageLayer : IAsyncDisposable, IDisposable
+{
+    /// <summary>The URI scheme of the peers this layer reaches ("coap", "coap+tcp").</summary>
+    string Scheme { get; }
+
+    /// <summary>The local endpoint (the bound socket or listener).</summary>
+    IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>Starts receiving; received requests and responses go to <paramref name="upper"/>. Call once.</summary>
+    void Start(IExchangeLayer upper);
+
+    /// <summary>
+    /// Throws <see cref="ArgumentException"/> when <paramref name="message"/> can never be sent to
+    /// <paramref name="peer"/> (too large for the datagram size in force, or for the peer's CSM
+    /// Max-Message-Size when already known), so callers fail fast on their own thread.
+    /// </summary>
+    void CheckSendable(CoapPeer peer, CoapMessage message);
+
+    /// <summary>
+    /// Sends the request of a client exchange. The layer assigns what its framing needs (a Message ID
+    /// for datagrams), may hold it back (NSTART, a connection still being opened) and reports its
+    /// fate through <paramref name="request"/>'s callbacks. Never throws for network failures.
+    /// </summary>
+    void SendRequest(OutgoingRequest request);
+
+    /// <summary>
+    /// The exchange of <paramref name="request"/> has ended (answered, failed or canceled): stop any
+    /// retransmission, free its NSTART slot or in-flight count, forget it. Idempotent.
+    /// </summary>
+    void EndRequest(OutgoingRequest request);
+
+    /// <summary>
+    /// Acknowledges a received confirmable request now with an empty ACK, so its response will be
+    /// separate (RFC 7252 section 5.2.2). Does nothing on a reliable transport, which has no ACKs.
+    /// </summary>
+    void Acknowledge(CoapExchange exchange);
+
+    /// <summary>
+    /// Sends the response to a received request. <paramref name="response"/> carries the code,
+    /// token, options and payload; the layer sets the rest (piggybacked in the ACK, separate CON or
+    /// NON with a new Message ID, or a plain frame on a stream).
+    /// </summary>
+    /// <exception cref="ArgumentException">The response cannot be serialized or is too large; nothing was sent.</exception>
+    void SendResponse(CoapExchange exchange, CoapMessage response);
+
+    /// <summary>
+    /// Checks that the peer is alive: an empty CON answered by RST (RFC 7252 section 4.3), or a Ping
+    /// signal answered by Pong (RFC 8323 section 5.4).
+    /// </summary>
+    /// <returns>The round-trip time.</returns>
+    Task<TimeSpan> PingAsync(CoapPeer peer, CancellationToken cancellationToken);
+}
+
+/// <summary>The exchange layer as the layer below sees it: where received requests and responses go.</summary>
+internal interface IExchangeLayer
+{
+    /// <summary>A new request (duplicates were settled below). Return quickly: this runs on the receive path.</summary>
+    void OnRequest(CoapExchange exchange);
+
+    /// <summary>A response (piggybacked, separate, NON or on a stream).</summary>
+    /// <returns>True when an outstanding request with its token took it; false when none did, so a CON gets RST.</returns>
+    bool OnResponse(CoapPeer peer, CoapMessage response);
+
+    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed or aborted): fail its exchanges with <paramref name="reason"/>.</summary>
+    void OnPeerLost(CoapPeer peer, Exception reason);
+}
+
+/// <summary>
+/// A request on its way out, as the layer below sees it: the message, the peer, a slot for the
+/// lower layer's own state, and the callbacks through which that layer reports what happened.
+/// </summary>
+internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
+{
+    /// <summary>The request; its token is set. The lower layer sets the Message ID on datagram transports.</summary>
+    public CoapMessage Request { get; } = request;
+
+    /// <summary>The server.</summary>
+    public CoapPeer Peer { get; } = peer;
+
+    /// <summary>The lower layer's per-request state (a retransmission, an NSTART slot, a connection); only it reads this.</summary>
+    public object? LowerState { get; set; }
+
+    /// <summary>
+    /// The request was delivered and the response is now awaited without further transmissions: a CON
+    /// was answered with an empty ACK (the response will be separate), a NON was sent, or a frame was
+    /// written to a stream. The exchange layer starts its response timeout here.
+    /// </summary>
+    public abstract void OnAwaitingResponse();
+
+    /// <summary>
+    /// The request failed below: an RST (<see cref="CoapResetException"/>), no ACK after MAX_RETRANSMIT
+    /// (<see cref="CoapTimeoutException"/>), the connection could not be opened or was lost, or the
+    /// message exceeds what the peer accepts (<see cref="ArgumentException"/>).
+    /// </summary>
+    public abstract void OnFailed(Exception reason);
+}
