@@ -40,6 +40,14 @@ public sealed class CoapEndpointOptions
     /// </summary>
     public int MaxMessageSize { get; init; } = 1152;
 
+    /// <summary>
+    /// When set, a confirmable request whose handler has not answered within this delay is
+    /// acknowledged with an empty ACK, and its response goes out separately (RFC 7252 section 5.2.2);
+    /// keep it below ACK_TIMEOUT so the client does not retransmit. Null (the default) leaves that to
+    /// the handler (<see cref="CoapExchange.Accept"/>). Has no effect on reliable transports.
+    /// </summary>
+    public TimeSpan? SeparateResponseDelay { get; init; }
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
@@ -66,6 +74,11 @@ public sealed class CoapEndpointOptions
         if (MaxMessageSize is < 64 or > Serialization.CoapSerializerOptions.DefaultMaxDatagramSize)
         {
             throw new ArgumentException("MaxMessageSize must be between 64 and 65507 bytes.", nameof(MaxMessageSize));
+        }
+
+        if (SeparateResponseDelay <= TimeSpan.Zero)
+        {
+            throw new ArgumentException("SeparateResponseDelay must be positive.", nameof(SeparateResponseDelay));
         }
 
         if (ResponseTimeout <= TimeSpan.Zero)

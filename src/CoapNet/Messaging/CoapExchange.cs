@@ -1,35 +1,39 @@
 using System.Net;
+using CoapNet.Channels;
 using CoapNet.Messages;
 
 namespace CoapNet.Messaging;
 
 /// <summary>
-/// A request received by a <see cref="CoapEndpoint"/>, and the way to answer it: a piggybacked
-/// response in the ACK, or (after <see cref="Accept"/>) a separate response (RFC 7252 section 5.2).
+/// A request received by a <see cref="CoapEndpoint"/>, and the way to answer it. Over UDP the
+/// response is piggybacked in the ACK, or (after <see cref="Accept"/>) separate (RFC 7252 section
+/// 5.2); over TCP it is simply the next frame with the request's token (RFC 8323 section 3.3).
 /// </summary>
 /// <remarks>Thread-safe: the handler may answer from any thread, once.</remarks>
 public sealed class CoapExchange
 {
-    private readonly CoapEndpoint _endpoint;
-    private readonly DeduplicationCache.Entry _entry;
+    private readonly IMessageLayer _lower;
     private int _state; // 0 new, 1 accepted (empty ACK sent), 2 responded
 
-    internal CoapExchange(CoapEndpoint endpoint, CoapMessage request, IPEndPoint remote, DeduplicationCache.Entry entry)
+    internal CoapExchange(IMessageLayer lower, CoapMessage request, CoapPeer peer, object? lowerState)
     {
-        _endpoint = endpoint;
+        _lower = lower;
         Request = request;
-        RemoteEndPoint = remote;
-        _entry = entry;
+        Peer = peer;
+        LowerState = lowerState;
     }
 
     /// <summary>The request.</summary>
     public CoapMessage Request { get; }
 
-    /// <summary>Who sent it.</summary>
-    public IPEndPoint RemoteEndPoint { get; }
+    /// <summary>Who sent it: transport, address and security context.</summary>
+    public CoapPeer Peer { get; }
 
-    /// <summary>True when the request was confirmable.</summary>
-    public bool IsConfirmable => Request.Type == CoapMessageType.Confirmable;
+    /// <summary>The sender's address (<see cref="CoapPeer.EndPoint"/> of <see cref="Peer"/>).</summary>
+    public IPEndPoint RemoteEndPoint => Peer.EndPoint;
+
+    /// <summary>True when the request was confirmable (always false over a reliable transport, which has no message types).</summary>
+    public bool IsConfirmable => Request.Type == CoapMessageType.Confirmable && !Peer.IsReliable;
 
     /// <summary>True once an empty ACK was sent, so the response will be separate.</summary>
     public bool IsAccepted => Volatile.Read(ref _state) == 1;
@@ -37,10 +41,20 @@ public sealed class CoapExchange
     /// <summary>True once a response was sent.</summary>
     public bool HasResponded => Volatile.Read(ref _state) == 2;
 
+    /// <summary>The layer below's per-request state (the deduplication entry over UDP, the connection over TCP).</summary>
+    internal object? LowerState { get; }
+
+    /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
+    internal bool RespondsAfterAcknowledgement { get; private set; }
+
+    /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
+    internal ExchangeLayer? Layer { get; set; }
+
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
     /// while a slow handler works; the response then goes out as a separate confirmable message
-    /// (RFC 7252 section 5.2.2). Does nothing for a non-confirmable request or when already accepted or answered.
+    /// (RFC 7252 section 5.2.2). Does nothing for a non-confirmable request, over a reliable
+    /// transport, or when already accepted or answered.
     /// </summary>
     public void Accept()
     {
@@ -49,15 +63,14 @@ public sealed class CoapExchange
             return;
         }
 
-        byte[] ack = CoapEndpoint.SerializeEmpty(CoapMessageType.Acknowledgement, Request.MessageId);
-        _endpoint.RecordReply(_entry, ack);
-        _endpoint.SendRaw(ack, RemoteEndPoint, null);
+        _lower.Acknowledge(this);
     }
 
     /// <summary>
-    /// Sends the response; <paramref name="response"/> itself is not modified. The endpoint sets the type, Message ID and token on the wire: piggybacked in the ACK of
-    /// a confirmable request not yet accepted; otherwise a separate CON (retransmitted until
-    /// acknowledged) for a confirmable request, or a NON for a non-confirmable one (RFC 7252 section 5.2.3).
+    /// Sends the response; <paramref name="response"/> itself is not modified. The layers below set the
+    /// type, Message ID and token on the wire: over UDP piggybacked in the ACK of a confirmable
+    /// request not yet accepted, otherwise a separate CON (retransmitted until acknowledged) for a
+    /// confirmable request or a NON for a non-confirmable one (RFC 7252 section 5.2.3).
     /// </summary>
     /// <param name="response">The response; its code must be a response code.</param>
     /// <exception cref="ArgumentException">The code is not a response code, or the message cannot be serialized.</exception>
@@ -80,18 +93,15 @@ public sealed class CoapExchange
         {
             // The caller's message is not modified (a handler may return a shared, cached response):
             // the header fields go into a shallow copy that shares options and payload.
-            bool piggybacked = IsConfirmable && previous == 0;
-            CoapMessageType type = piggybacked ? CoapMessageType.Acknowledgement : IsConfirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
-            CoapMessage wire = new(type, response.Code, piggybacked ? Request.MessageId : (ushort)0, Request.Token, response.HasOptions ? response.Options : null, response.Payload);
-            if (piggybacked)
+            RespondsAfterAcknowledgement = previous == 1;
+            CoapMessage wire = new(CoapMessageType.Acknowledgement, response.Code, 0, Request.Token, response.HasOptions ? response.Options : null, response.Payload);
+            if (Layer is { } layer)
             {
-                byte[] bytes = _endpoint.SerializeForSend(wire);
-                _endpoint.RecordReply(_entry, bytes);
-                _endpoint.SendRaw(bytes, RemoteEndPoint, wire);
+                layer.SendResponse(this, wire);
             }
             else
             {
-                _endpoint.SendSeparateResponse(wire, RemoteEndPoint);
+                _lower.SendResponse(this, wire);
             }
         }
         catch (ArgumentException)
@@ -101,4 +111,7 @@ public sealed class CoapExchange
             throw;
         }
     }
+
+    /// <summary>Sends the response below the stages (the last stage's "next").</summary>
+    internal void SendBelowStages(CoapMessage wire) => _lower.SendResponse(this, wire);
 }

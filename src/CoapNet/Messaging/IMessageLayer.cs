@@ -52,6 +52,13 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     void Acknowledge(CoapExchange exchange);
 
     /// <summary>
+    /// Turns away a received request that nothing above can process (an endpoint without a request
+    /// handler): RST for a CON (RFC 7252 section 4.2), silence for a NON; on a stream, which has no
+    /// RST, 5.01 Not Implemented.
+    /// </summary>
+    void Reject(CoapExchange exchange);
+
+    /// <summary>
     /// Sends the response to a received request. <paramref name="response"/> carries the code,
     /// token, options and payload; the layer sets the rest (piggybacked in the ACK, separate CON or
     /// NON with a new Message ID, or a plain frame on a stream).

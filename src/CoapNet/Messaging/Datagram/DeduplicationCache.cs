@@ -1,6 +1,6 @@
-using System.Net;
+using CoapNet.Channels;
 
-namespace CoapNet.Messaging;
+namespace CoapNet.Messaging.Datagram;
 
 /// <summary>
 /// Remembers received CON and NON messages by (remote endpoint, Message ID) for
@@ -12,7 +12,7 @@ namespace CoapNet.Messaging;
 /// each queue is also in expiry order); expired ones are dropped from the fronts, and when the cache
 /// is full the entry that expires first is evicted to admit the new one (oldest-first eviction). A peer that sprays distinct Message IDs therefore evicts its own and
 /// others' oldest entries instead of growing the heap; the cost is that a duplicate arriving after
-/// its entry was evicted under such a flood is processed again. Not thread-safe: the endpoint's lock guards it.
+/// its entry was evicted under such a flood is processed again. Not thread-safe: the message layer's lock guards it.
 /// </remarks>
 internal sealed class DeduplicationCache
 {
@@ -34,7 +34,7 @@ internal sealed class DeduplicationCache
 
     /// <summary>Finds an unexpired entry for (remote, Message ID), or adds one.</summary>
     /// <returns>True when the message is a duplicate (the existing entry is returned).</returns>
-    public bool TryGetOrAdd(IPEndPoint remote, ushort messageId, long now, long lifetimeTicks, out Entry entry)
+    public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Entry entry)
     {
         RemoveExpired(now);
         Key key = new(remote, messageId);
@@ -103,7 +103,7 @@ internal sealed class DeduplicationCache
         return first is not null;
     }
 
-    internal readonly record struct Key(IPEndPoint Remote, ushort MessageId);
+    internal readonly record struct Key(CoapPeer Remote, ushort MessageId);
 
     /// <summary>One remembered message: the reply to replay for a duplicate (null while it is being processed).</summary>
     internal sealed class Entry(Key key, long expiresAt)

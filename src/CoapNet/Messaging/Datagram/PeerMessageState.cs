@@ -1,26 +1,26 @@
-using System.Net;
+using CoapNet.Channels;
 
-namespace CoapNet.Channels;
+namespace CoapNet.Messaging.Datagram;
 
 /// <summary>
-/// The conversation with one remote endpoint over one transport: the per-peer state of RFC 7252
+/// What the datagram message layer keeps per peer: the state of RFC 7252
 /// section 4 in one place (the next Message ID, the NSTART count and the queue of requests
 /// waiting for a slot). Created when a message is first sent to the peer; dropped when idle.
 /// </summary>
-internal sealed class CoapChannel
+internal sealed class PeerMessageState
 {
     private readonly Queue<Action> _waiting = new();
     private ushort _nextMessageId;
 
-    public CoapChannel(IPEndPoint remote, ushort firstMessageId, long now)
+    public PeerMessageState(CoapPeer peer, ushort firstMessageId, long now)
     {
-        Remote = remote;
+        Peer = peer;
         _nextMessageId = firstMessageId;
         LastUsed = now;
     }
 
-    /// <summary>The remote endpoint.</summary>
-    public IPEndPoint Remote { get; }
+    /// <summary>The peer.</summary>
+    public CoapPeer Peer { get; }
 
     /// <summary>Outstanding interactions (RFC 7252 section 4.7).</summary>
     public int Outstanding { get; private set; }
@@ -31,7 +31,7 @@ internal sealed class CoapChannel
     /// <summary>The timestamp (TimeProvider ticks) of the last use, for idle expiry.</summary>
     public long LastUsed { get; set; }
 
-    /// <summary>True when nothing is outstanding or waiting, so the channel may be dropped once idle.</summary>
+    /// <summary>True when nothing is outstanding or waiting, so the state may be dropped once idle.</summary>
     public bool IsIdle => Outstanding == 0 && _waiting.Count == 0;
 
     /// <summary>

@@ -1,6 +1,6 @@
-using System.Net;
+using CoapNet.Channels;
 
-namespace CoapNet.Messaging;
+namespace CoapNet.Messaging.Datagram;
 
 /// <summary>Who cares about the fate of a confirmable message we sent.</summary>
 internal interface ITransmissionOwner
@@ -16,30 +16,18 @@ internal interface ITransmissionOwner
 }
 
 /// <summary>Identifies a message by its peer and Message ID (RFC 7252 section 4.4).</summary>
-internal readonly record struct MessageKey(IPEndPoint Remote, ushort MessageId);
-
-/// <summary>Identifies a request by its peer and token (RFC 7252 section 5.3.2).</summary>
-internal readonly record struct TokenKey(IPEndPoint Remote, ulong Token, int Length)
-{
-    public static TokenKey From(IPEndPoint remote, ReadOnlySpan<byte> token)
-    {
-        ulong value = 0;
-        foreach (byte b in token)
-        {
-            value = (value << 8) | b;
-        }
-
-        return new TokenKey(remote, value, token.Length);
-    }
-}
+internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId);
 
 /// <summary>
 /// A confirmable message in flight: retransmitted with exponential back-off until the matching
-/// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the endpoint's lock.
+/// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the message layer's lock.
 /// </summary>
-internal sealed class Transmission(MessageKey key, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
+internal sealed class Transmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
 {
     public MessageKey Key { get; } = key;
+
+    /// <summary>Where the datagram goes, and goes again.</summary>
+    public DatagramChannel Channel { get; } = channel;
 
     public byte[] Datagram { get; } = datagram;
 

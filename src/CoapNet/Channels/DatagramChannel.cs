@@ -1,0 +1,132 @@
+using System.Net;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+using CoapNet.Transports;
+
+namespace CoapNet.Channels;
+
+/// <summary>
+/// One path to a peer over a datagram transport: the transport's socket and the peer's address.
+/// A frame is a whole datagram (RFC 7252 section 3), so encoding is one exactly sized array.
+/// </summary>
+internal sealed class DatagramChannel
+{
+    private readonly IDatagramTransport _transport;
+    private readonly CoapMessageSerializer _serializer;
+
+    public DatagramChannel(IDatagramTransport transport, CoapMessageSerializer serializer, CoapPeer peer)
+    {
+        _transport = transport;
+        _serializer = serializer;
+        Peer = peer;
+    }
+
+    /// <summary>Who is on the other side.</summary>
+    public CoapPeer Peer { get; }
+
+    /// <summary>Serializes <paramref name="message"/> into a new datagram.</summary>
+    /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
+    public byte[] Encode(CoapMessage message) => _serializer.Serialize(message);
+
+    /// <summary>Sends one datagram to the peer.</summary>
+    /// <exception cref="System.Net.Sockets.SocketException">The network refused it.</exception>
+    /// <exception cref="ObjectDisposedException">The transport is closed.</exception>
+    public void Send(byte[] datagram) => _transport.Send(datagram, Peer.EndPoint);
+}
+
+/// <summary>What the datagram channels hand received messages to: the datagram message layer.</summary>
+internal interface IDatagramChannelReceiver
+{
+    /// <summary>A well-formed message arrived on <paramref name="channel"/>.</summary>
+    void OnMessage(DatagramChannel channel, CoapMessage message);
+
+    /// <summary>A datagram that is not a valid CoAP message arrived; <paramref name="datagram"/> is valid only during the call.</summary>
+    void OnMalformed(DatagramChannel channel, ReadOnlySpan<byte> datagram, CoapFormatError error);
+}
+
+/// <summary>
+/// The channels of one datagram transport: parses each received datagram with
+/// <see cref="CoapMessageSerializer.Udp"/> (the span entry point: one copy that the message slices)
+/// and hands it up with the channel of its sender; finds the channel for a peer to send to.
+/// </summary>
+/// <remarks>Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it.</remarks>
+internal sealed class DatagramChannels : IDatagramReceiver
+{
+    private const int CacheCapacity = 4096;
+    private static readonly CoapMessageSerializer Parser = CoapMessageSerializer.Udp;
+
+    private readonly IDatagramTransport _transport;
+    private readonly CoapMessageSerializer _sendSerializer;
+    private readonly Dictionary<IPEndPoint, DatagramChannel> _channels = [];
+    private IDatagramChannelReceiver? _receiver;
+
+    public DatagramChannels(IDatagramTransport transport, int maxMessageSize)
+    {
+        _transport = transport;
+        _sendSerializer = new CoapMessageSerializer(CoapFraming.Datagram, new CoapSerializerOptions { MaxMessageSize = maxMessageSize });
+    }
+
+    /// <summary>The transport's local endpoint.</summary>
+    public IPEndPoint LocalEndPoint => _transport.LocalEndPoint;
+
+    /// <summary>The transport, owned by this object.</summary>
+    public IDatagramTransport Transport => _transport;
+
+    /// <summary>Throws <see cref="ArgumentException"/> when <paramref name="message"/> cannot be sent as one datagram.</summary>
+    public void CheckSendable(CoapMessage message) => _sendSerializer.GetSerializedLength(message);
+
+    /// <summary>Starts receiving into <paramref name="receiver"/>.</summary>
+    public void Start(IDatagramChannelReceiver receiver)
+    {
+        _receiver = receiver;
+        _transport.Start(this);
+    }
+
+    /// <summary>The channel to <paramref name="peer"/>.</summary>
+    public DatagramChannel Get(CoapPeer peer)
+    {
+        lock (_channels)
+        {
+            if (_channels.TryGetValue(peer.EndPoint, out DatagramChannel? channel) && channel.Peer.Equals(peer))
+            {
+                return channel;
+            }
+
+            return Add(peer);
+        }
+    }
+
+    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        DatagramChannel channel;
+        lock (_channels)
+        {
+            if (!_channels.TryGetValue(remote, out channel!))
+            {
+                channel = Add(CoapPeer.Udp(remote));
+            }
+        }
+
+        if (Parser.TryDeserialize(datagram, out CoapMessage? message, out CoapFormatError error))
+        {
+            _receiver!.OnMessage(channel, message);
+        }
+        else
+        {
+            _receiver!.OnMalformed(channel, datagram, error);
+        }
+    }
+
+    // Caller holds the lock.
+    private DatagramChannel Add(CoapPeer peer)
+    {
+        if (_channels.Count >= CacheCapacity)
+        {
+            _channels.Clear();
+        }
+
+        DatagramChannel channel = new(_transport, _sendSerializer, peer);
+        _channels[peer.EndPoint] = channel;
+        return channel;
+    }
+}

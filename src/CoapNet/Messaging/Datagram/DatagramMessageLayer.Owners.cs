@@ -1,0 +1,228 @@
+using CoapNet.Channels;
+using CoapNet.Messages;
+
+namespace CoapNet.Messaging.Datagram;
+
+// The owners of what this layer sends: a client request, a ping, a separate server response.
+internal sealed partial class DatagramMessageLayer
+{
+    /// <summary>
+    /// This layer's side of a request we send: an NSTART slot while outstanding (RFC 7252 section
+    /// 4.7), the Message ID, and the CON's transmission until its ACK or RST.
+    /// </summary>
+    private sealed class RequestState : ITransmissionOwner
+    {
+        private readonly DatagramMessageLayer _layer;
+        private readonly OutgoingRequest _request;
+        private readonly DatagramChannel _channel;
+        private Transmission? _transmission;
+        private bool _holdsSlot;
+        private bool _started;
+        private bool _ended;
+
+        public RequestState(DatagramMessageLayer layer, OutgoingRequest request, DatagramChannel channel)
+        {
+            _layer = layer;
+            _request = request;
+            _channel = channel;
+            StartAction = Start;
+        }
+
+        /// <summary>The peer's message state; set under the lock before the request can start.</summary>
+        public PeerMessageState? Peer { get; set; }
+
+        /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
+        public Action StartAction { get; }
+
+        public void OnAcknowledged(CoapMessage acknowledgement)
+        {
+            // RFC 7252 section 5.2.1: a piggybacked response carries the request's token; the exchange layer matches it.
+            if (acknowledgement.Code.IsResponse && _layer._upper!.OnResponse(_channel.Peer, acknowledgement))
+            {
+                return;
+            }
+
+            // An empty ACK (or one whose token matches nothing): the response will be separate (RFC 7252
+            // section 5.2.2). The interaction is no longer outstanding for NSTART (section 4.7), so the
+            // next request toward the peer may start.
+            Action? next;
+            lock (_layer._gate)
+            {
+                if (_ended)
+                {
+                    return;
+                }
+
+                _transmission = null;
+                next = ReleaseSlot();
+            }
+
+            _request.OnAwaitingResponse();
+            next?.Invoke();
+        }
+
+        public void OnReset()
+            => _request.OnFailed(new CoapResetException($"{_channel.Peer.EndPoint} answered {_request.Request.Code} (MID {_request.Request.MessageId}) with RST: it could not process it.", _channel.Peer.EndPoint));
+
+        public void OnGaveUp(int retransmissions)
+            => _request.OnFailed(new CoapTimeoutException($"{_channel.Peer.EndPoint} did not acknowledge {_request.Request.Code} (MID {_request.Request.MessageId}) after {retransmissions} retransmissions.", _channel.Peer.EndPoint));
+
+        /// <summary>The exchange is over: stop retransmitting, hand the NSTART slot on or leave the queue.</summary>
+        public void End()
+        {
+            Action? next = null;
+            lock (_layer._gate)
+            {
+                if (_ended)
+                {
+                    return;
+                }
+
+                _ended = true;
+
+                // A separate response can arrive before the ACK (RFC 7252 section 5.2.2): it ends the retransmission too.
+                _layer.StopTransmission(_transmission);
+                if (_holdsSlot)
+                {
+                    next = ReleaseSlot();
+                }
+                else if (!_started)
+                {
+                    Peer!.RemoveWaiting(StartAction);
+                }
+            }
+
+            next?.Invoke();
+        }
+
+        private void Start()
+        {
+            byte[]? bytes = null;
+            Action? next = null;
+            CoapMessage request = _request.Request;
+            lock (_layer._gate)
+            {
+                _holdsSlot = true;
+                if (_ended)
+                {
+                    // Ended between leaving the queue and starting: hand the slot on, send nothing.
+                    next = ReleaseSlot();
+                }
+                else
+                {
+                    _started = true;
+                    request.MessageId = Peer!.NextMessageId();
+                    bytes = _channel.Encode(request);
+                    if (request.Type == CoapMessageType.Confirmable)
+                    {
+                        _transmission = _layer.StartTransmission(new MessageKey(_channel.Peer, request.MessageId), _channel, bytes, this);
+                    }
+                }
+            }
+
+            if (bytes is null)
+            {
+                next?.Invoke();
+                return;
+            }
+
+            if (request.Type == CoapMessageType.NonConfirmable)
+            {
+                // A NON is never acknowledged: the wait for its response starts now.
+                _request.OnAwaitingResponse();
+            }
+
+            _layer.SendRaw(_channel, bytes, request);
+        }
+
+        // Caller holds the lock.
+        private Action? ReleaseSlot()
+        {
+            if (!_holdsSlot)
+            {
+                return null;
+            }
+
+            _holdsSlot = false;
+            return Peer!.ReleaseSlot();
+        }
+    }
+
+    /// <summary>A CoAP ping: an empty CON whose answer is RST (RFC 7252 section 4.3).</summary>
+    private sealed class PingOwner : ITransmissionOwner
+    {
+        private readonly DatagramMessageLayer _layer;
+        private readonly CoapPeer _peer;
+        private readonly ushort _messageId;
+        private readonly long _started;
+        private readonly TaskCompletionSource<TimeSpan> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private CancellationTokenRegistration _registration;
+
+        public PingOwner(DatagramMessageLayer layer, CoapPeer peer, ushort messageId, long started)
+        {
+            _layer = layer;
+            _peer = peer;
+            _messageId = messageId;
+            _started = started;
+        }
+
+        public Task<TimeSpan> Completion => _completion.Task;
+
+        public void RegisterCancellation(CancellationToken cancellationToken)
+        {
+            if (cancellationToken.CanBeCanceled)
+            {
+                _registration = cancellationToken.UnsafeRegister(static (state, token) => ((PingOwner)state!).Cancel(token), this);
+            }
+        }
+
+        // RFC 7252 section 4.3 answers a ping with RST; an ACK (some peers send one) proves liveness just as well.
+        public void OnAcknowledged(CoapMessage acknowledgement) => Succeed();
+
+        public void OnReset() => Succeed();
+
+        public void OnGaveUp(int retransmissions)
+            => Fail(new CoapTimeoutException($"{_peer.EndPoint} did not answer a ping (MID {_messageId}) after {retransmissions} retransmissions.", _peer.EndPoint));
+
+        public void Fail(Exception exception)
+        {
+            _registration.Dispose();
+            _completion.TrySetException(exception);
+        }
+
+        private void Succeed()
+        {
+            _registration.Dispose();
+            _completion.TrySetResult(_layer._time.GetElapsedTime(_started));
+        }
+
+        private void Cancel(CancellationToken token)
+        {
+            lock (_layer._gate)
+            {
+                if (_layer._unacknowledged.TryGetValue(new MessageKey(_peer, _messageId), out Transmission? transmission))
+                {
+                    _layer.StopTransmission(transmission);
+                }
+            }
+
+            _completion.TrySetCanceled(token);
+        }
+    }
+
+    /// <summary>A separate CON response we sent: nothing waits for it, but a Reset is worth a log line.</summary>
+    private sealed class ServerResponseOwner(DatagramMessageLayer layer, CoapPeer peer, ushort messageId) : ITransmissionOwner
+    {
+        public void OnAcknowledged(CoapMessage acknowledgement)
+        {
+            // Delivered: nothing more to do.
+        }
+
+        public void OnReset() => Log.Ignored(layer._logger, CoapMessage.CreateEmpty(CoapMessageType.Reset, messageId), peer, "the client rejected our separate response");
+
+        public void OnGaveUp(int retransmissions)
+        {
+            // The layer has already logged the give-up.
+        }
+    }
+}

@@ -1,0 +1,575 @@
+using System.Buffers.Binary;
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Messaging.Datagram;
+
+/// <summary>
+/// The message layer of RFC 7252 section 4, for datagram transports only: Message IDs, deduplication,
+/// CON/ACK/RST, retransmission with exponential back-off, CoAP ping, NSTART, and the empty ACK that
+/// lets a slow handler answer separately. Above it the exchange layer sees only requests and
+/// responses; below it the datagram channels turn bytes into messages.
+/// </summary>
+/// <remarks>
+/// One lock guards this layer's state (deduplication, peers, transmissions); nothing is sent and no
+/// upper layer is called while it is held. UDP sends complete without blocking, so sends are
+/// synchronous: timers and the receive loop need no state machine per datagram.
+/// </remarks>
+internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramChannelReceiver
+{
+    private readonly DatagramChannels _channels;
+    private readonly CoapTransmissionParameters _parameters;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly Random _random;
+    private readonly long _exchangeLifetimeTicks;
+    private readonly long _nonLifetimeTicks;
+    private readonly long _separateResponseTicks;
+    private readonly object _gate = new();
+    private readonly DeduplicationCache _deduplication;
+    private readonly PeerMessageStateTable _peers;
+    private readonly Dictionary<MessageKey, Transmission> _unacknowledged = [];
+    private readonly Dictionary<CoapExchange, long>? _unanswered;
+    private readonly ITimer _sweepTimer;
+    private readonly ITimer? _acceptTimer;
+    private IExchangeLayer? _upper;
+    private int _disposed;
+
+    public DatagramMessageLayer(IDatagramTransport transport, CoapEndpointOptions options, ILogger logger)
+    {
+        _channels = new DatagramChannels(transport, options.MaxMessageSize);
+        _parameters = options.TransmissionParameters;
+        _time = options.TimeProvider;
+        _logger = logger;
+        _random = options.Random ?? Random.Shared;
+        _exchangeLifetimeTicks = ToTicks(_parameters.ExchangeLifetime);
+        _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
+        _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
+        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random);
+
+        // Idle peers are swept once per ACK_TIMEOUT x 10; deduplication entries expire as new ones arrive.
+        TimeSpan sweep = _parameters.AckTimeout * 10;
+        _sweepTimer = _time.CreateTimer(static state => ((DatagramMessageLayer)state!).Sweep(), this, sweep, sweep);
+
+        if (options.SeparateResponseDelay is TimeSpan delay)
+        {
+            // RFC 7252 section 5.2.2: a CON whose answer takes longer than this gets an empty ACK first.
+            _separateResponseTicks = ToTicks(delay);
+            _unanswered = [];
+            TimeSpan tick = TimeSpan.FromTicks(Math.Max(delay.Ticks / 4, TimeSpan.TicksPerMillisecond));
+            _acceptTimer = _time.CreateTimer(static state => ((DatagramMessageLayer)state!).AcceptSlowExchanges(), this, tick, tick);
+        }
+    }
+
+    /// <inheritdoc/>
+    public string Scheme => CoapPeer.UdpScheme;
+
+    /// <inheritdoc/>
+    public IPEndPoint LocalEndPoint => _channels.LocalEndPoint;
+
+    /// <summary>The number of messages the deduplication cache currently remembers.</summary>
+    public int DeduplicationCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _deduplication.Count;
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Start(IExchangeLayer upper)
+    {
+        _upper = upper;
+        _channels.Start(this);
+    }
+
+    /// <inheritdoc/>
+    public void CheckSendable(CoapPeer peer, CoapMessage message) => _channels.CheckSendable(message);
+
+    /// <inheritdoc/>
+    public void SendRequest(OutgoingRequest request)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        RequestState state = new(this, request, _channels.Get(request.Peer));
+        request.LowerState = state;
+        bool startNow;
+        lock (_gate)
+        {
+            state.Peer = _peers.GetOrCreate(request.Peer, _time.GetTimestamp());
+            startNow = state.Peer.TryTakeSlot(_parameters.NStart, state.StartAction);
+        }
+
+        if (startNow)
+        {
+            state.StartAction();
+        }
+    }
+
+    /// <inheritdoc/>
+    public void EndRequest(OutgoingRequest request) => (request.LowerState as RequestState)?.End();
+
+    /// <inheritdoc/>
+    public void Acknowledge(CoapExchange exchange)
+    {
+        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
+        byte[] ack = SerializeEmpty(CoapMessageType.Acknowledgement, exchange.Request.MessageId);
+        lock (_gate)
+        {
+            received.Entry.Reply = ack;
+            _unanswered?.Remove(exchange);
+        }
+
+        SendRaw(received.Channel, ack, null);
+    }
+
+    /// <inheritdoc/>
+    public void Reject(CoapExchange exchange)
+    {
+        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
+        lock (_gate)
+        {
+            _unanswered?.Remove(exchange);
+        }
+
+        if (exchange.Request.Type == CoapMessageType.Confirmable)
+        {
+            byte[] reset = SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId);
+            lock (_gate)
+            {
+                received.Entry.Reply = reset;
+            }
+
+            SendRaw(received.Channel, reset, null);
+        }
+    }
+
+    /// <inheritdoc/>
+    public void SendResponse(CoapExchange exchange, CoapMessage response)
+    {
+        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
+        DatagramChannel channel = received.Channel;
+        bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
+        if (confirmable && !exchange.RespondsAfterAcknowledgement)
+        {
+            // RFC 7252 section 5.2.1: piggybacked in the ACK, with the request's Message ID.
+            response.Type = CoapMessageType.Acknowledgement;
+            response.MessageId = exchange.Request.MessageId;
+            byte[] bytes = channel.Encode(response);
+            lock (_gate)
+            {
+                received.Entry.Reply = bytes;
+                _unanswered?.Remove(exchange);
+            }
+
+            SendRaw(channel, bytes, response);
+            return;
+        }
+
+        // RFC 7252 section 5.2.2 and 5.2.3: a separate response is CON (for a CON request, retransmitted
+        // until acknowledged) or NON, with a Message ID of our own.
+        response.Type = confirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
+        byte[] datagram;
+        lock (_gate)
+        {
+            _unanswered?.Remove(exchange);
+            response.MessageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
+            datagram = channel.Encode(response);
+            if (confirmable)
+            {
+                StartTransmission(new MessageKey(channel.Peer, response.MessageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, response.MessageId));
+            }
+        }
+
+        SendRaw(channel, datagram, response);
+    }
+
+    /// <inheritdoc/>
+    public Task<TimeSpan> PingAsync(CoapPeer peer, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        DatagramChannel channel = _channels.Get(peer);
+        PingOwner ping;
+        byte[] bytes;
+        lock (_gate)
+        {
+            ushort messageId = _peers.GetOrCreate(peer, _time.GetTimestamp()).NextMessageId();
+            bytes = SerializeEmpty(CoapMessageType.Confirmable, messageId);
+            ping = new PingOwner(this, peer, messageId, _time.GetTimestamp());
+            StartTransmission(new MessageKey(peer, messageId), channel, bytes, ping);
+        }
+
+        ping.RegisterCancellation(cancellationToken);
+        if (!ping.Completion.IsCompleted)
+        {
+            // Not when the token was already canceled: the registration has just ended the ping.
+            SendRaw(channel, bytes, null);
+        }
+
+        return ping.Completion;
+    }
+
+    /// <summary>Stops the timers, ends every transmission (failing pending pings) and closes the transport.</summary>
+    public void Dispose()
+    {
+        if (BeginDispose())
+        {
+            _channels.Transport.Dispose();
+        }
+    }
+
+    /// <inheritdoc cref="Dispose"/>
+    public async ValueTask DisposeAsync()
+    {
+        if (BeginDispose())
+        {
+            await _channels.Transport.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    void IDatagramChannelReceiver.OnMessage(DatagramChannel channel, CoapMessage message)
+    {
+        try
+        {
+            Log.Received(_logger, channel.Peer, message);
+            Dispatch(channel, message);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // Nothing a peer sends may stop the receive loop.
+            Log.ProcessingFailed(_logger, e, channel.Peer);
+        }
+    }
+
+    /// <summary>RFC 7252 sections 4.2 and 4.3: a malformed CON is rejected with RST; anything else malformed is dropped.</summary>
+    void IDatagramChannelReceiver.OnMalformed(DatagramChannel channel, ReadOnlySpan<byte> datagram, CoapFormatError error)
+    {
+        // RFC 7252 section 3: a message with an unknown version is silently ignored, so no RST.
+        bool confirmable = error.Reason != CoapFormatErrorReason.UnsupportedVersion
+            && datagram.Length >= 4 && datagram[0] >> 6 == 1 && ((datagram[0] >> 4) & 3) == (int)CoapMessageType.Confirmable;
+        Log.Malformed(_logger, datagram.Length, channel.Peer, error, confirmable ? "RST" : "silence");
+        if (confirmable)
+        {
+            SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
+        }
+    }
+
+    internal static byte[] SerializeEmpty(CoapMessageType type, ushort messageId)
+    {
+        byte[] bytes = new byte[4];
+        bytes[0] = (byte)(0x40 | ((int)type << 4));
+        BinaryPrimitives.WriteUInt16BigEndian(bytes.AsSpan(2), messageId);
+        return bytes;
+    }
+
+    private void SendRaw(DatagramChannel channel, byte[] datagram, CoapMessage? message)
+    {
+        if (!TrySend(channel, datagram))
+        {
+            return;
+        }
+
+        if (message is not null)
+        {
+            Log.Sent(_logger, channel.Peer, message);
+        }
+        else if (_logger.IsEnabled(LogLevel.Debug))
+        {
+            Log.Sent(_logger, channel.Peer, CoapMessageSerializer.Udp.Deserialize(datagram));
+        }
+    }
+
+    // A failed send is logged, never thrown: the retransmission timer (for CON) is the recovery.
+    private bool TrySend(DatagramChannel channel, byte[] datagram)
+    {
+        try
+        {
+            channel.Send(datagram);
+            return true;
+        }
+        catch (Exception e) when (e is System.Net.Sockets.SocketException or ObjectDisposedException)
+        {
+            Log.SendFailed(_logger, e, channel.Peer);
+            return false;
+        }
+    }
+
+    private long ToTicks(TimeSpan span) => (long)(span.TotalSeconds * _time.TimestampFrequency);
+
+    private bool BeginDispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return false;
+        }
+
+        _sweepTimer.Dispose();
+        _acceptTimer?.Dispose();
+        List<PingOwner> pings = [];
+        lock (_gate)
+        {
+            foreach (Transmission transmission in _unacknowledged.Values)
+            {
+                transmission.Done = true;
+                transmission.Timer?.Dispose();
+                if (transmission.Owner is PingOwner ping)
+                {
+                    pings.Add(ping);
+                }
+            }
+
+            _unacknowledged.Clear();
+        }
+
+        // A pending ping has no exchange above that could fail it; nothing else could ever complete it now.
+        foreach (PingOwner ping in pings)
+        {
+            ping.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the ping was answered."));
+        }
+
+        return true;
+    }
+
+    private void Sweep()
+    {
+        lock (_gate)
+        {
+            _peers.Sweep(_time.GetTimestamp());
+        }
+    }
+
+    /// <summary>Sends an empty ACK for confirmable requests not answered within the separate-response delay (RFC 7252 section 5.2.2).</summary>
+    private void AcceptSlowExchanges()
+    {
+        long now = _time.GetTimestamp();
+        List<CoapExchange>? slow = null;
+        lock (_gate)
+        {
+            foreach (KeyValuePair<CoapExchange, long> pair in _unanswered!)
+            {
+                if (now - pair.Value >= _separateResponseTicks)
+                {
+                    (slow ??= []).Add(pair.Key);
+                }
+            }
+        }
+
+        if (slow is not null)
+        {
+            foreach (CoapExchange exchange in slow)
+            {
+                exchange.Accept();
+            }
+        }
+    }
+
+    private void Dispatch(DatagramChannel channel, CoapMessage message)
+    {
+        CoapCode code = message.Code;
+        switch (message.Type)
+        {
+            case CoapMessageType.Confirmable when code.IsEmpty:
+                // RFC 7252 section 4.3: an empty CON is a ping; the answer is RST.
+                SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, message.MessageId), null);
+                break;
+            case CoapMessageType.Confirmable or CoapMessageType.NonConfirmable when code.IsRequest:
+                OnRequest(channel, message);
+                break;
+            case CoapMessageType.Confirmable or CoapMessageType.NonConfirmable when code.IsResponse:
+                OnResponse(channel, message);
+                break;
+            case CoapMessageType.Confirmable:
+                // A signaling or reserved-class code cannot be processed over UDP.
+                SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, message.MessageId), null);
+                break;
+            case CoapMessageType.Acknowledgement when !code.IsRequest:
+            case CoapMessageType.Reset when code.IsEmpty:
+                OnAcknowledgementOrReset(channel, message);
+                break;
+            default:
+                Log.Ignored(_logger, message, channel.Peer, "no processing rule applies (RFC 7252 section 4)");
+                break;
+        }
+    }
+
+    private void OnRequest(DatagramChannel channel, CoapMessage request)
+    {
+        if (IsDuplicate(channel, request, out DeduplicationCache.Entry entry))
+        {
+            return;
+        }
+
+        bool confirmable = request.Type == CoapMessageType.Confirmable;
+        CoapExchange exchange = new(this, request, channel.Peer, new ReceivedRequest(channel, entry));
+        if (confirmable && _unanswered is not null)
+        {
+            lock (_gate)
+            {
+                _unanswered[exchange] = _time.GetTimestamp();
+            }
+        }
+
+        _upper!.OnRequest(exchange);
+    }
+
+    /// <summary>
+    /// RFC 7252 section 4.5: a CON or NON seen before (same peer and Message ID, within its lifetime)
+    /// is a duplicate; a duplicate CON gets the recorded ACK, RST or piggybacked response again, and
+    /// nothing above sees it twice. Sends outside the lock, like every send.
+    /// </summary>
+    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, out DeduplicationCache.Entry entry)
+    {
+        bool confirmable = message.Type == CoapMessageType.Confirmable;
+        bool duplicate;
+        byte[]? reply;
+        lock (_gate)
+        {
+            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out entry);
+            reply = entry.Reply;
+        }
+
+        if (duplicate && confirmable && reply is not null)
+        {
+            Log.Duplicate(_logger, channel.Peer, message.MessageId);
+            SendRaw(channel, reply, null);
+        }
+
+        return duplicate;
+    }
+
+    private void OnResponse(DatagramChannel channel, CoapMessage response)
+    {
+        if (IsDuplicate(channel, response, out DeduplicationCache.Entry entry))
+        {
+            return;
+        }
+
+        bool confirmable = response.Type == CoapMessageType.Confirmable;
+        bool matched = _upper!.OnResponse(channel.Peer, response);
+        if (!matched)
+        {
+            Log.Ignored(_logger, response, channel.Peer, "no request with this token is outstanding");
+        }
+
+        if (confirmable)
+        {
+            // RFC 7252 section 5.3.2: a CON response that matches no request is rejected with RST; otherwise ACKed.
+            byte[] reply = SerializeEmpty(matched ? CoapMessageType.Acknowledgement : CoapMessageType.Reset, response.MessageId);
+            lock (_gate)
+            {
+                entry.Reply = reply;
+            }
+
+            SendRaw(channel, reply, null);
+        }
+    }
+
+    private void OnAcknowledgementOrReset(DatagramChannel channel, CoapMessage message)
+    {
+        Transmission? transmission;
+        lock (_gate)
+        {
+            if (_unacknowledged.TryGetValue(new MessageKey(channel.Peer, message.MessageId), out transmission))
+            {
+                StopTransmission(transmission);
+            }
+        }
+
+        if (transmission is null)
+        {
+            // RFC 7252 section 4.2: an ACK or RST that matches nothing is silently ignored.
+            Log.Ignored(_logger, message, channel.Peer, "it matches no outstanding confirmable message");
+            return;
+        }
+
+        if (message.Type == CoapMessageType.Reset)
+        {
+            transmission.Owner.OnReset();
+        }
+        else
+        {
+            transmission.Owner.OnAcknowledged(message);
+        }
+    }
+
+    /// <summary>Registers a CON and arms its first timeout, random in [ACK_TIMEOUT, ACK_TIMEOUT x ACK_RANDOM_FACTOR] (RFC 7252 section 4.2). Caller holds the lock.</summary>
+    private Transmission StartTransmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner)
+    {
+        TimeSpan initial = _parameters.AckTimeout * (1 + (_random.NextDouble() * (_parameters.AckRandomFactor - 1)));
+        Transmission transmission = new(key, channel, datagram, owner, initial);
+        _unacknowledged[key] = transmission;
+        transmission.Timer = _time.CreateTimer(
+            static state =>
+            {
+                (DatagramMessageLayer layer, Transmission t) = ((DatagramMessageLayer, Transmission))state!;
+                layer.Retransmit(t);
+            },
+            (this, transmission),
+            initial,
+            Timeout.InfiniteTimeSpan);
+        return transmission;
+    }
+
+    private void Retransmit(Transmission transmission)
+    {
+        bool gaveUp = false;
+        lock (_gate)
+        {
+            if (transmission.Done)
+            {
+                return;
+            }
+
+            if (transmission.Retransmissions >= _parameters.MaxRetransmit)
+            {
+                StopTransmission(transmission);
+                gaveUp = true;
+            }
+            else
+            {
+                // RFC 7252 section 4.2: retransmit and double the timeout.
+                transmission.Retransmissions++;
+                transmission.Timeout *= 2;
+                transmission.Timer?.Change(transmission.Timeout, Timeout.InfiniteTimeSpan);
+            }
+        }
+
+        if (gaveUp)
+        {
+            Log.GaveUp(_logger, transmission.Key.MessageId, transmission.Key.Remote, transmission.Retransmissions);
+            transmission.Owner.OnGaveUp(transmission.Retransmissions);
+            return;
+        }
+
+        Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, _parameters.MaxRetransmit, transmission.Key.MessageId);
+        TrySend(transmission.Channel, transmission.Datagram);
+    }
+
+    /// <summary>Ends a transmission: acknowledged, reset, given up, or its exchange completed or was canceled. Caller holds the lock.</summary>
+    private void StopTransmission(Transmission? transmission)
+    {
+        if (transmission is null || transmission.Done)
+        {
+            return;
+        }
+
+        transmission.Done = true;
+        transmission.Timer?.Dispose();
+        _unacknowledged.Remove(transmission.Key);
+    }
+
+    /// <summary>What this layer keeps for a received request: the channel to answer on and the deduplication entry that records the reply.</summary>
+    private sealed class ReceivedRequest(DatagramChannel channel, DeduplicationCache.Entry entry)
+    {
+        public DatagramChannel Channel { get; } = channel;
+
+        public DeduplicationCache.Entry Entry { get; } = entry;
+    }
+}

@@ -1,0 +1,85 @@
+using CoapNet.Channels;
+
+namespace CoapNet.Messaging.Datagram;
+
+/// <summary>
+/// The per-peer message state of one datagram endpoint, bounded: idle peers expire after EXCHANGE_LIFETIME (after
+/// which a fresh random Message ID start is safe, RFC 7252 section 4.4), and when the table is
+/// full the least recently used idle peer makes room. Not thread-safe: the message layer's lock guards it.
+/// </summary>
+internal sealed class PeerMessageStateTable
+{
+    private readonly Dictionary<CoapPeer, PeerMessageState> _peers = [];
+    private readonly int _capacity;
+    private readonly long _idleLifetimeTicks;
+    private readonly Random _random;
+
+    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random)
+    {
+        _capacity = capacity;
+        _idleLifetimeTicks = idleLifetimeTicks;
+        _random = random;
+    }
+
+    public int Count => _peers.Count;
+
+    public PeerMessageState GetOrCreate(CoapPeer peer, long now)
+    {
+        if (_peers.TryGetValue(peer, out PeerMessageState? state))
+        {
+            state.LastUsed = now;
+            return state;
+        }
+
+        if (_peers.Count >= _capacity)
+        {
+            Sweep(now);
+            if (_peers.Count >= _capacity)
+            {
+                EvictLeastRecentlyUsedIdle();
+            }
+        }
+
+        state = new PeerMessageState(peer, (ushort)_random.Next(0, 65536), now);
+        _peers[peer] = state;
+        return state;
+    }
+
+    /// <summary>Drops channels idle for longer than their lifetime.</summary>
+    public void Sweep(long now)
+    {
+        List<CoapPeer>? expired = null;
+        foreach (KeyValuePair<CoapPeer, PeerMessageState> pair in _peers)
+        {
+            if (pair.Value.IsIdle && now - pair.Value.LastUsed > _idleLifetimeTicks)
+            {
+                (expired ??= []).Add(pair.Key);
+            }
+        }
+
+        if (expired is not null)
+        {
+            foreach (CoapPeer key in expired)
+            {
+                _peers.Remove(key);
+            }
+        }
+    }
+
+    private void EvictLeastRecentlyUsedIdle()
+    {
+        PeerMessageState? oldest = null;
+        foreach (PeerMessageState candidate in _peers.Values)
+        {
+            if (candidate.IsIdle && (oldest is null || candidate.LastUsed < oldest.LastUsed))
+            {
+                oldest = candidate;
+            }
+        }
+
+        if (oldest is not null)
+        {
+            _peers.Remove(oldest.Peer);
+        }
+    }
+}

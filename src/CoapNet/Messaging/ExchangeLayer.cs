@@ -1,0 +1,281 @@
+using System.Security.Cryptography;
+using CoapNet.Channels;
+using CoapNet.Messages;
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Messaging;
+
+/// <summary>
+/// The exchange layer, shared by every transport: tokens, matching responses to requests by peer and
+/// token (RFC 7252 section 5.3.2, RFC 8323 section 3.3), response timeouts, and the hand-off of
+/// received requests to the stages and the request handler. It knows nothing of Message IDs,
+/// acknowledgements or connections: those belong to the layer below.
+/// </summary>
+/// <remarks>One lock guards the table of outstanding requests; no lower layer is called while it is held.</remarks>
+internal sealed partial class ExchangeLayer : IExchangeLayer
+{
+    private readonly IMessageLayer _lower;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly int _tokenLength;
+    private readonly TimeSpan _responseTimeout;
+    private readonly CoapStage[] _stages;
+    private readonly object _gate = new();
+    private readonly Dictionary<TokenKey, ClientExchange> _exchanges = [];
+    private readonly Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> _sendThroughStages;
+    private int _disposed;
+
+    public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages)
+    {
+        _lower = lower;
+        _time = options.TimeProvider;
+        _logger = logger;
+        _tokenLength = options.TokenLength;
+        _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
+        _stages = stages;
+
+        // The client chain is composed once: stage 0 calls stage 1 ... calls the layer itself.
+        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, cancellationToken).Completion;
+        for (int i = stages.Length - 1; i >= 0; i--)
+        {
+            CoapStage stage = stages[i];
+            Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> inner = next;
+            next = (request, peer, cancellationToken) => stage.SendRequestAsync(request, peer, inner, cancellationToken);
+        }
+
+        _sendThroughStages = next;
+    }
+
+    /// <summary>Receives requests; when null, requests are rejected by the layer below (RST for a CON over UDP).</summary>
+    public CoapRequestHandler? RequestHandler { get; set; }
+
+    /// <summary>The number of requests awaiting a response.</summary>
+    public int OutstandingCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _exchanges.Count;
+            }
+        }
+    }
+
+    /// <summary>Sends a request through the stages and the layers below; completes with the response.</summary>
+    public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
+    {
+        Validate(request, peer);
+        return _stages.Length == 0 ? Begin(request, peer, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    public void OnRequest(CoapExchange exchange)
+    {
+        CoapRequestHandler? handler = RequestHandler;
+        if (handler is null)
+        {
+            _lower.Reject(exchange);
+            return;
+        }
+
+        if (_stages.Length > 0)
+        {
+            exchange.Layer = this;
+            ReceiveThroughStages(_stages.Length - 1, exchange, handler);
+            return;
+        }
+
+        Invoke(handler, exchange);
+    }
+
+    /// <inheritdoc/>
+    public bool OnResponse(CoapPeer peer, CoapMessage response)
+    {
+        ClientExchange? exchange;
+        lock (_gate)
+        {
+            _exchanges.TryGetValue(TokenKey.From(peer, response.Token.Span), out exchange);
+        }
+
+        if (exchange is null)
+        {
+            return false;
+        }
+
+        exchange.OnResponse(response);
+        return true;
+    }
+
+    /// <inheritdoc/>
+    public void OnPeerLost(CoapPeer peer, Exception reason)
+    {
+        List<ClientExchange> lost = [];
+        lock (_gate)
+        {
+            foreach (KeyValuePair<TokenKey, ClientExchange> pair in _exchanges)
+            {
+                if (pair.Key.Peer.Equals(peer))
+                {
+                    lost.Add(pair.Value);
+                }
+            }
+        }
+
+        foreach (ClientExchange exchange in lost)
+        {
+            exchange.Fail(reason);
+        }
+    }
+
+    /// <summary>Sends a response down through the stages, from the application's side, to the layer below.</summary>
+    public void SendResponse(CoapExchange exchange, CoapMessage response) => SendResponseThroughStages(0, exchange, response);
+
+    /// <summary>Fails every outstanding request with <see cref="ObjectDisposedException"/>; later sends throw it.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        List<ClientExchange> pending;
+        lock (_gate)
+        {
+            pending = [.. _exchanges.Values];
+        }
+
+        foreach (ClientExchange exchange in pending)
+        {
+            exchange.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the response arrived."));
+        }
+    }
+
+    private static void Validate(CoapMessage request, CoapPeer peer)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(peer);
+        if (!request.Code.IsRequest)
+        {
+            throw new ArgumentException($"{request.Code} is not a request method.", nameof(request));
+        }
+
+        if (request.Type is not (CoapMessageType.Confirmable or CoapMessageType.NonConfirmable))
+        {
+            throw new ArgumentException("A request is sent as CON or NON (RFC 7252 section 2.1).", nameof(request));
+        }
+    }
+
+    private void ReceiveThroughStages(int index, CoapExchange exchange, CoapRequestHandler handler)
+    {
+        if (index < 0)
+        {
+            Invoke(handler, exchange);
+            return;
+        }
+
+        _stages[index].ReceiveRequest(exchange, next => ReceiveThroughStages(index - 1, next, handler));
+    }
+
+    private void SendResponseThroughStages(int index, CoapExchange exchange, CoapMessage response)
+    {
+        if (index == _stages.Length)
+        {
+            exchange.SendBelowStages(response);
+            return;
+        }
+
+        _stages[index].SendResponse(exchange, response, (e, r) => SendResponseThroughStages(index + 1, e, r));
+    }
+
+    private void Invoke(CoapRequestHandler handler, CoapExchange exchange)
+    {
+        try
+        {
+            handler(exchange);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            Log.HandlerFailed(_logger, e, exchange.Request, exchange.Peer);
+            if (!exchange.HasResponded)
+            {
+                exchange.Respond(new CoapMessage { Code = CoapCode.InternalServerError });
+            }
+        }
+    }
+
+    /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
+
+        // Fail fast, on the caller's thread, for a message that cannot be sent (too large, ...). A
+        // token still to be assigned is counted at its full length.
+        if (request.Token.IsEmpty)
+        {
+            request.Token = new byte[_tokenLength];
+            try
+            {
+                _lower.CheckSendable(peer, request);
+            }
+            finally
+            {
+                request.Token = default;
+            }
+        }
+        else
+        {
+            _lower.CheckSendable(peer, request);
+        }
+
+        ClientExchange exchange;
+        lock (_gate)
+        {
+            TokenKey key;
+            if (request.Token.IsEmpty)
+            {
+                // RFC 9175 section 4.2: tokens are random and never reused while in use.
+                byte[] token = new byte[_tokenLength];
+                do
+                {
+                    RandomNumberGenerator.Fill(token);
+                    key = TokenKey.From(peer, token);
+                }
+                while (_exchanges.ContainsKey(key));
+                request.Token = token;
+            }
+            else
+            {
+                key = TokenKey.From(peer, request.Token.Span);
+                if (_exchanges.ContainsKey(key))
+                {
+                    throw new ArgumentException("A request with this token is already outstanding toward this peer (RFC 7252 section 5.3.1).", nameof(request));
+                }
+            }
+
+            exchange = new ClientExchange(this, request, peer, key);
+            _exchanges.Add(key, exchange);
+        }
+
+        exchange.RegisterCancellation(cancellationToken);
+        if (!exchange.Completion.IsCompleted)
+        {
+            _lower.SendRequest(exchange);
+        }
+
+        return exchange;
+    }
+
+    private bool Remove(ClientExchange exchange)
+    {
+        lock (_gate)
+        {
+            return _exchanges.Remove(exchange.Key);
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(7, LogLevel.Error, "The request handler failed for {Message} from {Remote}")]
+        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapMessage message, CoapPeer remote);
+    }
+}
