@@ -13,6 +13,12 @@ public sealed class CoapServerOptions
     /// </summary>
     public IList<IPEndPoint> Endpoints { get; init; } = [];
 
+    /// <summary>
+    /// Datagram transports to serve on, ready-made (an in-memory network in tests, a socket set up
+    /// your own way); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
+    /// </summary>
+    public IList<CoapNet.Transports.IDatagramTransport> DatagramTransports { get; init; } = [];
+
     /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
     public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
 
@@ -29,7 +35,11 @@ public sealed class CoapServerOptions
     /// </summary>
     public int MaxPendingRequests { get; init; } = 1024;
 
-    /// <summary>How many handlers run at once (default: the number of processors).</summary>
+    /// <summary>
+    /// How many synchronous handlers run at once (default: the number of processors). They may block
+    /// their thread, so they run on workers of their own; asynchronous handlers are bounded only by
+    /// <see cref="MaxPendingRequests"/>, since one that awaits holds no thread.
+    /// </summary>
     public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;
 
     /// <summary>The Max-Age of a 5.03 sent when shedding load: when the client may try again (default 5 s).</summary>
@@ -54,6 +64,7 @@ public sealed class CoapServerOptions
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Endpoints);
+        ArgumentNullException.ThrowIfNull(DatagramTransports);
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         if (MaxPendingRequests < 1)
@@ -85,5 +96,6 @@ public sealed class CoapServerOptions
         DeduplicationCapacity = DeduplicationCapacity,
         MaxPeers = MaxPeers,
         MaxMessageSize = MaxMessageSize,
+        SeparateResponseDelay = SeparateResponseDelay,
     };
 }
