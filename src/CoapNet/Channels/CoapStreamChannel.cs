@@ -1,0 +1,110 @@
+using System.IO.Pipelines;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+using CoapNet.Transports;
+
+namespace CoapNet.Channels;
+
+/// <summary>
+/// The conversation with one peer over one <see cref="TransportConnection"/>: RFC 8323 frames in and
+/// out through the serializer's pipe entry points. Reads are bounded by our Max-Message-Size before
+/// any allocation; writes go one at a time, and a write that waits longer than the send timeout for
+/// a peer that stopped reading aborts the connection.
+/// </summary>
+internal sealed class CoapStreamChannel : IDisposable
+{
+    // Frames we write are bounded by the peer's Max-Message-Size, checked by the caller; the serializer only needs not to refuse them.
+    private static readonly CoapMessageSerializer Writer = new(CoapFraming.Stream, new CoapSerializerOptions { MaxMessageSize = int.MaxValue });
+
+    private readonly TransportConnection _connection;
+    private readonly CoapMessageSerializer _reader;
+    private readonly SemaphoreSlim _writing = new(1, 1);
+    private readonly ITimer _sendWatchdog;
+    private readonly TimeSpan _sendTimeout;
+
+    /// <summary>Creates the channel.</summary>
+    /// <param name="connection">The connection; the channel does not own it.</param>
+    /// <param name="reader">The stream serializer whose MaxMessageSize is ours (RFC 8323 section 5.3.1).</param>
+    /// <param name="time">The clock of the send timeout.</param>
+    /// <param name="sendTimeout">How long a flush may wait for the peer.</param>
+    public CoapStreamChannel(TransportConnection connection, CoapMessageSerializer reader, TimeProvider time, TimeSpan sendTimeout)
+    {
+        _connection = connection;
+        _reader = reader;
+        _sendTimeout = sendTimeout;
+
+        // One timer per connection, armed only while a flush waits: the common, immediate flush costs nothing.
+        _sendWatchdog = time.CreateTimer(
+            static state =>
+            {
+                CoapStreamChannel channel = (CoapStreamChannel)state!;
+                channel._connection.Abort(new TimeoutException($"The peer took nothing we sent for {channel._sendTimeout.TotalSeconds:0.###} s."));
+            },
+            this,
+            Timeout.InfiniteTimeSpan,
+            Timeout.InfiniteTimeSpan);
+    }
+
+    /// <summary>The size of <paramref name="message"/> as a frame, to check it against the peer's Max-Message-Size before it is queued.</summary>
+    /// <exception cref="ArgumentException">The message cannot be serialized.</exception>
+    public static int MeasureForSend(CoapMessage message) => Writer.GetSerializedLength(message);
+
+    /// <summary>
+    /// Reads the next message. A frame header announcing more than our Max-Message-Size is rejected
+    /// from its first bytes (<see cref="CoapFormatErrorReason.MessageTooLarge"/>), before the frame is buffered or allocated.
+    /// </summary>
+    /// <returns>The message, or null when the peer closed the connection between messages.</returns>
+    /// <exception cref="CoapFormatException">The frame is malformed or too large, or the connection ended inside one.</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled.</exception>
+    /// <exception cref="IOException">The transport failed.</exception>
+    public ValueTask<CoapMessage?> ReadAsync(CancellationToken cancellationToken)
+        => _reader.DeserializeAsync(_connection.Transport.Input, cancellationToken);
+
+    /// <summary>Writes one message and flushes it; one writer at a time.</summary>
+    /// <returns>True when written; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
+    /// <exception cref="ArgumentException">The message cannot be serialized; nothing was written.</exception>
+    public async ValueTask<bool> WriteAsync(CoapMessage message, CancellationToken cancellationToken = default)
+    {
+        await _writing.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            PipeWriter output = _connection.Transport.Output;
+
+            // Measures first and throws before writing anything, so a refused message never leaves half a frame behind.
+            Writer.Serialize(message, output);
+            ValueTask<FlushResult> flushing = output.FlushAsync(cancellationToken);
+            FlushResult flushed;
+            if (flushing.IsCompleted)
+            {
+                flushed = flushing.Result;
+            }
+            else
+            {
+                // The transport's output is full: the peer is not reading. Wait, but not longer than the send timeout.
+                _sendWatchdog.Change(_sendTimeout, Timeout.InfiniteTimeSpan);
+                try
+                {
+                    flushed = await flushing.ConfigureAwait(false);
+                }
+                finally
+                {
+                    _sendWatchdog.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+                }
+            }
+
+            return !flushed.IsCompleted && !flushed.IsCanceled;
+        }
+        catch (Exception exception) when (exception is IOException or InvalidOperationException or ObjectDisposedException)
+        {
+            // The transport completed the pipe with its error, or the pipe was already completed: the connection is gone.
+            return false;
+        }
+        finally
+        {
+            _writing.Release();
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Dispose() => _sendWatchdog.Dispose();
+}

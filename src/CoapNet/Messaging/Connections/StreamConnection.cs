@@ -1,0 +1,763 @@
+using System.Threading.Channels;
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+using CoapNet.Transports;
+
+namespace CoapNet.Messaging.Connections;
+
+/// <summary>
+/// One CoAP-over-TCP connection (RFC 8323): its CSM handshake, signaling, the requests waiting for the
+/// peer's CSM, the requests it carries in both directions, and its timers. A failure here closes this
+/// connection only.
+/// </summary>
+/// <remarks>
+/// One read loop parses frames and dispatches them; one write loop drains the send queue, so frames
+/// never interleave and our CSM is always the first one (RFC 8323 section 5.3). State changes happen
+/// under <see cref="_gate"/>; calls into the exchange layer happen outside it.
+/// </remarks>
+internal sealed class StreamConnection
+{
+    private readonly StreamConnectionLayer _layer;
+    private readonly object _gate = new();
+    private readonly Channel<Outgoing> _sendQueue = Channel.CreateUnbounded<Outgoing>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly HashSet<OutgoingRequest> _outstanding = [];
+    private readonly Queue<PongWaiter> _pongs = new();
+    private readonly CancellationTokenSource _closing = new();
+    private readonly TaskCompletionSource _finished = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private TransportConnection? _transport;
+    private CoapStreamChannel? _channel;
+    private ITimer? _csmTimer;
+    private ITimer? _idleTimer;
+    private List<HeldRequest>? _held = [];
+    private State _state;
+    private uint _peerMaxMessageSize = CoapConnectionOptions.BaseMaxMessageSize;
+    private int _incomingInFlight;
+    private long _lastActivity;
+    private int _backlog;
+    private TaskCompletionSource? _drained;
+
+    public StreamConnection(StreamConnectionLayer layer, CoapPeer peer)
+    {
+        _layer = layer;
+        Peer = peer;
+
+        // RFC 8323 section 5.3: our CSM is the first message we send, before anything else can be queued.
+        Enqueue(new Outgoing(Signaling.Csm(layer.Options.MaxMessageSize), null, null));
+    }
+
+    private enum State
+    {
+        Connecting,
+        AwaitingCsm,
+        Open,
+        Releasing,
+        Closed,
+    }
+
+    public CoapPeer Peer { get; }
+
+    /// <summary>True once the peer's CSM told us its limits (for tests and diagnostics).</summary>
+    public bool PeerCsmReceived
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _state is State.Open or State.Releasing;
+            }
+        }
+    }
+
+    /// <summary>The peer's Max-Message-Size: 1152 until its CSM says otherwise (RFC 8323 section 5.3.1).</summary>
+    public uint PeerMaxMessageSize
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _peerMaxMessageSize;
+            }
+        }
+    }
+
+    /// <summary>Opens the transport (client side), then runs the connection.</summary>
+    public async Task ConnectAsync(IConnectionFactory factory, CancellationToken stopping)
+    {
+        TransportConnection transport;
+        try
+        {
+            using CancellationTokenSource timeout = new(_layer.Options.ConnectTimeout, _layer.Time);
+            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, stopping);
+            transport = await factory.ConnectAsync(Peer.EndPoint, linked.Token).ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            string why = exception is OperationCanceledException ? $"no connection within {_layer.Options.ConnectTimeout.TotalSeconds:0.###} s" : exception.Message;
+            Log.ConnectFailed(_layer.Logger, Peer, why);
+            Close(new CoapConnectionException($"Could not connect to {Peer}: {why}", Peer.EndPoint, exception), null);
+            Finish();
+            return;
+        }
+
+        Run(transport);
+    }
+
+    /// <summary>Runs the connection over an open transport: timers, the write loop and the read loop.</summary>
+    public void Run(TransportConnection transport)
+    {
+        lock (_gate)
+        {
+            if (_state == State.Closed)
+            {
+                // Closed (endpoint disposed) while the transport was being opened.
+                _ = CloseTransportAsync(transport);
+                return;
+            }
+
+            _transport = transport;
+            _channel = new CoapStreamChannel(transport, _layer.ReadSerializer, _layer.Time, _layer.Options.SendTimeout);
+            _state = State.AwaitingCsm;
+            _lastActivity = _layer.Time.GetTimestamp();
+            _csmTimer = _layer.Time.CreateTimer(static s => ((StreamConnection)s!).OnCsmTimeout(), this, _layer.Options.CsmTimeout, Timeout.InfiniteTimeSpan);
+            if (_layer.Options.IdleTimeout != Timeout.InfiniteTimeSpan)
+            {
+                _idleTimer = _layer.Time.CreateTimer(static s => ((StreamConnection)s!).OnIdleCheck(), this, _layer.Options.IdleTimeout, Timeout.InfiniteTimeSpan);
+            }
+        }
+
+        _ = Task.Run(WriteLoopAsync);
+        _ = Task.Run(ReadLoopAsync);
+    }
+
+    /// <summary>
+    /// Queues a request. Before the peer's CSM it is held (RFC 8323 section 5.3: its limits are not known
+    /// yet); a request larger than the peer's Max-Message-Size fails with <see cref="ArgumentException"/>.
+    /// </summary>
+    /// <returns>False when the connection is releasing or closed and takes no new requests.</returns>
+    public bool TrySend(OutgoingRequest request, int size)
+    {
+        Exception? failure = null;
+        lock (_gate)
+        {
+            if (_state is State.Releasing or State.Closed)
+            {
+                return false;
+            }
+
+            request.LowerState = this;
+            if (_state is State.Connecting or State.AwaitingCsm)
+            {
+                _outstanding.Add(request);
+                _held!.Add(new HeldRequest(request, size));
+                return true;
+            }
+
+            if (size > _peerMaxMessageSize)
+            {
+                failure = TooLarge(size, request.Request);
+            }
+            else
+            {
+                _outstanding.Add(request);
+                Enqueue(new Outgoing(request.Request, request, null));
+            }
+        }
+
+        if (failure is not null)
+        {
+            request.OnFailed(failure);
+        }
+
+        return true;
+    }
+
+    /// <summary>The exchange of a request ended: it no longer keeps the connection busy.</summary>
+    public void EndRequest(OutgoingRequest request)
+    {
+        lock (_gate)
+        {
+            if (!_outstanding.Remove(request))
+            {
+                return;
+            }
+
+            if (_held is not null)
+            {
+                for (int i = 0; i < _held.Count; i++)
+                {
+                    if (_held[i].Request == request)
+                    {
+                        _held.RemoveAt(i);
+                        break;
+                    }
+                }
+            }
+        }
+
+        CheckReleased();
+    }
+
+    /// <summary>Throws when the peer's CSM is known and <paramref name="size"/> exceeds its Max-Message-Size.</summary>
+    public void CheckSize(int size, CoapMessage message)
+    {
+        lock (_gate)
+        {
+            if (_state is not (State.Open or State.Releasing) || size <= _peerMaxMessageSize)
+            {
+                return;
+            }
+        }
+
+        throw TooLarge(size, message);
+    }
+
+    /// <summary>Sends the response to a request received on this connection.</summary>
+    /// <exception cref="ArgumentException">The response exceeds the peer's Max-Message-Size; nothing was sent.</exception>
+    public void SendResponse(CoapMessage response, int size)
+    {
+        lock (_gate)
+        {
+            if (size > _peerMaxMessageSize)
+            {
+                // Still in flight: the caller may answer again with something smaller.
+                throw TooLarge(size, response);
+            }
+
+            if (_incomingInFlight > 0)
+            {
+                _incomingInFlight--;
+            }
+
+            if (_state != State.Closed)
+            {
+                Enqueue(new Outgoing(response, null, null));
+            }
+        }
+
+        CheckReleased();
+    }
+
+    /// <summary>Sends a Ping and completes with the round-trip time when its Pong arrives (RFC 8323 section 5.4).</summary>
+    public Task<TimeSpan> PingAsync(CancellationToken cancellationToken)
+    {
+        PongWaiter waiter = new();
+        lock (_gate)
+        {
+            if (_state is State.Releasing or State.Closed)
+            {
+                return Task.FromException<TimeSpan>(new CoapConnectionException($"The connection to {Peer} is closing.", Peer.EndPoint));
+            }
+
+            // Pongs come back in the order of the Pings on an ordered stream; the queue and the send order agree because both change under this lock.
+            _pongs.Enqueue(waiter);
+            Enqueue(new Outgoing(new CoapMessage { Code = CoapCode.Ping }, null, waiter));
+        }
+
+        if (cancellationToken.CanBeCanceled)
+        {
+            CancellationTokenRegistration registration = cancellationToken.Register(static (s, token) => ((PongWaiter)s!).Completion.TrySetCanceled(token), waiter);
+            _ = waiter.Completion.Task.ContinueWith(static (_, r) => ((CancellationTokenRegistration)r!).Dispose(), registration, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+
+        return waiter.Completion.Task;
+    }
+
+    /// <summary>Sends Release (RFC 8323 section 5.5) and closes; completes when the transport is closed.</summary>
+    public Task ReleaseAsync(Exception reason)
+    {
+        Log.Closed(_layer.Logger, Peer, reason.Message);
+        Close(reason, Signaling.Release());
+        return _finished.Task;
+    }
+
+    /// <summary>
+    /// Ends the connection once: refuses new work, queues <paramref name="signal"/> (Release or Abort)
+    /// as the last frame, fails what waited for the peer's CSM and tells the exchange layer the peer is lost.
+    /// The write loop then sends what is queued and closes the transport.
+    /// </summary>
+    private void Close(Exception reason, CoapMessage? signal)
+    {
+        List<HeldRequest>? held;
+        PongWaiter[] pongs;
+        State previous;
+        lock (_gate)
+        {
+            if (_state == State.Closed)
+            {
+                return;
+            }
+
+            previous = _state;
+            _state = State.Closed;
+            held = _held;
+            _held = null;
+            pongs = _pongs.ToArray();
+            _pongs.Clear();
+            _outstanding.Clear();
+            if (signal is not null && previous != State.Connecting)
+            {
+                Enqueue(new Outgoing(signal, null, null));
+            }
+
+            _sendQueue.Writer.TryComplete();
+            _csmTimer?.Dispose();
+            _idleTimer?.Dispose();
+        }
+
+        _layer.Remove(this, keepCounted: true);
+        _closing.Cancel();
+        if (held is not null)
+        {
+            foreach (HeldRequest request in held)
+            {
+                request.Request.OnFailed(reason);
+            }
+        }
+
+        foreach (PongWaiter waiter in pongs)
+        {
+            waiter.Completion.TrySetException(reason);
+        }
+
+        _layer.Upper.OnPeerLost(Peer, reason);
+    }
+
+    /// <summary>Aborts with 7.05 and a diagnostic (RFC 8323 section 5.6), and closes.</summary>
+    private void Abort(string diagnostic, CoapOptionNumber? badCsmOption = null)
+    {
+        Log.Aborted(_layer.Logger, Peer, diagnostic);
+        Close(new CoapConnectionException($"Aborted the connection to {Peer}: {diagnostic}", Peer.EndPoint), Signaling.Abort(diagnostic, badCsmOption));
+    }
+
+    private async Task ReadLoopAsync()
+    {
+        CoapStreamChannel channel = _channel!;
+        try
+        {
+            while (true)
+            {
+                Task backlog = WhenBacklogAllowsReading();
+                if (!backlog.IsCompleted)
+                {
+                    await backlog.WaitAsync(_closing.Token).ConfigureAwait(false);
+                }
+
+                CoapMessage? message = await channel.ReadAsync(_closing.Token).ConfigureAwait(false);
+                if (message is null)
+                {
+                    Log.Closed(_layer.Logger, Peer, "the peer closed the connection");
+                    Close(new CoapConnectionException($"{Peer} closed the connection.", Peer.EndPoint), null);
+                    return;
+                }
+
+                Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
+                Log.Received(_layer.Logger, Peer, message);
+                if (!OnMessage(message))
+                {
+                    return;
+                }
+            }
+        }
+        catch (OperationCanceledException) when (_closing.IsCancellationRequested)
+        {
+            // We closed the connection.
+        }
+        catch (CoapFormatException exception)
+        {
+            // RFC 8323 section 5.6: a malformed frame cannot be skipped on a stream; only this connection ends.
+            Abort($"Malformed frame: {exception.Error}");
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            Log.Aborted(_layer.Logger, Peer, exception.Message);
+            Close(new CoapConnectionException($"The connection to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
+        }
+    }
+
+    private async Task WriteLoopAsync()
+    {
+        CoapStreamChannel channel = _channel!;
+        ChannelReader<Outgoing> queue = _sendQueue.Reader;
+        try
+        {
+            while (await queue.WaitToReadAsync().ConfigureAwait(false))
+            {
+                while (queue.TryRead(out Outgoing item))
+                {
+                    if (item.Pong is not null)
+                    {
+                        item.Pong.Start = _layer.Time.GetTimestamp();
+                    }
+
+                    if (!await channel.WriteAsync(item.Message).ConfigureAwait(false))
+                    {
+                        Log.Aborted(_layer.Logger, Peer, "the connection is gone or the peer stopped reading");
+                        Close(new CoapConnectionException($"The connection to {Peer} is gone (closed, or it took nothing for {_layer.Options.SendTimeout.TotalSeconds:0.###} s).", Peer.EndPoint), null);
+                        return;
+                    }
+
+                    OnWritten();
+                    Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
+                    Log.Sent(_layer.Logger, Peer, item.Message);
+                    item.Request?.OnAwaitingResponse();
+                }
+            }
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            Close(new CoapConnectionException($"Sending to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
+        }
+        finally
+        {
+            await CloseTransportAsync(_transport!).ConfigureAwait(false);
+        }
+    }
+
+    private async Task CloseTransportAsync(TransportConnection transport)
+    {
+        // Flushes what the write loop wrote (a final Release or Abort), bounded by the transport's close timeout.
+        try
+        {
+            await transport.DisposeAsync().ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            Log.Closed(_layer.Logger, Peer, exception.Message);
+        }
+
+        _channel?.Dispose();
+        Finish();
+    }
+
+    private void Finish()
+    {
+        _layer.Remove(this, keepCounted: false);
+        _finished.TrySetResult();
+    }
+
+    /// <returns>False when the message closed the connection.</returns>
+    private bool OnMessage(CoapMessage message)
+    {
+        CoapCode code = message.Code;
+        bool awaitingCsm;
+        lock (_gate)
+        {
+            awaitingCsm = _state == State.AwaitingCsm;
+        }
+
+        if (awaitingCsm)
+        {
+            // RFC 8323 section 5.3: the peer's CSM must be its first message.
+            if (code != CoapCode.Csm)
+            {
+                Abort($"The first message must be a CSM (RFC 8323 section 5.3), not {code}.");
+                return false;
+            }
+
+            return OnCsm(message, first: true);
+        }
+
+        if (code.IsSignaling)
+        {
+            return OnSignal(message);
+        }
+
+        if (code.IsRequest)
+        {
+            OnRequest(message);
+        }
+        else if (code.IsResponse)
+        {
+            if (!_layer.Upper.OnResponse(Peer, message))
+            {
+                Log.Ignored(_layer.Logger, message, Peer, "no outstanding request has its token");
+            }
+        }
+        else
+        {
+            // RFC 8323 section 4.4: an Empty message is ignored on a stream (it may serve as a keep-alive); so is a reserved class.
+            Log.Ignored(_layer.Logger, message, Peer, code.IsEmpty ? "an Empty message" : "a reserved code");
+        }
+
+        return true;
+    }
+
+    private bool OnCsm(CoapMessage csm, bool first)
+    {
+        if (!Signaling.TryReadCsm(csm, out uint? maxMessageSize, out _, out CoapOptionNumber badOption, out string why))
+        {
+            Abort(why, badOption);
+            return false;
+        }
+
+        List<HeldRequest>? held = null;
+        List<OutgoingRequest>? tooLarge = null;
+        lock (_gate)
+        {
+            if (_state == State.Closed)
+            {
+                return false;
+            }
+
+            if (maxMessageSize is uint size)
+            {
+                _peerMaxMessageSize = size;
+            }
+
+            if (first)
+            {
+                _state = State.Open;
+                _csmTimer?.Dispose();
+                held = _held;
+                _held = null;
+
+                // The held requests go out in the order they came, ahead of any sent from now on.
+                foreach (HeldRequest request in held!)
+                {
+                    if (request.Size > _peerMaxMessageSize)
+                    {
+                        _outstanding.Remove(request.Request);
+                        (tooLarge ??= []).Add(request.Request);
+                    }
+                    else
+                    {
+                        Enqueue(new Outgoing(request.Request.Request, request.Request, null));
+                    }
+                }
+            }
+        }
+
+        Log.CsmReceived(_layer.Logger, Peer, maxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
+        if (tooLarge is not null)
+        {
+            foreach (OutgoingRequest request in tooLarge)
+            {
+                request.OnFailed(TooLarge(CoapStreamChannel.MeasureForSend(request.Request), request.Request));
+            }
+        }
+
+        return true;
+    }
+
+    private bool OnSignal(CoapMessage signal)
+    {
+        CoapCode code = signal.Code;
+        if (code == CoapCode.Csm)
+        {
+            // RFC 8323 section 5.3: a later CSM updates the settings it carries.
+            return OnCsm(signal, first: false);
+        }
+
+        if (code == CoapCode.Ping)
+        {
+            lock (_gate)
+            {
+                if (_state != State.Closed)
+                {
+                    Enqueue(new Outgoing(Signaling.Pong(signal), null, null));
+                }
+            }
+
+            return true;
+        }
+
+        if (code == CoapCode.Pong)
+        {
+            PongWaiter? waiter;
+            lock (_gate)
+            {
+                _pongs.TryDequeue(out waiter);
+            }
+
+            if (waiter is null)
+            {
+                Log.Ignored(_layer.Logger, signal, Peer, "no Ping is waiting");
+            }
+            else
+            {
+                waiter.Completion.TrySetResult(_layer.Time.GetElapsedTime(waiter.Start));
+            }
+
+            return true;
+        }
+
+        if (code == CoapCode.Release)
+        {
+            // RFC 8323 section 5.5: the peer will close; no new requests go on this connection (a new one is opened
+            // for them), the ones in flight both ways may finish, then we close.
+            Log.Closed(_layer.Logger, Peer, $"the peer released the connection: {Signaling.Diagnostic(signal)}");
+            lock (_gate)
+            {
+                if (_state == State.Open)
+                {
+                    _state = State.Releasing;
+                }
+            }
+
+            _layer.Remove(this, keepCounted: true);
+            return CheckReleased();
+        }
+
+        if (code == CoapCode.Abort)
+        {
+            // RFC 8323 section 5.6: the peer has given up on the connection; we close it without answering.
+            string diagnostic = Signaling.Diagnostic(signal);
+            Log.PeerAborted(_layer.Logger, Peer, diagnostic);
+            Close(new CoapConnectionException($"{Peer} aborted the connection: {diagnostic}", Peer.EndPoint), null);
+            return false;
+        }
+
+        // RFC 8323 section 5: signal codes this implementation does not know carry nothing it must act on.
+        Log.Ignored(_layer.Logger, signal, Peer, "an unknown signaling code");
+        return true;
+    }
+
+    private void OnRequest(CoapMessage request)
+    {
+        bool overloaded;
+        lock (_gate)
+        {
+            overloaded = _incomingInFlight >= _layer.Options.MaxRequestsInFlight;
+            if (!overloaded)
+            {
+                _incomingInFlight++;
+            }
+        }
+
+        if (overloaded)
+        {
+            // Beyond MaxRequestsInFlight the handler is spared: 5.03 at once, as a server sheds load (RFC 7252 section 5.9.3.4).
+            Log.Overloaded(_layer.Logger, Peer, _layer.Options.MaxRequestsInFlight);
+            CoapMessage busy = new() { Code = CoapCode.ServiceUnavailable, Token = request.Token };
+            busy.SetPayload("Too many requests in flight on this connection.");
+            lock (_gate)
+            {
+                if (_state != State.Closed)
+                {
+                    Enqueue(new Outgoing(busy, null, null));
+                }
+            }
+
+            return;
+        }
+
+        _layer.Upper.OnRequest(CreateExchange(request));
+    }
+
+    // The one place that builds a server-side exchange; the exchange layer answers it through SendResponse.
+    private CoapExchange CreateExchange(CoapMessage request) => new(_layer, request, Peer, this);
+
+    /// <returns>False when the release is complete and the connection closed.</returns>
+    private bool CheckReleased()
+    {
+        lock (_gate)
+        {
+            if (_state != State.Releasing || _outstanding.Count != 0 || _incomingInFlight != 0)
+            {
+                return true;
+            }
+        }
+
+        Close(new CoapConnectionException($"{Peer} released the connection.", Peer.EndPoint), null);
+        return false;
+    }
+
+    private void OnCsmTimeout()
+    {
+        lock (_gate)
+        {
+            if (_state != State.AwaitingCsm)
+            {
+                return;
+            }
+        }
+
+        Abort($"No CSM within {_layer.Options.CsmTimeout.TotalSeconds:0.###} s (RFC 8323 section 5.3).");
+    }
+
+    private void OnIdleCheck()
+    {
+        TimeSpan idle = _layer.Options.IdleTimeout;
+        TimeSpan quiet = _layer.Time.GetElapsedTime(Volatile.Read(ref _lastActivity));
+        lock (_gate)
+        {
+            if (_state == State.Closed)
+            {
+                return;
+            }
+
+            bool busy = _outstanding.Count != 0 || _incomingInFlight != 0 || _pongs.Count != 0;
+            if (busy || quiet < idle)
+            {
+                _idleTimer?.Change(busy ? idle : idle - quiet, Timeout.InfiniteTimeSpan);
+                return;
+            }
+        }
+
+        Log.Closed(_layer.Logger, Peer, $"idle for {quiet.TotalSeconds:0.###} s");
+        Close(new CoapConnectionException($"The connection to {Peer} was idle for {idle.TotalSeconds:0.###} s and was released.", Peer.EndPoint), Signaling.Release());
+    }
+
+    private ArgumentException TooLarge(int size, CoapMessage message)
+        => new(
+            $"The message ({message.Code}) is {size} bytes; {Peer} accepts at most {_peerMaxMessageSize} (the Max-Message-Size of its CSM, RFC 8323 section 5.3.1). "
+                + "Larger bodies need block-wise transfer (RFC 7959).",
+            nameof(message));
+
+    // Called under _gate. Every frame we queue counts in the backlog the read loop waits on.
+    private void Enqueue(Outgoing item)
+    {
+        if (_sendQueue.Writer.TryWrite(item))
+        {
+            _backlog++;
+        }
+    }
+
+    /// <summary>
+    /// Waits while more than MaxRequestsInFlight frames wait to be written. A peer that sends requests but
+    /// stops reading the responses is then no longer read either: TCP flow control stops it, and our memory
+    /// stays bounded by the backlog, the transport's buffers and the send timeout.
+    /// </summary>
+    private Task WhenBacklogAllowsReading()
+    {
+        lock (_gate)
+        {
+            if (_backlog < _layer.Options.MaxRequestsInFlight)
+            {
+                return Task.CompletedTask;
+            }
+
+            _drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            return _drained.Task;
+        }
+    }
+
+    private void OnWritten()
+    {
+        TaskCompletionSource? drained = null;
+        lock (_gate)
+        {
+            _backlog--;
+            if (_drained is not null && _backlog <= _layer.Options.MaxRequestsInFlight / 2)
+            {
+                drained = _drained;
+                _drained = null;
+            }
+        }
+
+        drained?.TrySetResult();
+    }
+
+    /// <summary>A frame waiting for the write loop: a message, and the request or Ping it belongs to.</summary>
+    private readonly record struct Outgoing(CoapMessage Message, OutgoingRequest? Request, PongWaiter? Pong);
+
+    private readonly record struct HeldRequest(OutgoingRequest Request, int Size);
+
+    private sealed class PongWaiter
+    {
+        public TaskCompletionSource<TimeSpan> Completion { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public long Start { get; set; }
+    }
+}

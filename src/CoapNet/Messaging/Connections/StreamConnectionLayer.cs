@@ -1,0 +1,347 @@
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Serialization;
+using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace CoapNet.Messaging.Connections;
+
+/// <summary>
+/// The layer under the exchange layer for connection transports (RFC 8323): the connections of one
+/// endpoint and their signaling (CSM, Ping/Pong, Release, Abort, section 5). There are no Message IDs,
+/// ACKs or retransmissions; the stream is reliable and ordered, and responses are matched by token above.
+/// </summary>
+/// <remarks>
+/// A server is fed by a listener's accept loop; a client opens one connection per peer on demand,
+/// reuses it, and opens a new one after it closed. Every limit is per connection or per endpoint, and
+/// every failure ends only the connection it happened on.
+/// </remarks>
+internal sealed partial class StreamConnectionLayer : IMessageLayer
+{
+    private readonly IConnectionListener? _listener;
+    private readonly IConnectionFactory? _factory;
+    private readonly object _gate = new();
+    private readonly Dictionary<CoapPeer, StreamConnection> _byPeer = [];
+    private readonly HashSet<StreamConnection> _all = [];
+    private readonly CancellationTokenSource _stopping = new();
+    private IExchangeLayer? _upper;
+    private Task _acceptLoop = Task.CompletedTask;
+    private int _disposed;
+
+    /// <summary>A server-side layer: connections come from <paramref name="listener"/>, which the layer owns.</summary>
+    public StreamConnectionLayer(IConnectionListener listener, CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
+        : this(options, time, loggerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(listener);
+        _listener = listener;
+        Scheme = listener.Scheme;
+    }
+
+    /// <summary>A client-side layer: connections are opened through <paramref name="factory"/> when a request needs one.</summary>
+    public StreamConnectionLayer(IConnectionFactory factory, CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
+        : this(options, time, loggerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(factory);
+        _factory = factory;
+        Scheme = factory.Scheme;
+    }
+
+    private StreamConnectionLayer(CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
+    {
+        Options = options ?? new CoapConnectionOptions();
+        Options.Validate();
+        Time = time ?? TimeProvider.System;
+        Logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.StreamConnectionLayer");
+        ReadSerializer = new CoapMessageSerializer(CoapFraming.Stream, new CoapSerializerOptions { MaxMessageSize = Options.MaxMessageSize });
+        Scheme = CoapPeer.TcpScheme;
+    }
+
+    /// <inheritdoc/>
+    public string Scheme { get; }
+
+    /// <summary>The listener's endpoint on a server; [::]:0 on a client, whose connections each have their own.</summary>
+    public IPEndPoint LocalEndPoint => _listener?.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0);
+
+    /// <summary>The limits.</summary>
+    internal CoapConnectionOptions Options { get; }
+
+    /// <summary>The clock of every timer.</summary>
+    internal TimeProvider Time { get; }
+
+    /// <summary>Where log lines go.</summary>
+    internal ILogger Logger { get; }
+
+    /// <summary>The serializer that reads frames, bounded by our Max-Message-Size.</summary>
+    internal CoapMessageSerializer ReadSerializer { get; }
+
+    /// <summary>The exchange layer above; set by <see cref="Start"/>.</summary>
+    internal IExchangeLayer Upper => _upper ?? throw new InvalidOperationException("The layer is not started.");
+
+    /// <summary>The number of connections open or being opened, for tests and diagnostics.</summary>
+    internal int ConnectionCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _all.Count;
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Start(IExchangeLayer upper)
+    {
+        ArgumentNullException.ThrowIfNull(upper);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        if (Interlocked.CompareExchange(ref _upper, upper, null) is not null)
+        {
+            throw new InvalidOperationException("The layer is already started.");
+        }
+
+        if (_listener is not null)
+        {
+            _acceptLoop = Task.Run(AcceptLoopAsync);
+        }
+    }
+
+    /// <inheritdoc/>
+    public void CheckSendable(CoapPeer peer, CoapMessage message)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        int size = CoapStreamChannel.MeasureForSend(message);
+
+        // Before the peer's CSM its limit is not known yet; the request is held and checked when it arrives.
+        StreamConnection? connection;
+        lock (_gate)
+        {
+            _byPeer.TryGetValue(peer, out connection);
+        }
+
+        connection?.CheckSize(size, message);
+    }
+
+    /// <inheritdoc/>
+    public void SendRequest(OutgoingRequest request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        int size;
+        try
+        {
+            size = CoapStreamChannel.MeasureForSend(request.Request);
+        }
+        catch (ArgumentException exception)
+        {
+            request.OnFailed(exception);
+            return;
+        }
+
+        // A connection that is releasing or closing refuses; it has left the table by then, so the second try gets a new one.
+        for (int attempt = 0; attempt < 2; attempt++)
+        {
+            StreamConnection? connection = GetOrOpen(request.Peer, out Exception? failure);
+            if (connection is null)
+            {
+                request.OnFailed(failure!);
+                return;
+            }
+
+            if (connection.TrySend(request, size))
+            {
+                return;
+            }
+        }
+
+        request.OnFailed(new CoapConnectionException($"The connection to {request.Peer} is closing.", request.Peer.EndPoint));
+    }
+
+    /// <inheritdoc/>
+    public void EndRequest(OutgoingRequest request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        (request.LowerState as StreamConnection)?.EndRequest(request);
+    }
+
+    /// <inheritdoc/>
+    public void Acknowledge(CoapExchange exchange)
+    {
+        // RFC 8323 section 3.2: a reliable transport has no ACKs; the response simply comes when ready.
+    }
+
+    /// <inheritdoc/>
+    public void Reject(CoapExchange exchange)
+    {
+        ArgumentNullException.ThrowIfNull(exchange);
+
+        // A stream has no RST (RFC 8323 section 3.3): nothing here can process the request, so 5.01 says so.
+        SendResponse(exchange, new CoapMessage { Code = CoapCode.NotImplemented, Token = exchange.Request.Token });
+    }
+
+    /// <inheritdoc/>
+    public void SendResponse(CoapExchange exchange, CoapMessage response)
+    {
+        ArgumentNullException.ThrowIfNull(exchange);
+        ArgumentNullException.ThrowIfNull(response);
+        StreamConnection connection = (StreamConnection)exchange.LowerState!;
+        connection.SendResponse(response, CoapStreamChannel.MeasureForSend(response));
+    }
+
+    /// <inheritdoc/>
+    public Task<TimeSpan> PingAsync(CoapPeer peer, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        StreamConnection? connection = GetOrOpen(peer, out Exception? failure);
+        return connection is null ? Task.FromException<TimeSpan>(failure!) : connection.PingAsync(cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
+
+    /// <summary>Stops accepting, sends Release on every connection (RFC 8323 section 5.5) and closes them.</summary>
+    /// <returns>A task that completes when every connection is closed.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _stopping.Cancel();
+        if (_listener is not null)
+        {
+            await _listener.DisposeAsync().ConfigureAwait(false);
+        }
+
+        await _acceptLoop.ConfigureAwait(false);
+        StreamConnection[] connections;
+        lock (_gate)
+        {
+            connections = [.. _all];
+        }
+
+        Exception reason = new CoapConnectionException("The endpoint was disposed.");
+        Task[] closing = new Task[connections.Length];
+        for (int i = 0; i < connections.Length; i++)
+        {
+            closing[i] = connections[i].ReleaseAsync(reason);
+        }
+
+        await Task.WhenAll(closing).ConfigureAwait(false);
+    }
+
+    /// <summary>Forgets a connection that is closing, and frees its place for new requests to its peer.</summary>
+    internal void Remove(StreamConnection connection, bool keepCounted)
+    {
+        lock (_gate)
+        {
+            if (_byPeer.TryGetValue(connection.Peer, out StreamConnection? current) && current == connection)
+            {
+                _byPeer.Remove(connection.Peer);
+            }
+
+            if (!keepCounted)
+            {
+                _all.Remove(connection);
+            }
+        }
+    }
+
+    private StreamConnection? GetOrOpen(CoapPeer peer, out Exception? failure)
+    {
+        failure = null;
+        if (!string.Equals(peer.Scheme, Scheme, StringComparison.Ordinal))
+        {
+            failure = new ArgumentException($"This endpoint speaks {Scheme}, not {peer.Scheme}.", nameof(peer));
+            return null;
+        }
+
+        StreamConnection? connection;
+        lock (_gate)
+        {
+            if (Volatile.Read(ref _disposed) != 0)
+            {
+                failure = new ObjectDisposedException(nameof(CoapEndpoint));
+                return null;
+            }
+
+            if (_byPeer.TryGetValue(peer, out connection))
+            {
+                return connection;
+            }
+
+            if (_factory is null)
+            {
+                // A server answers over the connections its clients opened; it does not dial out (RFC 8323 section 3.3).
+                failure = new CoapConnectionException($"There is no connection from {peer}.", peer.EndPoint);
+                return null;
+            }
+
+            if (_all.Count >= Options.MaxConnections)
+            {
+                failure = new CoapConnectionException($"The endpoint already holds {Options.MaxConnections} connections (CoapConnectionOptions.MaxConnections).", peer.EndPoint);
+                return null;
+            }
+
+            connection = new StreamConnection(this, peer);
+            _byPeer.Add(peer, connection);
+            _all.Add(connection);
+        }
+
+        Log.Connecting(Logger, peer);
+        _ = connection.ConnectAsync(_factory, _stopping.Token);
+        return connection;
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (true)
+        {
+            TransportConnection? accepted;
+            try
+            {
+                accepted = await _listener!.AcceptAsync(_stopping.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+            catch (Exception exception) when (exception is not OutOfMemoryException)
+            {
+                // The listener failed (not one connection): nothing more will come.
+                Log.AcceptFailed(Logger, exception);
+                return;
+            }
+
+            if (accepted is null)
+            {
+                return;
+            }
+
+            CoapPeer peer = CoapPeer.Tcp(accepted.RemoteEndPoint);
+            StreamConnection? connection = null;
+            lock (_gate)
+            {
+                if (Volatile.Read(ref _disposed) == 0 && _all.Count < Options.MaxConnections)
+                {
+                    connection = new StreamConnection(this, peer);
+                    _byPeer[peer] = connection;
+                    _all.Add(connection);
+                }
+            }
+
+            if (connection is null)
+            {
+                // Beyond MaxConnections: closed at once, before any CoAP is spoken, so it costs the others nothing.
+                Log.Refused(Logger, peer, Options.MaxConnections);
+                accepted.Abort(new CoapConnectionException("Too many connections.", peer.EndPoint));
+                await accepted.DisposeAsync().ConfigureAwait(false);
+                continue;
+            }
+
+            Log.Accepted(Logger, peer);
+            connection.Run(accepted);
+        }
+    }
+}

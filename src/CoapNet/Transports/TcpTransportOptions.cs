@@ -1,0 +1,43 @@
+using System.Net;
+
+namespace CoapNet.Transports;
+
+/// <summary>Settings of <see cref="TcpConnectionListener"/> and <see cref="TcpConnectionFactory"/>: buffering bounds and closing.</summary>
+public sealed class TcpTransportOptions
+{
+    /// <summary>The default input bound: 1 MiB.</summary>
+    public const int DefaultMaxInputBufferSize = 1024 * 1024;
+
+    /// <summary>The default output bound: 64 KiB.</summary>
+    public const int DefaultMaxOutputBufferSize = 64 * 1024;
+
+    /// <summary>
+    /// How many received bytes a connection buffers before it stops reading the socket until the
+    /// protocol layer consumes some (default 1 MiB). Must be larger than the largest message the
+    /// layer above accepts (its Max-Message-Size), or a frame that large could never complete.
+    /// </summary>
+    public int MaxInputBufferSize { get; init; } = DefaultMaxInputBufferSize;
+
+    /// <summary>
+    /// How many bytes written to a connection may wait for the socket before the writer's flush
+    /// waits too (default 64 KiB): a peer that stops reading stops us, instead of growing our memory.
+    /// </summary>
+    public int MaxOutputBufferSize { get; init; } = DefaultMaxOutputBufferSize;
+
+    /// <summary>
+    /// How long <see cref="TransportConnection.DisposeAsync"/> waits for buffered output to reach a peer
+    /// before it aborts the connection (default 5 seconds), so a peer that stops reading cannot hold a close.
+    /// </summary>
+    public TimeSpan CloseTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    internal void Validate()
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxInputBufferSize, 1024, nameof(MaxInputBufferSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxOutputBufferSize, 1024, nameof(MaxOutputBufferSize));
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(CloseTimeout, TimeSpan.Zero, nameof(CloseTimeout));
+    }
+
+    // An IPv4 peer of a dual-stack socket shows as ::ffff:a.b.c.d; the rest of the stack sees plain IPv4, as UdpTransport does.
+    internal static IPEndPoint Normalize(IPEndPoint endPoint)
+        => endPoint.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(endPoint.Address.MapToIPv4(), endPoint.Port) : endPoint;
+}

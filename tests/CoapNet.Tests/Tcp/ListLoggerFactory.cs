@@ -1,0 +1,46 @@
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Tests.Tcp;
+
+/// <summary>Keeps every log line at warning level and above, for tests that check what was reported.</summary>
+internal sealed class ListLoggerFactory : ILoggerFactory, ILogger
+{
+    private readonly List<string> _warnings = [];
+
+    public IReadOnlyList<string> Warnings
+    {
+        get
+        {
+            lock (_warnings)
+            {
+                return [.. _warnings];
+            }
+        }
+    }
+
+    public ILogger CreateLogger(string categoryName) => this;
+
+    public void AddProvider(ILoggerProvider provider)
+    {
+    }
+
+    public void Dispose()
+    {
+    }
+
+    public IDisposable? BeginScope<TState>(TState state)
+        where TState : notnull => null;
+
+    public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+
+    public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+    {
+        if (IsEnabled(logLevel))
+        {
+            lock (_warnings)
+            {
+                _warnings.Add(formatter(state, exception));
+            }
+        }
+    }
+}
