@@ -10,8 +10,9 @@ using Microsoft.Extensions.Logging.Abstractions;
 namespace CoapNet.Server;
 
 /// <summary>
-/// A CoAP server: UDP endpoints whose requests flow through a bounded TPL Dataflow pipeline to the
-/// handlers of registered routes and resources, with discovery at /.well-known/core (RFC 6690).
+/// A CoAP server: endpoints of any transport (UDP, TCP, several of each) whose requests flow
+/// through a bounded TPL Dataflow pipeline to the handlers of registered routes and resources,
+/// with discovery at /.well-known/core (RFC 6690).
 /// </summary>
 /// <example>
 /// <code>
@@ -65,6 +66,24 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 }
 
                 return endpoints;
+            }
+        }
+    }
+
+    /// <summary>Where the server listens, as base URIs with their scheme ("coap://127.0.0.1:5683", "coap+tcp://[::]:5683"), once started.</summary>
+    public IReadOnlyList<Uri> LocalUris
+    {
+        get
+        {
+            lock (_lifecycle)
+            {
+                Uri[] uris = new Uri[_endpoints.Count];
+                for (int i = 0; i < uris.Length; i++)
+                {
+                    uris[i] = new Uri($"{_endpoints[i].Scheme}://{_endpoints[i].LocalEndPoint}");
+                }
+
+                return uris;
             }
         }
     }
@@ -406,7 +425,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _blocking?.Complete();
     }
 
-    /// <summary>The endpoints the options ask for: UDP bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
+    /// <summary>The endpoints the options ask for: UDP and TCP bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
     private List<CoapEndpoint> CreateEndpoints()
     {
         List<CoapEndpoint> endpoints = [];
@@ -416,6 +435,16 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             foreach (IDatagramTransport transport in _options.DatagramTransports)
             {
                 endpoints.Add(new CoapEndpoint(transport, endpointOptions));
+            }
+
+            foreach (IConnectionListener listener in _options.ConnectionListeners)
+            {
+                endpoints.Add(new CoapEndpoint(listener, endpointOptions, _options.Connections));
+            }
+
+            foreach (IPEndPoint binding in _options.TcpEndpoints)
+            {
+                endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding), endpointOptions, _options.Connections));
             }
 
             IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 || endpoints.Count > 0

@@ -8,10 +8,26 @@ namespace CoapNet.Server;
 public sealed class CoapServerOptions
 {
     /// <summary>
-    /// The local endpoints to listen on, one UDP socket each (IPv4 and IPv6 alike, several ports
-    /// allowed). Default: [::]:5683, dual-stack where the OS allows.
+    /// The local endpoints to listen on over UDP, one socket each (IPv4 and IPv6 alike, several ports
+    /// allowed). Default: [::]:5683, dual-stack where the OS allows, when no other endpoint or
+    /// transport of any kind is configured.
     /// </summary>
     public IList<IPEndPoint> Endpoints { get; init; } = [];
+
+    /// <summary>
+    /// The local endpoints to listen on for CoAP over TCP (RFC 8323), one listener each. Default: none.
+    /// The usual choice is the same address and port as UDP, such as [::]:5683.
+    /// </summary>
+    public IList<IPEndPoint> TcpEndpoints { get; init; } = [];
+
+    /// <summary>
+    /// Connection listeners to serve on, ready-made (TCP set up your own way, an in-memory pipe in
+    /// tests); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
+    /// </summary>
+    public IList<CoapNet.Transports.IConnectionListener> ConnectionListeners { get; init; } = [];
+
+    /// <summary>The limits of every connection (RFC 8323): count, message size, timeouts, requests in flight; null for the defaults.</summary>
+    public CoapConnectionOptions? Connections { get; init; }
 
     /// <summary>
     /// Datagram transports to serve on, ready-made (an in-memory network in tests, a socket set up
@@ -65,6 +81,8 @@ public sealed class CoapServerOptions
     {
         ArgumentNullException.ThrowIfNull(Endpoints);
         ArgumentNullException.ThrowIfNull(DatagramTransports);
+        ArgumentNullException.ThrowIfNull(TcpEndpoints);
+        ArgumentNullException.ThrowIfNull(ConnectionListeners);
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         if (MaxPendingRequests < 1)
