@@ -10,22 +10,27 @@ internal sealed partial class ExchangeLayer
     /// arrives, the layer below reports a failure, the response timeout fires, or the caller cancels.
     /// </summary>
     /// <remarks>
-    /// <see cref="OnResponse"/> is virtual in spirit: an exchange that carries many responses (Observe
-    /// notifications) stays registered after the first; this one ends at it.
+    /// An exchange given a handler for later responses carries many (as Observe notifications will,
+    /// RFC 7641 section 3): the first completes <see cref="Completion"/> and ends the request below
+    /// (its retransmission and NSTART slot), and the exchange stays registered under its token,
+    /// handing every later response to that handler, until it is canceled or the peer is lost.
     /// </remarks>
     private sealed class ClientExchange : OutgoingRequest
     {
         private readonly ExchangeLayer _layer;
+        private readonly Action<CoapMessage>? _laterResponses;
+        private int _responded;
         private readonly TaskCompletionSource<CoapMessage> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private ITimer? _responseTimer;
         private int _finished;
         private CancellationTokenRegistration _registration;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, Action<CoapMessage>? laterResponses)
             : base(request, peer)
         {
             _layer = layer;
             Key = key;
+            _laterResponses = laterResponses;
         }
 
         public TokenKey Key { get; }
@@ -65,9 +70,28 @@ internal sealed partial class ExchangeLayer
 
         public void OnResponse(CoapMessage response)
         {
-            if (TryFinish())
+            if (_laterResponses is null)
             {
+                if (TryFinish())
+                {
+                    _completion.TrySetResult(response);
+                }
+
+                return;
+            }
+
+            if (Interlocked.Exchange(ref _responded, 1) == 0)
+            {
+                // The request is answered: below, its retransmission and NSTART slot end; here it stays registered.
+                _layer._lower.EndRequest(this);
+                Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
                 _completion.TrySetResult(response);
+                return;
+            }
+
+            if (Volatile.Read(ref _finished) == 0)
+            {
+                _laterResponses(response);
             }
         }
 

@@ -35,7 +35,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _stages = stages;
 
         // The client chain is composed once: stage 0 calls stage 1 ... calls the layer itself.
-        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, cancellationToken).Completion;
+        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, null, cancellationToken).Completion;
         for (int i = stages.Length - 1; i >= 0; i--)
         {
             CoapStage stage = stages[i];
@@ -65,7 +65,20 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return _stages.Length == 0 ? Begin(request, peer, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+        return _stages.Length == 0 ? Begin(request, peer, null, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+    }
+
+    /// <summary>
+    /// Sends a request whose exchange carries more than one response (RFC 7641 notifications): the task
+    /// completes with the first; every later response with the same token goes to
+    /// <paramref name="laterResponses"/> until <paramref name="cancellationToken"/> ends the exchange,
+    /// after which a further response matches nothing (and a CON one gets RST below).
+    /// </summary>
+    public Task<CoapMessage> SendForManyResponsesAsync(CoapMessage request, CoapPeer peer, Action<CoapMessage> laterResponses, CancellationToken cancellationToken)
+    {
+        Validate(request, peer);
+        ArgumentNullException.ThrowIfNull(laterResponses);
+        return Begin(request, peer, laterResponses, cancellationToken).Completion;
     }
 
     /// <inheritdoc/>
@@ -204,7 +217,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     }
 
     /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, Action<CoapMessage>? laterResponses, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
 
@@ -252,7 +265,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
                 }
             }
 
-            exchange = new ClientExchange(this, request, peer, key);
+            exchange = new ClientExchange(this, request, peer, key, laterResponses);
             _exchanges.Add(key, exchange);
         }
 
