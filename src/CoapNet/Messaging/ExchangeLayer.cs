@@ -115,6 +115,16 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             return false;
         }
 
+        if (FindUnprocessedCriticalOption(response) is CoapOptionNumber unprocessed)
+        {
+            // RFC 7252 section 5.4.1: such a response is rejected (RST for a CON, below) and the caller told why.
+            exchange.Fail(new CoapBadOptionException(
+                $"{peer.EndPoint} answered {exchange.Request.Code} with {response.Code} carrying critical option {Describe(unprocessed)}, which this client does not process; the response was rejected (RFC 7252 section 5.4.1).",
+                unprocessed,
+                peer.EndPoint));
+            return false;
+        }
+
         exchange.OnResponse(response);
         return true;
     }
@@ -162,6 +172,55 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             exchange.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the response arrived."));
         }
     }
+
+    /// <summary>
+    /// The first critical option of <paramref name="response"/> that no layer or stage processes: the
+    /// critical options of RFC 7252 (all request options, harmless in a response) are recognized, and
+    /// a stage adds those it handles (block-wise will add Block1 and Block2).
+    /// </summary>
+    private CoapOptionNumber? FindUnprocessedCriticalOption(CoapMessage response)
+    {
+        if (!response.HasOptions)
+        {
+            return null;
+        }
+
+        ReadOnlySpan<CoapOptionEntry> options = response.Options.AsSpan();
+        for (int i = 0; i < options.Length; i++)
+        {
+            CoapOptionNumber number = options[i].Number;
+            if (number.IsCritical() && !IsProcessed(number))
+            {
+                return number;
+            }
+        }
+
+        return null;
+    }
+
+    private bool IsProcessed(CoapOptionNumber number)
+    {
+        if (number is CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch or CoapOptionNumber.UriPort
+            or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept or CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
+        {
+            return true;
+        }
+
+        foreach (CoapStage stage in _stages)
+        {
+            if (stage.Processes(number))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static string Describe(CoapOptionNumber number)
+        => CoapOptionDefinition.TryGet(number, out CoapOptionDefinition? definition)
+            ? $"{definition.Name} ({(ushort)number})"
+            : ((ushort)number).ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     private static void Validate(CoapMessage request, CoapPeer peer)
     {

@@ -111,6 +111,43 @@ public abstract class LibCoapServerInteropTests
         }
     }
 
+    [SkippableFact]
+    public async Task ABodyLargerThanOneDatagramIsNeverReportedAsAWholeFirstBlock()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        await using CoapClient client = new();
+        string file = Path.Combine(Path.GetTempPath(), $"coapnet-big-{Guid.NewGuid():N}.bin");
+        byte[] body = new byte[1500];
+        Random.Shared.NextBytes(body);
+        await File.WriteAllBytesAsync(file, body);
+        Uri uri = Uri(server, "/big-" + Guid.NewGuid().ToString("N")[..8]);
+        try
+        {
+            // libcoap's own client uploads it block-wise over UDP.
+            using (System.Diagnostics.Process upload = LibCoap.Start(LibCoap.Client, "-m", "put", "-f", file, "-B", "10", new Uri(uri.ToString().Replace("coap+tcp://", "coap://", StringComparison.Ordinal)).ToString()))
+            {
+                await upload.WaitForExitAsync();
+                upload.ExitCode.Should().Be(0);
+            }
+
+            if (_scheme == "coap")
+            {
+                // Over UDP libcoap serves it in Block2 blocks; until the block-wise stage exists the client must refuse the first block rather than pass it off as the body.
+                (await client.Invoking(c => c.GetAsync(uri)).Should().ThrowAsync<CoapNet.Messaging.CoapBadOptionException>())
+                    .Which.Option.Should().Be(CoapOptionNumber.Block2);
+            }
+            else
+            {
+                // Over TCP one frame holds it whole (the CSMs allow it).
+                (await client.GetAsync(uri)).Payload.ToArray().Should().Equal(body);
+            }
+        }
+        finally
+        {
+            File.Delete(file);
+        }
+    }
+
     private Uri Uri(LibCoapServer server, string pathAndQuery) => new($"{_scheme}://127.0.0.1:{server.Port}{pathAndQuery}");
 }
 

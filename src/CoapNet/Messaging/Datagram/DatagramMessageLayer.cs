@@ -455,7 +455,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool matched = _upper!.OnResponse(channel.Peer, response);
         if (!matched)
         {
-            Log.Ignored(_logger, response, channel.Peer, "no request with this token is outstanding");
+            Log.Ignored(_logger, response, channel.Peer, "no outstanding request took it (an unknown token, or a critical option nothing processes)");
         }
 
         if (confirmable)
