@@ -1,4 +1,6 @@
+using System.Diagnostics;
 using System.Threading.Tasks.Dataflow;
+using CoapNet.Diagnostics;
 using CoapNet.LinkFormat;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -17,6 +19,7 @@ public sealed partial class CoapServer
     /// </summary>
     private void Enqueue(CoapExchange exchange)
     {
+        exchange.ArrivedAt = Stopwatch.GetTimestamp();
         if (Volatile.Read(ref _state) == 1 && TryAdmit())
         {
             // Checked again: a stop that began meanwhile may already have seen the count drain to zero.
@@ -58,6 +61,7 @@ public sealed partial class CoapServer
     /// <summary>RFC 7252 section 5.9.3.4: 5.03 with Max-Age tells a CON client when to retry; a NON request is simply dropped.</summary>
     private void Shed(CoapExchange exchange)
     {
+        CoapInstrumentation.ShedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", exchange.Peer.Scheme));
         if (!exchange.IsConfirmable && !exchange.Peer.IsReliable)
         {
             Log.Shed(_logger, exchange.RemoteEndPoint, "dropped");
@@ -77,6 +81,8 @@ public sealed partial class CoapServer
     private void Dispatch(CoapExchange exchange)
     {
         bool done = true;
+        Activity? outer = Activity.Current;
+        exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
         try
         {
             (CoapResponse? immediate, RouteHandler? handler, CoapRequest? request) = Route(exchange);
@@ -118,6 +124,8 @@ public sealed partial class CoapServer
         }
         finally
         {
+            // The activity flows into the async handler; this worker goes on without it.
+            Activity.Current = outer;
             if (done)
             {
                 Release();
@@ -151,6 +159,8 @@ public sealed partial class CoapServer
     /// <summary>The blocking block's step: a synchronous handler, on one of at most MaxDegreeOfParallelism workers.</summary>
     private void RunSynchronous(SyncWork work)
     {
+        Activity? outer = Activity.Current;
+        Activity.Current = work.Exchange.Activity;
         try
         {
             CoapResponse response;
@@ -167,6 +177,7 @@ public sealed partial class CoapServer
         }
         finally
         {
+            Activity.Current = outer;
             Release();
         }
     }
@@ -198,6 +209,7 @@ public sealed partial class CoapServer
         try
         {
             exchange.Respond(response.Message);
+            Record(exchange, response.Code);
         }
         catch (ArgumentException e) when (!exchange.HasResponded)
         {
@@ -205,10 +217,44 @@ public sealed partial class CoapServer
             Log.ResponseRejected(_logger, e, exchange.Request.Code, exchange.Request.UriPath);
             string reason = e.ParamName is null ? e.Message : e.Message.Replace($" (Parameter '{e.ParamName}')", string.Empty, StringComparison.Ordinal);
             exchange.Respond(CoapResponse.Diagnostic(CoapCode.InternalServerError, "The response cannot be sent: " + reason).Message);
+            Record(exchange, CoapCode.InternalServerError);
         }
         catch (InvalidOperationException) when (exchange.HasResponded)
         {
             // Already answered (for example shed while stopping); nothing more to send.
+        }
+    }
+
+    /// <summary>The request's count, duration and activity, once answered; nothing when nobody listens.</summary>
+    private static void Record(CoapExchange exchange, CoapCode code)
+    {
+        Activity? activity = exchange.Activity;
+        bool counting = CoapInstrumentation.ServerRequestCounter.Enabled;
+        if (!counting && !CoapInstrumentation.ServerDuration.Enabled && activity is null)
+        {
+            return;
+        }
+
+        string codeName = CoapInstrumentation.CodeName(code);
+        TagList tags = new()
+        {
+            { "coap.method", CoapInstrumentation.MethodName(exchange.Request.Code) },
+            { "coap.response.code", codeName },
+            { "coap.route", exchange.Route },
+            { "url.scheme", exchange.Peer.Scheme },
+        };
+        CoapInstrumentation.ServerRequestCounter.Add(1, tags);
+        CoapInstrumentation.ServerDuration.Record(Stopwatch.GetElapsedTime(exchange.ArrivedAt).TotalSeconds, tags);
+        if (activity is not null)
+        {
+            activity.SetTag("coap.response.code", codeName);
+            activity.SetTag("coap.route", exchange.Route);
+            if (code.Class == 5)
+            {
+                activity.SetStatus(ActivityStatusCode.Error);
+            }
+
+            activity.Stop();
         }
     }
 
@@ -227,6 +273,7 @@ public sealed partial class CoapServer
             return (new CoapResponse(CoapCode.NotFound), null, null);
         }
 
+        exchange.Route = route.Template;
         RouteHandler? handler = route.GetHandler(message.Code);
         if (handler is null)
         {

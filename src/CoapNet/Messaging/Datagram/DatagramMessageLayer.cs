@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 using CoapNet.Transports;
@@ -255,6 +256,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool confirmable = error.Reason != CoapFormatErrorReason.UnsupportedVersion
             && datagram.Length >= 4 && datagram[0] >> 6 == 1 && ((datagram[0] >> 4) & 3) == (int)CoapMessageType.Confirmable;
         Log.Malformed(_logger, datagram.Length, channel.Peer, error, confirmable ? "RST" : "silence");
+        CoapInstrumentation.MalformedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", CoapPeer.UdpScheme));
         if (confirmable)
         {
             SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
@@ -435,6 +437,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             reply = entry.Reply;
         }
 
+        if (duplicate)
+        {
+            CoapInstrumentation.DuplicateCounter.Add(1);
+        }
+
         if (duplicate && confirmable && reply is not null)
         {
             Log.Duplicate(_logger, channel.Peer, message.MessageId);
@@ -548,6 +555,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             return;
         }
 
+        CoapInstrumentation.RetransmissionCounter.Add(1);
         Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, _parameters.MaxRetransmit, transmission.Key.MessageId);
         TrySend(transmission.Channel, transmission.Datagram);
     }
