@@ -452,7 +452,13 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
             foreach (IPEndPoint binding in bindings)
             {
-                endpoints.Add(new CoapEndpoint(new UdpTransport(new UdpTransportOptions { Address = binding.Address, Port = binding.Port }), endpointOptions));
+                endpoints.Add(new CoapEndpoint(new UdpTransport(new UdpTransportOptions
+                {
+                    Address = binding.Address,
+                    Port = binding.Port,
+                    SocketReceiveBufferSize = _options.SocketReceiveBufferSize,
+                    SocketSendBufferSize = _options.SocketSendBufferSize,
+                }), endpointOptions));
             }
 
             return endpoints;

@@ -74,6 +74,19 @@ public sealed class CoapServerOptions
     /// <summary>How many received messages the deduplication cache of each endpoint remembers (default 16384).</summary>
     public int DeduplicationCapacity { get; init; } = 16384;
 
+    /// <summary>
+    /// The kernel receive buffer of each UDP socket, in bytes (default 1 MiB), so a burst of requests
+    /// waits in the kernel instead of being dropped there. Linux caps what an unprivileged process gets
+    /// at net.core.rmem_max (often 208 KiB, doubled for bookkeeping); null keeps the OS default.
+    /// </summary>
+    public int? SocketReceiveBufferSize { get; init; } = 1024 * 1024;
+
+    /// <summary>The kernel send buffer of each UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
+    public int? SocketSendBufferSize { get; init; }
+
+    /// <summary>At most this many warnings per second for malformed datagrams, per endpoint (default 10); the rest are counted in the next line.</summary>
+    public int MalformedLogLinesPerSecond { get; init; } = 10;
+
     /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
     public int MaxPeers { get; init; } = 10000;
 
@@ -82,6 +95,11 @@ public sealed class CoapServerOptions
         ArgumentNullException.ThrowIfNull(Endpoints);
         ArgumentNullException.ThrowIfNull(DatagramTransports);
         ArgumentNullException.ThrowIfNull(TcpEndpoints);
+        if (SocketReceiveBufferSize < 1024 || SocketSendBufferSize < 1024)
+        {
+            throw new ArgumentException("SocketReceiveBufferSize and SocketSendBufferSize must be at least 1024 bytes (or null for the OS default).", nameof(SocketReceiveBufferSize));
+        }
+
         ArgumentNullException.ThrowIfNull(ConnectionListeners);
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
@@ -115,5 +133,6 @@ public sealed class CoapServerOptions
         MaxPeers = MaxPeers,
         MaxMessageSize = MaxMessageSize,
         SeparateResponseDelay = SeparateResponseDelay,
+        MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
     };
 }
