@@ -54,7 +54,7 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
-        _exchanges = new ExchangeLayer(lower, options, logger, []);
+        _exchanges = new ExchangeLayer(lower, options, logger, [new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider)]);
     }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>

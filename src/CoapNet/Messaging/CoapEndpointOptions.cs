@@ -54,6 +54,9 @@ public sealed class CoapEndpointOptions
     /// </summary>
     public int MalformedLogLinesPerSecond { get; init; } = 10;
 
+    /// <summary>Block-wise transfer (RFC 7959): block size and the bounds on stored bodies; default <see cref="CoapNet.Blockwise.BlockwiseOptions"/>.</summary>
+    public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
@@ -62,6 +65,8 @@ public sealed class CoapEndpointOptions
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         TransmissionParameters.Validate();
+        ArgumentNullException.ThrowIfNull(Blockwise);
+        Blockwise.Validate();
         if (DeduplicationCapacity < 1)
         {
             throw new ArgumentException("DeduplicationCapacity must be at least 1.", nameof(DeduplicationCapacity));

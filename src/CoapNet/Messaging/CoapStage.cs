@@ -4,15 +4,17 @@ using CoapNet.Messages;
 namespace CoapNet.Messaging;
 
 /// <summary>
-/// One stage of the stack above the exchange layer, on the client and the server side at once, as
-/// block-wise transfer (RFC 7959), Observe (RFC 7641) and OSCORE (RFC 8613) will be: each sees
-/// requests and responses pass and may split, join, answer or hold them, without touching the
-/// layers below. The default of every member passes the message on unchanged.
+/// One stage of the stack above the exchange layer, as block-wise transfer (RFC 7959), Observe
+/// (RFC 7641) and OSCORE (RFC 8613) are or will be: each sees requests and responses pass and may
+/// split, join, answer or hold them, without touching the layers below. The default of every member
+/// passes the message on unchanged.
 /// </summary>
 /// <remarks>
-/// Stages are ordered from the application down: on the way out (a client request, a server
-/// response) the first stage sees a message first; on the way in (a server request) the last
-/// stage sees it first.
+/// Stages are ordered from the application down: on the way out (a server response) the first
+/// stage sees a message first; on the way in (a server request) the last stage sees it first. Every
+/// hook is a synchronous callback, not an awaited task, so a message delivered by the layer below
+/// reaches the handler, or completes a caller's task, within that delivery (deterministic in virtual
+/// time).
 /// </remarks>
 internal abstract class CoapStage
 {
@@ -22,17 +24,39 @@ internal abstract class CoapStage
     /// </summary>
     public virtual bool Processes(CoapOptionNumber number) => false;
 
-    /// <summary>A client request on its way down; completes with the response the caller gets.</summary>
-    /// <param name="request">The request.</param>
-    /// <param name="peer">The server.</param>
-    /// <param name="next">The stages below, then the exchange layer; may be called several times (one per block).</param>
-    /// <param name="cancellationToken">Cancels the request.</param>
-    public virtual Task<CoapMessage> SendRequestAsync(CoapMessage request, CoapPeer peer, Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next, CancellationToken cancellationToken)
-        => next(request, peer, cancellationToken);
+    /// <summary>
+    /// A response to a request this side sent, on its way up to the caller: pass it on with
+    /// <paramref name="next"/> (now, or after follow-up requests through <see cref="IClientCall.SendFollowUp"/>),
+    /// or fail the call. Throwing fails the call with the exception.
+    /// </summary>
+    public virtual void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next) => next(call, response);
 
     /// <summary>A received request on its way up to the handler; a stage may answer it itself instead of calling <paramref name="next"/>.</summary>
     public virtual void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next) => next(exchange);
 
     /// <summary>A response on its way down to the layer below.</summary>
     public virtual void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next) => next(exchange, response);
+}
+
+/// <summary>A request this side sent, as a stage sees it while its response passes up.</summary>
+internal interface IClientCall
+{
+    /// <summary>The request as sent (its token assigned).</summary>
+    CoapMessage Request { get; }
+
+    /// <summary>The server.</summary>
+    CoapPeer Peer { get; }
+
+    /// <summary>A slot for the stage's state across follow-up requests.</summary>
+    object? StageState { get; set; }
+
+    /// <summary>
+    /// Sends <paramref name="request"/> to the same server below the stages (a fresh token when it has
+    /// none) and hands its response to <paramref name="onResponse"/>; its failure, and the call's
+    /// cancellation, fail the call.
+    /// </summary>
+    void SendFollowUp(CoapMessage request, Action<CoapMessage> onResponse);
+
+    /// <summary>Ends the call with <paramref name="exception"/>.</summary>
+    void Fail(Exception exception);
 }

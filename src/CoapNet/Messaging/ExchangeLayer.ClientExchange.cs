@@ -17,10 +17,15 @@ internal sealed partial class ExchangeLayer
     /// (its retransmission and NSTART slot), and the exchange stays registered under its token,
     /// handing every later response to that handler, until it is canceled or the peer is lost.
     /// </remarks>
-    private sealed class ClientExchange : OutgoingRequest
+    private sealed class ClientExchange : OutgoingRequest, IClientCall
     {
         private readonly ExchangeLayer _layer;
         private readonly Action<CoapMessage>? _laterResponses;
+        private readonly Action<CoapMessage>? _onFollowUpResponse;
+        private readonly ClientExchange? _parent;
+        private CancellationToken _cancellationToken;
+        private ClientExchange? _followUp;
+        private int _releasedBelow;
         private readonly long _started = Stopwatch.GetTimestamp();
         private readonly Activity? _activity;
         private int _responded;
@@ -29,12 +34,14 @@ internal sealed partial class ExchangeLayer
         private int _finished;
         private CancellationTokenRegistration _registration;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, Action<CoapMessage>? laterResponses)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, Action<CoapMessage>? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
             : base(request, peer)
         {
             _layer = layer;
             Key = key;
             _laterResponses = laterResponses;
+            _parent = parent;
+            _onFollowUpResponse = onFollowUpResponse;
 
             // The activity spans the exchange, not the caller's synchronous part: the caller's current activity stays current.
             Activity? outer = Activity.Current;
@@ -47,9 +54,15 @@ internal sealed partial class ExchangeLayer
 
         public Task<CoapMessage> Completion => _completion.Task;
 
+        /// <inheritdoc/>
+        public object? StageState { get; set; }
+
         public void RegisterCancellation(CancellationToken cancellationToken)
         {
-            if (cancellationToken.CanBeCanceled)
+            _cancellationToken = cancellationToken;
+
+            // A follow-up is canceled through the call it serves, which passes its failure on.
+            if (_parent is null && cancellationToken.CanBeCanceled)
             {
                 _registration = cancellationToken.UnsafeRegister(
                     static (state, token) => ((ClientExchange)state!).Fail(new OperationCanceledException(token)),
@@ -82,12 +95,26 @@ internal sealed partial class ExchangeLayer
         {
             if (_laterResponses is null)
             {
-                if (TryFinish())
+                if (Volatile.Read(ref _finished) != 0)
                 {
-                    Record(response.Code, null);
-                    _completion.TrySetResult(response);
+                    return;
                 }
 
+                // The request is answered below; the caller's outcome may still take more exchanges (stages).
+                ReleaseBelow();
+                if (_onFollowUpResponse is not null)
+                {
+                    // A stage's follow-up request: its response goes to that stage, not up the chain again.
+                    if (Interlocked.Exchange(ref _finished, 1) == 0)
+                    {
+                        Record(response.Code, null);
+                        _onFollowUpResponse(response);
+                    }
+
+                    return;
+                }
+
+                _layer.ReceiveResponseThroughStages(this, response);
                 return;
             }
 
@@ -107,16 +134,67 @@ internal sealed partial class ExchangeLayer
             }
         }
 
-        public void Fail(Exception exception)
+        /// <summary>The caller's outcome: the response, after every stage had its say.</summary>
+        public void Complete(CoapMessage response)
         {
-            if (!TryFinish())
+            if (Interlocked.Exchange(ref _finished, 1) != 0)
             {
                 return;
             }
 
+            ReleaseBelow();
+            _registration.Dispose();
+            Record(response.Code, null);
+            _completion.TrySetResult(response);
+        }
+
+        /// <inheritdoc/>
+        public void SendFollowUp(CoapMessage request, Action<CoapMessage> onResponse)
+        {
+            if (Volatile.Read(ref _finished) != 0)
+            {
+                return;
+            }
+
+            ClientExchange followUp;
+            try
+            {
+                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, onResponse);
+            }
+            catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
+            {
+                Fail(e);
+                return;
+            }
+
+            Volatile.Write(ref _followUp, followUp);
+            if (Volatile.Read(ref _finished) != 0)
+            {
+                // Canceled meanwhile: the follow-up ends with the call.
+                followUp.Fail(new OperationCanceledException(_cancellationToken));
+            }
+        }
+
+        public void Fail(Exception exception)
+        {
+            if (Interlocked.Exchange(ref _finished, 1) != 0)
+            {
+                return;
+            }
+
+            ReleaseBelow();
+            _registration.Dispose();
             if (Volatile.Read(ref _responded) == 0)
             {
                 Record(default, exception);
+            }
+
+            // A follow-up in flight ends with its call; a follow-up's failure is its call's.
+            Volatile.Read(ref _followUp)?.Fail(exception);
+            if (_parent is not null)
+            {
+                _parent.Fail(exception);
+                return;
             }
 
             if (exception is OperationCanceledException canceled)
@@ -159,19 +237,18 @@ internal sealed partial class ExchangeLayer
             Activity.Current = outer;
         }
 
-        private bool TryFinish()
+        /// <summary>Frees what the request holds: its token, its state below (retransmission, NSTART slot), its response timer. Idempotent.</summary>
+        private void ReleaseBelow()
         {
-            if (Interlocked.Exchange(ref _finished, 1) != 0)
+            if (Interlocked.Exchange(ref _releasedBelow, 1) != 0)
             {
-                return false;
+                return;
             }
 
             _layer.Remove(this);
             CoapInstrumentation.ActiveExchangeCounter.Add(-1);
             _layer._lower.EndRequest(this);
             Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
-            _registration.Dispose();
-            return true;
         }
     }
 

@@ -22,7 +22,6 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly CoapStage[] _stages;
     private readonly object _gate = new();
     private readonly Dictionary<TokenKey, ClientExchange> _exchanges = [];
-    private readonly Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> _sendThroughStages;
     private int _disposed;
 
     public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages)
@@ -33,17 +32,6 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _tokenLength = options.TokenLength;
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
-
-        // The client chain is composed once: stage 0 calls stage 1 ... calls the layer itself.
-        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, null, cancellationToken).Completion;
-        for (int i = stages.Length - 1; i >= 0; i--)
-        {
-            CoapStage stage = stages[i];
-            Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> inner = next;
-            next = (request, peer, cancellationToken) => stage.SendRequestAsync(request, peer, inner, cancellationToken);
-        }
-
-        _sendThroughStages = next;
     }
 
     /// <summary>Receives requests; when null, requests are rejected by the layer below (RST for a CON over UDP).</summary>
@@ -61,11 +49,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
-    /// <summary>Sends a request through the stages and the layers below; completes with the response.</summary>
+    /// <summary>Sends a request through the layers below; completes with the response.</summary>
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return _stages.Length == 0 ? Begin(request, peer, null, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+        return Begin(request, peer, null, cancellationToken, null, null).Completion;
     }
 
     /// <summary>
@@ -78,7 +66,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     {
         Validate(request, peer);
         ArgumentNullException.ThrowIfNull(laterResponses);
-        return Begin(request, peer, laterResponses, cancellationToken).Completion;
+        return Begin(request, peer, laterResponses, cancellationToken, null, null).Completion;
     }
 
     /// <inheritdoc/>
@@ -276,7 +264,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     }
 
     /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, Action<CoapMessage>? laterResponses, CancellationToken cancellationToken)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, Action<CoapMessage>? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
 
@@ -324,7 +312,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
                 }
             }
 
-            exchange = new ClientExchange(this, request, peer, key, laterResponses);
+            exchange = new ClientExchange(this, request, peer, key, laterResponses, parent, onFollowUpResponse);
             _exchanges.Add(key, exchange);
         }
 
@@ -337,11 +325,33 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         return exchange;
     }
 
-    private bool Remove(ClientExchange exchange)
+    private void Remove(ClientExchange exchange)
     {
         lock (_gate)
         {
-            return _exchanges.Remove(exchange.Key);
+            _exchanges.Remove(exchange.Key);
+        }
+    }
+
+    /// <summary>A response to one of our requests on its way up: through the stages, from the layer's side, to the caller.</summary>
+    private void ReceiveResponseThroughStages(ClientExchange exchange, CoapMessage response) => ReceiveResponseThroughStages(_stages.Length - 1, exchange, response);
+
+    private void ReceiveResponseThroughStages(int index, ClientExchange exchange, CoapMessage response)
+    {
+        if (index < 0)
+        {
+            exchange.Complete(response);
+            return;
+        }
+
+        try
+        {
+            _stages[index].ReceiveResponse(exchange, response, (call, r) => ReceiveResponseThroughStages(index - 1, (ClientExchange)call, r));
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // A stage that cannot make sense of a response fails the request with its reason, never the receive loop.
+            exchange.Fail(e);
         }
     }
 

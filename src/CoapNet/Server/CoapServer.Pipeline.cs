@@ -322,7 +322,8 @@ public sealed partial class CoapServer
                 case CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme:
                     return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
                 case CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch
-                    or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept:
+                    or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept
+                    or CoapOptionNumber.Block2:
                     bool repeated = i > 0 && options[i - 1].Number == option.Number
                         && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
                     if (!option.HasValidLength || repeated)

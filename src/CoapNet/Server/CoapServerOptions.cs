@@ -87,6 +87,9 @@ public sealed class CoapServerOptions
     /// <summary>At most this many warnings per second for malformed datagrams, per endpoint (default 10); the rest are counted in the next line.</summary>
     public int MalformedLogLinesPerSecond { get; init; } = 10;
 
+    /// <summary>Block-wise transfer (RFC 7959): the block size for large responses and the bounds on the bodies kept for follow-up blocks.</summary>
+    public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
+
     /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
     public int MaxPeers { get; init; } = 10000;
 
@@ -134,5 +137,6 @@ public sealed class CoapServerOptions
         MaxMessageSize = MaxMessageSize,
         SeparateResponseDelay = SeparateResponseDelay,
         MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
+        Blockwise = Blockwise,
     };
 }

@@ -13,21 +13,20 @@ namespace CoapNet.Tests.Messaging;
 public class CriticalResponseOptionTests
 {
     [Fact]
-    public async Task APiggybackedResponseWithAnUnprocessedBlock2IsRejectedWithAnExceptionNamingIt()
+    public async Task APiggybackedResponseWithAnUnprocessedBlock1IsRejectedWithAnExceptionNamingIt()
     {
         using MessagingHarness h = new();
         (CoapEndpoint client, TestPeer server, Task<CoapMessage> pending, CoapMessage request) = SendGet(h);
 
-        // The first block of a larger body: acting on it as the whole would hand the caller a partial body.
-        CoapMessage firstBlock = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Content, MessageId = request.MessageId, Token = request.Token };
-        firstBlock.Block2 = new CoapBlock(0, true, 6);
-        firstBlock.Payload = new byte[1024];
-        server.Send(firstBlock, client.LocalEndPoint);
+        // Block1 answers a block-wise upload, which this request was not: nothing here processes it.
+        CoapMessage odd = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Continue, MessageId = request.MessageId, Token = request.Token };
+        odd.Block1 = new CoapBlock(0, true, 6);
+        server.Send(odd, client.LocalEndPoint);
         h.Network.DeliverAll();
 
         CoapBadOptionException rejected = (await pending.Invoking(p => p).Should().ThrowAsync<CoapBadOptionException>()).Which;
-        rejected.Option.Should().Be(CoapOptionNumber.Block2);
-        rejected.Message.Should().Contain("Block2 (23)").And.Contain("5.4.1");
+        rejected.Option.Should().Be(CoapOptionNumber.Block1);
+        rejected.Message.Should().Contain("Block1 (27)").And.Contain("5.4.1");
     }
 
     [Fact]

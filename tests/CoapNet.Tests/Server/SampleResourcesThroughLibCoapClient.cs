@@ -68,8 +68,9 @@ public abstract partial class SampleResourcesThroughLibCoapClient : SampleResour
 
     private static SampleReply Parse(string stdout, string stderr, byte[]? payloadFile)
     {
+        // One response, or one per block of a block-wise body (RFC 7959): the first carries the code and options, -o the whole body.
         List<Match> responses = [.. ResponsePdu().Matches(stdout).Cast<Match>()];
-        responses.Should().ContainSingle($"coap-client prints the one response it received; it printed:\n{stdout}\n{stderr}");
+        responses.Should().NotBeEmpty($"coap-client prints the responses it received; it printed:\n{stdout}\n{stderr}");
         Match response = responses[0];
         string dotted = response.Groups["code"].Value;
         CoapCode code = new(dotted[0] - '0', int.Parse(dotted.AsSpan(2), CultureInfo.InvariantCulture));

@@ -1,0 +1,314 @@
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+
+namespace CoapNet.Blockwise;
+
+/// <summary>
+/// Block-wise transfer of response bodies (RFC 7959, Block2), as one stage on both sides. On a
+/// server, a response that does not fit one datagram (or that the client asks for in blocks) goes
+/// out one block at a time with an ETag and Size2, and the body is kept for the follow-up requests
+/// so the handler runs once. On a client, a response that announces more blocks is completed by
+/// fetching them, checking that the ETag stays the same, and handed to the caller whole.
+/// </summary>
+/// <remarks>
+/// The stored bodies are bounded in count, bytes and lifetime, so a peer cannot make the server hold
+/// more than <see cref="BlockwiseOptions.MaxStoredBytes"/>. Over a reliable transport a response is
+/// split only when the client asks (a Block2 option in its request); otherwise the peer's CSM
+/// Max-Message-Size applies.
+/// </remarks>
+internal sealed class BlockwiseStage : CoapStage
+{
+    private readonly BlockwiseOptions _options;
+    private readonly int _maxMessageSize;
+    private readonly TimeProvider _time;
+    private readonly int _sizeExponent;
+    private readonly object _gate = new();
+    private readonly Dictionary<string, StoredBody> _bodies = new(StringComparer.Ordinal);
+    private long _storedBytes;
+
+    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time)
+    {
+        _options = options;
+        _maxMessageSize = maxMessageSize;
+        _time = time;
+        _sizeExponent = CoapBlock.GetSizeExponent(options.BlockSize);
+    }
+
+    /// <summary>The number of response bodies kept for follow-up block requests.</summary>
+    public int StoredCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _bodies.Count;
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public override bool Processes(CoapOptionNumber number) => number == CoapOptionNumber.Block2;
+
+    /// <inheritdoc/>
+    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    {
+        if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == 0))
+        {
+            next(call, response);
+            return;
+        }
+
+        if (first.Number != 0)
+        {
+            throw new CoapException($"{call.Peer.EndPoint} answered with block {first.Number} of a body when block 0 was expected (RFC 7959 section 2.4).", call.Peer.EndPoint);
+        }
+
+        // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2.
+        Download download = new(this, call, response, next);
+        download.Continue(first);
+    }
+
+    /// <inheritdoc/>
+    public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+    {
+        // RFC 7959 section 2.4: a request for a later block of a body already produced is answered from
+        // it, without running the handler again.
+        if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
+        {
+            exchange.Respond(Slice(body.Response, body.Response.Payload, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
+            return;
+        }
+
+        next(exchange);
+    }
+
+    /// <inheritdoc/>
+    public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+    {
+        CoapBlock? asked = exchange.Request.Block2;
+        if (!response.Code.IsSuccess || response.Block2 is not null || (asked is null && (exchange.Peer.IsReliable || FitsOneDatagram(response))))
+        {
+            next(exchange, response);
+            return;
+        }
+
+        // RFC 7959 section 2.3: the client's early SZX is honoured when it asks for smaller blocks than ours; SZX 7 (BERT) means 1024 here.
+        int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+        ReadOnlyMemory<byte> payload = response.Payload;
+        if (response.ETag is null)
+        {
+            // Section 2.4: an ETag lets the client notice a representation that changes between blocks.
+            response.ETag = ComputeETag(payload.Span);
+        }
+
+        int number = asked?.Number ?? 0;
+        if ((long)number << (exponent + 4) >= payload.Length && payload.Length > 0)
+        {
+            next(exchange, CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message);
+            return;
+        }
+
+        if (payload.Length > 1 << (exponent + 4))
+        {
+            Store(Key(exchange), response);
+        }
+
+        next(exchange, Slice(response, payload, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0));
+    }
+
+    private bool FitsOneDatagram(CoapMessage response)
+        => response.Payload.Length <= _options.BlockSize || Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response) <= _maxMessageSize;
+
+    private static string Key(CoapExchange exchange)
+    {
+        CoapMessage request = exchange.Request;
+        return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
+    }
+
+    private static byte[] ComputeETag(ReadOnlySpan<byte> payload)
+    {
+        // FNV-1a over the body: cheap, and different for different bodies with high probability; 8 bytes is the ETag maximum.
+        ulong hash = 14695981039346656037UL;
+        foreach (byte b in payload)
+        {
+            hash = (hash ^ b) * 1099511628211UL;
+        }
+
+        byte[] etag = new byte[8];
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(etag, hash);
+        return etag;
+    }
+
+    /// <summary>Block <paramref name="number"/> of <paramref name="payload"/>, with the response's code and options and Block2 (and Size2) set.</summary>
+    private static CoapMessage Slice(CoapMessage response, ReadOnlyMemory<byte> payload, int number, int exponent, bool includeSize2)
+    {
+        int size = 1 << (exponent + 4);
+        long offset = (long)number * size;
+        CoapMessage slice = CopyWithout(response, CoapOptionNumber.Block2);
+        if (offset >= payload.Length && payload.Length > 0)
+        {
+            return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message;
+        }
+
+        int length = (int)Math.Min(size, payload.Length - offset);
+        slice.Payload = payload.Slice((int)offset, length);
+        slice.Block2 = new CoapBlock(number, offset + length < payload.Length, exponent);
+        if (includeSize2)
+        {
+            // RFC 7959 section 4: Size2 tells the client the whole body's size.
+            slice.Size2 = (uint)payload.Length;
+        }
+
+        return slice;
+    }
+
+    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except)
+    {
+        CoapMessage copy = new() { Type = message.Type, Code = message.Code, Token = message.Token, Payload = message.Payload };
+        if (message.HasOptions)
+        {
+            foreach (CoapOptionEntry option in message.Options.AsSpan())
+            {
+                if (option.Number != except)
+                {
+                    copy.Options.Add(option);
+                }
+            }
+        }
+
+        return copy;
+    }
+
+    private bool TryGetStored(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out StoredBody? body)
+    {
+        lock (_gate)
+        {
+            RemoveExpired();
+            return _bodies.TryGetValue(key, out body);
+        }
+    }
+
+    private void Store(string key, CoapMessage response)
+    {
+        int length = response.Payload.Length;
+        lock (_gate)
+        {
+            RemoveExpired();
+            if (_bodies.Remove(key, out StoredBody? previous))
+            {
+                _storedBytes -= previous.Response.Payload.Length;
+            }
+
+            // Bounded: past the count or the bytes the body is not kept, and follow-up blocks run the handler again.
+            if (_bodies.Count >= _options.MaxStoredBodies || _storedBytes + length > _options.MaxStoredBytes)
+            {
+                return;
+            }
+
+            // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
+            CoapMessage kept = CopyWithout(response, CoapOptionNumber.Block2);
+            kept.Payload = response.Payload.ToArray();
+            _bodies[key] = new StoredBody(kept, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
+            _storedBytes += length;
+        }
+    }
+
+    // Caller holds the lock.
+    private void RemoveExpired()
+    {
+        if (_bodies.Count == 0)
+        {
+            return;
+        }
+
+        long now = _time.GetTimestamp();
+        List<string>? expired = null;
+        foreach (KeyValuePair<string, StoredBody> pair in _bodies)
+        {
+            if (pair.Value.ExpiresAt <= now)
+            {
+                (expired ??= []).Add(pair.Key);
+            }
+        }
+
+        if (expired is not null)
+        {
+            foreach (string key in expired)
+            {
+                _storedBytes -= _bodies[key].Response.Payload.Length;
+                _bodies.Remove(key);
+            }
+        }
+    }
+
+    private static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
+        => first is null ? later is null : later is { } l && first.Value.Span.SequenceEqual(l.Span);
+
+    private sealed record StoredBody(CoapMessage Response, long ExpiresAt);
+
+    /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
+    private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage first, Action<IClientCall, CoapMessage> next)
+    {
+        private readonly MemoryStream _body = new();
+        private readonly ReadOnlyMemory<byte>? _etag = first.ETag;
+        private int _expected;
+
+        public void Continue(CoapBlock block)
+        {
+            _body.Write(first.Payload.Span);
+            RequestAfter(block);
+        }
+
+        private void RequestAfter(CoapBlock block)
+        {
+            if (_body.Length > stage._options.MaxBodySize)
+            {
+                call.Fail(new CoapException($"The body from {call.Peer.EndPoint} exceeds {stage._options.MaxBodySize} bytes, the largest this client assembles (BlockwiseOptions.MaxBodySize).", call.Peer.EndPoint));
+                return;
+            }
+
+            CoapMessage follow = CopyWithout(call.Request, CoapOptionNumber.Block2);
+
+            // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it).
+            follow.Token = default;
+            _expected = block.Number + 1;
+            follow.Block2 = new CoapBlock(_expected, false, block.SizeExponent);
+            call.SendFollowUp(follow, OnBlock);
+        }
+
+        private void OnBlock(CoapMessage response)
+        {
+            int expected = _expected;
+            if (!response.Code.IsSuccess)
+            {
+                // Surfaced as it is: the caller sees the error code, never a partial body as success.
+                next(call, response);
+                return;
+            }
+
+            if (response.Block2 is not { } got || got.Number != expected)
+            {
+                call.Fail(new CoapException($"{call.Peer.EndPoint} answered the request for block {expected} with {(response.Block2 is { } b ? "block " + b.Number : "no Block2 option")} (RFC 7959 section 2.4).", call.Peer.EndPoint));
+                return;
+            }
+
+            if (!SameETag(_etag, response.ETag))
+            {
+                call.Fail(new CoapException($"The representation at {call.Peer.EndPoint} changed during the block-wise transfer (its ETag changed at block {got.Number}); fetch it again (RFC 7959 section 2.4).", call.Peer.EndPoint));
+                return;
+            }
+
+            _body.Write(response.Payload.Span);
+            if (got.More)
+            {
+                RequestAfter(got);
+                return;
+            }
+
+            CoapMessage whole = CopyWithout(first, CoapOptionNumber.Block2);
+            whole.Payload = _body.ToArray();
+            next(call, whole);
+        }
+    }
+}
