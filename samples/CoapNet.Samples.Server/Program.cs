@@ -1,5 +1,6 @@
-// The CoapNet sample server: no configuration needed, UDP port 5683 on every interface
-// (dual-stack). Options: --port N, --address A (for example --address 127.0.0.1).
+// The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 on every
+// interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off), --address A
+// (for example --address 127.0.0.1).
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
@@ -8,6 +9,7 @@ using CoapNet.Samples.Server;
 using CoapNet.Server;
 
 int port = 5683;
+int tcpPort = 5683;
 IPAddress address = IPAddress.IPv6Any;
 for (int i = 0; i < args.Length; i++)
 {
@@ -17,27 +19,35 @@ for (int i = 0; i < args.Length; i++)
             port = p;
             i++;
             break;
+        case "--tcp-port" when i + 1 < args.Length && int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int t) && t <= IPEndPoint.MaxPort:
+            tcpPort = t;
+            i++;
+            break;
         case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
             address = a;
             i++;
             break;
         default:
-            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--address IP]");
+            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--address IP]");
             return 2;
     }
 }
 
-await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(address, port)] });
+await using CoapServer server = new(new CoapServerOptions
+{
+    Endpoints = [new IPEndPoint(address, port)],
+    TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
+});
 SampleResources.Map(server);
 await server.StartAsync();
 
-foreach (IPEndPoint endpoint in server.LocalEndPoints)
+foreach (Uri uri in server.LocalUris)
 {
-    Console.WriteLine($"CoapNet sample server listening on udp://{endpoint}");
+    Console.WriteLine($"CoapNet sample server listening on {uri.GetLeftPart(UriPartial.Authority)}");
 }
 
 Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
-Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   (Ctrl+C stops)");
+Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   or   coap-client-notls coap+tcp://127.0.0.1/hello   (Ctrl+C stops)");
 
 using CancellationTokenSource stop = new();
 Console.CancelKeyPress += (_, e) =>

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
+using CoapNet.Channels;
 using CoapNet.LinkFormat;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -9,9 +10,11 @@ using CoapNet.Transports;
 namespace CoapNet.Client;
 
 /// <summary>
-/// A CoAP client over UDP: GET, POST, PUT, DELETE, FETCH, PATCH and iPATCH, ping and resource
-/// discovery, each in a synchronous and an asynchronous form. Requests are confirmable by default,
-/// retransmitted per RFC 7252 section 4.2, and limited to NSTART outstanding per server.
+/// A CoAP client: GET, POST, PUT, DELETE, FETCH, PATCH and iPATCH, ping and resource discovery,
+/// each in a synchronous and an asynchronous form. The URI's scheme picks the transport:
+/// <c>coap://</c> over UDP (requests confirmable by default, retransmitted per RFC 7252 section 4.2,
+/// NSTART per server), <c>coap+tcp://</c> over TCP (RFC 8323: one connection per server, opened on
+/// first use, reused, and opened again after it closes).
 /// </summary>
 /// <remarks>
 /// One client may be used from many threads at once. The synchronous methods send on the calling
@@ -21,7 +24,11 @@ namespace CoapNet.Client;
 public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 {
     private readonly CoapEndpoint _endpoint;
+    private readonly CoapClientOptions _options;
     private readonly CoapMessageType _requestType;
+    private readonly object _gate = new();
+    private CoapEndpoint? _tcp;
+    private int _disposed;
 
     /// <summary>Creates a client on its own UDP socket (dual-stack, a free port unless configured).</summary>
     /// <param name="options">Settings; null for the defaults.</param>
@@ -39,12 +46,13 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(transport);
         options ??= new CoapClientOptions();
+        _options = options;
         _requestType = options.UseNonConfirmable ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable;
         _endpoint = new CoapEndpoint(transport, options.Endpoint);
         _endpoint.Start();
     }
 
-    /// <summary>The local endpoint the client sends from.</summary>
+    /// <summary>The local endpoint of the client's UDP socket.</summary>
     public IPEndPoint LocalEndPoint => _endpoint.LocalEndPoint;
 
     /// <summary>Sends GET (RFC 7252 section 5.8.1).</summary>
@@ -140,6 +148,31 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         => new(await _endpoint.SendRequestAsync(request, destination, cancellationToken).ConfigureAwait(false), destination);
 
     /// <summary>
+    /// Sends a request built by hand to <paramref name="peer"/>, over the transport its scheme names
+    /// ("coap" or "coap+tcp"). The client assigns the Message ID (over UDP) and, when empty, the token.
+    /// </summary>
+    /// <param name="request">The request.</param>
+    /// <param name="peer">The server.</param>
+    /// <param name="cancellationToken">Cancels the request.</param>
+    /// <returns>The response.</returns>
+    /// <exception cref="ArgumentException">The message is not a request or cannot be sent, or the scheme is not one this client speaks.</exception>
+    /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
+    /// <exception cref="CoapResetException">The server answered with RST.</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled.</exception>
+    public CoapResponse Send(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        return new(EndpointFor(peer.Scheme).SendRequest(request, peer, cancellationToken), peer.EndPoint);
+    }
+
+    /// <inheritdoc cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>
+    public async Task<CoapResponse> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
+    }
+
+    /// <summary>
     /// Sends a request built by hand to the server its options name: Uri-Host (an IP address or a
     /// name resolved through DNS) and Uri-Port (default 5683).
     /// </summary>
@@ -164,16 +197,26 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return await SendAsync(request, new IPEndPoint(address, request.UriPort ?? CoapMessage.GetDefaultPort("coap")), cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>Sends a CoAP ping (an empty CON) and waits for the RST that answers it (RFC 7252 section 4.3).</summary>
-    /// <param name="uri">A coap:// URI naming the server; its path is ignored.</param>
+    /// <summary>
+    /// Checks that the server is alive: a CoAP ping over UDP (an empty CON answered by RST, RFC 7252
+    /// section 4.3), a Ping signal answered by Pong over TCP (RFC 8323 section 5.4).
+    /// </summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI naming the server; its path is ignored.</param>
     /// <param name="cancellationToken">Cancels the ping.</param>
     /// <returns>The round-trip time.</returns>
-    /// <exception cref="CoapTimeoutException">No answer after MAX_RETRANSMIT retransmissions.</exception>
-    public TimeSpan Ping(Uri uri, CancellationToken cancellationToken = default) => _endpoint.Ping(ResolveDestination(uri), cancellationToken);
+    /// <exception cref="CoapTimeoutException">No answer in time.</exception>
+    public TimeSpan Ping(Uri uri, CancellationToken cancellationToken = default)
+    {
+        CoapPeer peer = ResolveDestination(uri);
+        return EndpointFor(peer.Scheme).Ping(peer.EndPoint, cancellationToken);
+    }
 
     /// <inheritdoc cref="Ping(Uri, CancellationToken)"/>
     public async Task<TimeSpan> PingAsync(Uri uri, CancellationToken cancellationToken = default)
-        => await _endpoint.PingAsync(await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+    {
+        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        return await EndpointFor(peer.Scheme).PingAsync(peer.EndPoint, cancellationToken).ConfigureAwait(false);
+    }
 
     /// <summary>
     /// Discovers the server's resources: GET /.well-known/core, parsed as CoRE Link Format (RFC 6690, RFC 7252 section 7.2).
@@ -191,12 +234,28 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     public async Task<IReadOnlyList<CoapLink>> DiscoverAsync(Uri uri, string? query = null, CancellationToken cancellationToken = default)
         => ParseDiscovery(await GetAsync(WellKnownCore(uri, query), cancellationToken).ConfigureAwait(false));
 
-    /// <summary>Closes the socket; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
-    public void Dispose() => _endpoint.Dispose();
+    /// <summary>Closes the socket and the connections; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
+    public void Dispose()
+    {
+        if (BeginDispose() is { } tcp)
+        {
+            tcp.Dispose();
+        }
+
+        _endpoint.Dispose();
+    }
 
     /// <inheritdoc cref="Dispose"/>
-    /// <returns>A task that completes when the socket is closed.</returns>
-    public ValueTask DisposeAsync() => _endpoint.DisposeAsync();
+    /// <returns>A task that completes when the socket and the connections are closed.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        if (BeginDispose() is { } tcp)
+        {
+            await tcp.DisposeAsync().ConfigureAwait(false);
+        }
+
+        await _endpoint.DisposeAsync().ConfigureAwait(false);
+    }
 
     private static UdpTransport CreateTransport(CoapClientOptions? options)
     {
@@ -234,7 +293,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private async Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, CancellationToken cancellationToken)
     {
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        IPEndPoint destination = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        CoapPeer destination = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
         return await SendAsync(request, destination, cancellationToken).ConfigureAwait(false);
     }
 
@@ -247,28 +306,70 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return request;
     }
 
-    private static void RequireCoapScheme(Uri uri)
+    /// <summary>The scheme of a URI this client can send to, in lower case.</summary>
+    private static string RequireCoapScheme(Uri uri)
     {
         ArgumentNullException.ThrowIfNull(uri);
-        if (!uri.IsAbsoluteUri || !string.Equals(uri.Scheme, "coap", StringComparison.OrdinalIgnoreCase))
+        string scheme = uri.IsAbsoluteUri ? uri.Scheme.ToLowerInvariant() : string.Empty;
+        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme))
         {
-            throw new ArgumentException($"'{uri}' is not a coap:// URI; this client speaks CoAP over UDP (coaps, coap+tcp and coap+ws come later).", nameof(uri));
+            throw new ArgumentException($"'{uri}' is neither a coap:// nor a coap+tcp:// URI; this client speaks CoAP over UDP and TCP (coaps, coaps+tcp and coap+ws come later).", nameof(uri));
+        }
+
+        return scheme;
+    }
+
+    private static int PortOf(Uri uri, string scheme) => uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort(scheme) : uri.Port;
+
+    private CoapPeer ResolveDestination(Uri uri)
+    {
+        string scheme = RequireCoapScheme(uri);
+        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : Resolve(uri.DnsSafeHost);
+        return new CoapPeer(scheme, new IPEndPoint(address, PortOf(uri, scheme)));
+    }
+
+    private async Task<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
+    {
+        string scheme = RequireCoapScheme(uri);
+        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false);
+        return new CoapPeer(scheme, new IPEndPoint(address, PortOf(uri, scheme)));
+    }
+
+    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP one is created on first use.</summary>
+    private CoapEndpoint EndpointFor(string scheme)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        switch (scheme)
+        {
+            case CoapPeer.UdpScheme:
+                return _endpoint;
+            case CoapPeer.TcpScheme:
+                lock (_gate)
+                {
+                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
+                    if (_tcp is null)
+                    {
+                        _tcp = CreateTcpEndpoint(_options);
+                        _tcp.Start();
+                    }
+
+                    return _tcp;
+                }
+
+            default:
+                throw new ArgumentException($"This client does not speak {scheme}.", nameof(scheme));
         }
     }
 
-    private static int PortOf(Uri uri) => uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort("coap") : uri.Port;
-
-    private IPEndPoint ResolveDestination(Uri uri)
+    private CoapEndpoint? BeginDispose()
     {
-        RequireCoapScheme(uri);
-        return new IPEndPoint(IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : Resolve(uri.DnsSafeHost), PortOf(uri));
-    }
-
-    private async Task<IPEndPoint> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
-    {
-        RequireCoapScheme(uri);
-        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false);
-        return new IPEndPoint(address, PortOf(uri));
+        lock (_gate)
+        {
+            _disposed = 1;
+            CoapEndpoint? tcp = _tcp;
+            _tcp = null;
+            return tcp;
+        }
     }
 
     private IPAddress Resolve(string host)

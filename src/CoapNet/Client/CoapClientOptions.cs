@@ -12,6 +12,9 @@ public sealed class CoapClientOptions
     /// <summary>The local endpoint to bind; default [::]:0 (dual-stack, a free port), or 0.0.0.0:0 without IPv6.</summary>
     public IPEndPoint? LocalEndPoint { get; init; }
 
+    /// <summary>The limits of coap+tcp connections (RFC 8323): message size, timeouts, requests in flight; null for the defaults.</summary>
+    public CoapConnectionOptions? Connections { get; init; }
+
     /// <summary>When true, requests built from a URI go out as NON instead of CON (RFC 7252 section 2.2).</summary>
     public bool UseNonConfirmable { get; init; }
 }

@@ -57,6 +57,9 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _exchanges = new ExchangeLayer(lower, options, logger, []);
     }
 
+    /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
+    internal ExchangeLayer Exchanges => _exchanges;
+
     /// <summary>The local endpoint of the transport.</summary>
     public IPEndPoint LocalEndPoint => _lower.LocalEndPoint;
 

@@ -48,6 +48,12 @@ public sealed class CoapEndpointOptions
     /// </summary>
     public TimeSpan? SeparateResponseDelay { get; init; }
 
+    /// <summary>
+    /// At most this many warnings per second for malformed datagrams (default 10); the rest are
+    /// counted and summed up in the next line written, so a flood of bad input cannot flood the log.
+    /// </summary>
+    public int MalformedLogLinesPerSecond { get; init; } = 10;
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
@@ -74,6 +80,11 @@ public sealed class CoapEndpointOptions
         if (MaxMessageSize is < 64 or > Serialization.CoapSerializerOptions.DefaultMaxDatagramSize)
         {
             throw new ArgumentException("MaxMessageSize must be between 64 and 65507 bytes.", nameof(MaxMessageSize));
+        }
+
+        if (MalformedLogLinesPerSecond < 1)
+        {
+            throw new ArgumentException("MalformedLogLinesPerSecond must be at least 1.", nameof(MalformedLogLinesPerSecond));
         }
 
         if (SeparateResponseDelay <= TimeSpan.Zero)

@@ -41,3 +41,24 @@ public sealed class CoapResetException : CoapException
     {
     }
 }
+
+/// <summary>
+/// A response carried a critical option that nothing in this stack processes, so it was rejected
+/// (RFC 7252 section 5.4.1): acting on it could misread the response, such as taking the first block
+/// of a block-wise body (Block2) for the whole.
+/// </summary>
+public sealed class CoapBadOptionException : CoapException
+{
+    /// <summary>Creates the exception.</summary>
+    /// <param name="message">What was rejected and why.</param>
+    /// <param name="option">The option number.</param>
+    /// <param name="remote">The server.</param>
+    public CoapBadOptionException(string message, CoapNet.Messages.CoapOptionNumber option, IPEndPoint? remote = null)
+        : base(message, remote)
+    {
+        Option = option;
+    }
+
+    /// <summary>The critical option that was not processed.</summary>
+    public CoapNet.Messages.CoapOptionNumber Option { get; }
+}

@@ -47,6 +47,15 @@ public sealed class CoapExchange
     /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
     internal bool RespondsAfterAcknowledgement { get; private set; }
 
+    /// <summary>When the server admitted the request (<see cref="System.Diagnostics.Stopwatch"/> ticks), for its duration metric.</summary>
+    internal long ArrivedAt { get; set; }
+
+    /// <summary>The server's activity for this request, when something listens.</summary>
+    internal System.Diagnostics.Activity? Activity { get; set; }
+
+    /// <summary>The template of the route that matched, for metrics; null before routing or when none did.</summary>
+    internal string? Route { get; set; }
+
     /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
     internal ExchangeLayer? Layer { get; set; }
 

@@ -16,6 +16,12 @@ namespace CoapNet.Messaging;
 /// </remarks>
 internal abstract class CoapStage
 {
+    /// <summary>
+    /// True when this stage processes critical option <paramref name="number"/> in responses, so the
+    /// exchange layer does not reject a response for carrying it (RFC 7252 section 5.4.1).
+    /// </summary>
+    public virtual bool Processes(CoapOptionNumber number) => false;
+
     /// <summary>A client request on its way down; completes with the response the caller gets.</summary>
     /// <param name="request">The request.</param>
     /// <param name="peer">The server.</param>

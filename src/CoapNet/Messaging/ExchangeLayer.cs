@@ -35,7 +35,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _stages = stages;
 
         // The client chain is composed once: stage 0 calls stage 1 ... calls the layer itself.
-        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, cancellationToken).Completion;
+        Func<CoapMessage, CoapPeer, CancellationToken, Task<CoapMessage>> next = (request, peer, cancellationToken) => Begin(request, peer, null, cancellationToken).Completion;
         for (int i = stages.Length - 1; i >= 0; i--)
         {
             CoapStage stage = stages[i];
@@ -65,7 +65,20 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return _stages.Length == 0 ? Begin(request, peer, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+        return _stages.Length == 0 ? Begin(request, peer, null, cancellationToken).Completion : _sendThroughStages(request, peer, cancellationToken);
+    }
+
+    /// <summary>
+    /// Sends a request whose exchange carries more than one response (RFC 7641 notifications): the task
+    /// completes with the first; every later response with the same token goes to
+    /// <paramref name="laterResponses"/> until <paramref name="cancellationToken"/> ends the exchange,
+    /// after which a further response matches nothing (and a CON one gets RST below).
+    /// </summary>
+    public Task<CoapMessage> SendForManyResponsesAsync(CoapMessage request, CoapPeer peer, Action<CoapMessage> laterResponses, CancellationToken cancellationToken)
+    {
+        Validate(request, peer);
+        ArgumentNullException.ThrowIfNull(laterResponses);
+        return Begin(request, peer, laterResponses, cancellationToken).Completion;
     }
 
     /// <inheritdoc/>
@@ -99,6 +112,16 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
         if (exchange is null)
         {
+            return false;
+        }
+
+        if (FindUnprocessedCriticalOption(response) is CoapOptionNumber unprocessed)
+        {
+            // RFC 7252 section 5.4.1: such a response is rejected (RST for a CON, below) and the caller told why.
+            exchange.Fail(new CoapBadOptionException(
+                $"{peer.EndPoint} answered {exchange.Request.Code} with {response.Code} carrying critical option {Describe(unprocessed)}, which this client does not process; the response was rejected (RFC 7252 section 5.4.1).",
+                unprocessed,
+                peer.EndPoint));
             return false;
         }
 
@@ -149,6 +172,55 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             exchange.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the response arrived."));
         }
     }
+
+    /// <summary>
+    /// The first critical option of <paramref name="response"/> that no layer or stage processes: the
+    /// critical options of RFC 7252 (all request options, harmless in a response) are recognized, and
+    /// a stage adds those it handles (block-wise will add Block1 and Block2).
+    /// </summary>
+    private CoapOptionNumber? FindUnprocessedCriticalOption(CoapMessage response)
+    {
+        if (!response.HasOptions)
+        {
+            return null;
+        }
+
+        ReadOnlySpan<CoapOptionEntry> options = response.Options.AsSpan();
+        for (int i = 0; i < options.Length; i++)
+        {
+            CoapOptionNumber number = options[i].Number;
+            if (number.IsCritical() && !IsProcessed(number))
+            {
+                return number;
+            }
+        }
+
+        return null;
+    }
+
+    private bool IsProcessed(CoapOptionNumber number)
+    {
+        if (number is CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch or CoapOptionNumber.UriPort
+            or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept or CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
+        {
+            return true;
+        }
+
+        foreach (CoapStage stage in _stages)
+        {
+            if (stage.Processes(number))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static string Describe(CoapOptionNumber number)
+        => CoapOptionDefinition.TryGet(number, out CoapOptionDefinition? definition)
+            ? $"{definition.Name} ({(ushort)number})"
+            : ((ushort)number).ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     private static void Validate(CoapMessage request, CoapPeer peer)
     {
@@ -204,7 +276,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     }
 
     /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, Action<CoapMessage>? laterResponses, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
 
@@ -252,7 +324,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
                 }
             }
 
-            exchange = new ClientExchange(this, request, peer, key);
+            exchange = new ClientExchange(this, request, peer, key, laterResponses);
             _exchanges.Add(key, exchange);
         }
 

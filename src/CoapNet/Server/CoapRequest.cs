@@ -1,4 +1,5 @@
 using System.Net;
+using CoapNet.Channels;
 using CoapNet.Messages;
 
 namespace CoapNet.Server;
@@ -10,18 +11,21 @@ public sealed class CoapRequest
     private readonly Dictionary<string, string> _routeValues;
     private string[]? _query;
 
-    internal CoapRequest(CoapMessage message, IPEndPoint remote, Dictionary<string, string>? routeValues)
+    internal CoapRequest(CoapMessage message, CoapPeer peer, Dictionary<string, string>? routeValues)
     {
         Message = message;
-        RemoteEndPoint = remote;
+        Peer = peer;
         _routeValues = routeValues ?? NoRouteValues;
     }
 
     /// <summary>The request message, with every typed option accessor.</summary>
     public CoapMessage Message { get; }
 
-    /// <summary>Who sent the request.</summary>
-    public IPEndPoint RemoteEndPoint { get; }
+    /// <summary>Who sent the request: the transport (by scheme), the address and any security context.</summary>
+    public CoapPeer Peer { get; }
+
+    /// <summary>The sender's address (<see cref="CoapPeer.EndPoint"/> of <see cref="Peer"/>).</summary>
+    public IPEndPoint RemoteEndPoint => Peer.EndPoint;
 
     /// <summary>The method: GET, POST, PUT, DELETE, FETCH, PATCH or iPATCH.</summary>
     public CoapCode Method => Message.Code;

@@ -1,4 +1,6 @@
+using System.Diagnostics;
 using System.Threading.Tasks.Dataflow;
+using CoapNet.Diagnostics;
 using CoapNet.LinkFormat;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -10,81 +12,196 @@ namespace CoapNet.Server;
 // and the answer back through the exchange's endpoint.
 public sealed partial class CoapServer
 {
-    /// <summary>Admits a request into the bounded pipeline; runs on an endpoint's receive loop.</summary>
+    /// <summary>
+    /// Admits a request, on an endpoint's receive path. Admission is a count of requests in progress
+    /// (queued, routed, awaiting an async handler, or waiting for or running a synchronous one),
+    /// bounded by MaxPendingRequests; past it the server sheds load at once.
+    /// </summary>
     private void Enqueue(CoapExchange exchange)
     {
-        long arrived = _time.GetTimestamp();
-        ActionBlock<CoapExchange>? pipeline = _pipeline;
-        if (Volatile.Read(ref _state) == 1 && pipeline is not null && pipeline.Post(exchange))
+        exchange.ArrivedAt = Stopwatch.GetTimestamp();
+        if (Volatile.Read(ref _state) == 1 && TryAdmit())
         {
-            // Counted only once admitted, so a request being shed never makes PendingRequests exceed
-            // MaxPendingRequests. The handler may already have answered (and removed nothing): undo then.
-            _inFlight[exchange] = arrived;
-            if (exchange.HasResponded)
+            // Checked again: a stop that began meanwhile may already have seen the count drain to zero.
+            if (Volatile.Read(ref _state) == 1 && _dispatch!.Post(exchange))
             {
-                _inFlight.TryRemove(exchange, out _);
+                return;
             }
 
-            return;
+            Release();
         }
 
         Shed(exchange);
     }
 
+    private bool TryAdmit()
+    {
+        int current;
+        do
+        {
+            current = Volatile.Read(ref _admitted);
+            if (current >= _options.MaxPendingRequests)
+            {
+                return false;
+            }
+        }
+        while (Interlocked.CompareExchange(ref _admitted, current + 1, current) != current);
+        return true;
+    }
+
+    /// <summary>A request is answered: its admission ends, and a stopping server may be drained.</summary>
+    private void Release()
+    {
+        if (Interlocked.Decrement(ref _admitted) == 0 && Volatile.Read(ref _state) == 2)
+        {
+            _drained.TrySetResult();
+        }
+    }
+
     /// <summary>RFC 7252 section 5.9.3.4: 5.03 with Max-Age tells a CON client when to retry; a NON request is simply dropped.</summary>
     private void Shed(CoapExchange exchange)
     {
-        if (!exchange.IsConfirmable)
+        CoapInstrumentation.ShedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", exchange.Peer.Scheme));
+        if (!exchange.IsConfirmable && !exchange.Peer.IsReliable)
         {
             Log.Shed(_logger, exchange.RemoteEndPoint, "dropped");
             return;
         }
 
         Log.Shed(_logger, exchange.RemoteEndPoint, "5.03");
-        CoapMessage busy = new() { Code = CoapCode.ServiceUnavailable, MaxAge = (uint)_options.LoadSheddingMaxAge.TotalSeconds };
-        exchange.Respond(busy);
+        CoapResponse busy = new(CoapCode.ServiceUnavailable);
+        busy.Message.MaxAge = (uint)_options.LoadSheddingMaxAge.TotalSeconds;
+        Answer(exchange, busy);
     }
 
-    private async Task ProcessAsync(CoapExchange exchange)
+    /// <summary>
+    /// The dispatch block's step: route, then answer at once, start an async handler (which holds no
+    /// worker while it awaits), or pass a synchronous handler to the block that bounds blocking work.
+    /// </summary>
+    private void Dispatch(CoapExchange exchange)
     {
+        bool done = true;
+        Activity? outer = Activity.Current;
+        exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
+        try
+        {
+            (CoapResponse? immediate, RouteHandler? handler, CoapRequest? request) = Route(exchange);
+            if (immediate is not null)
+            {
+                Answer(exchange, immediate);
+            }
+            else if (handler!.Sync is { } sync)
+            {
+                done = !_blocking!.Post(new SyncWork(exchange, sync, request!));
+                if (done)
+                {
+                    Shed(exchange);
+                }
+            }
+            else
+            {
+                ValueTask<CoapResponse> pending;
+                try
+                {
+                    pending = handler.Async!(request!, _aborting.Token);
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    Answer(exchange, Failed(exchange, e));
+                    return;
+                }
+
+                if (pending.IsCompleted)
+                {
+                    Answer(exchange, Complete(exchange, pending));
+                }
+                else
+                {
+                    done = false;
+                    _ = AwaitHandlerAsync(exchange, pending);
+                }
+            }
+        }
+        finally
+        {
+            // The activity flows into the async handler; this worker goes on without it.
+            Activity.Current = outer;
+            if (done)
+            {
+                Release();
+            }
+        }
+    }
+
+    /// <summary>Awaits an async handler off any worker, then answers.</summary>
+    private async Task AwaitHandlerAsync(CoapExchange exchange, ValueTask<CoapResponse> pending)
+    {
+        CoapResponse response;
+        try
+        {
+            response = await pending.ConfigureAwait(false) ?? throw NoResponse(exchange);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            response = Failed(exchange, e);
+        }
+
+        try
+        {
+            Answer(exchange, response);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>The blocking block's step: a synchronous handler, on one of at most MaxDegreeOfParallelism workers.</summary>
+    private void RunSynchronous(SyncWork work)
+    {
+        Activity? outer = Activity.Current;
+        Activity.Current = work.Exchange.Activity;
         try
         {
             CoapResponse response;
             try
             {
-                (CoapResponse? immediate, RouteHandler? handler, CoapRequest? request) = Route(exchange);
-                if (immediate is not null)
-                {
-                    response = immediate;
-                }
-                else if (handler!.Sync is { } sync)
-                {
-                    response = sync(request!);
-                }
-                else
-                {
-                    ValueTask<CoapResponse> pending = handler.Async!(request!, _aborting.Token);
-                    response = pending.IsCompletedSuccessfully ? pending.Result : await pending.ConfigureAwait(false);
-                }
-
-                if (response is null)
-                {
-                    throw new InvalidOperationException($"The handler for {exchange.Request.Code} {exchange.Request.UriPath} returned no response.");
-                }
+                response = work.Handler(work.Request) ?? throw NoResponse(work.Exchange);
             }
             catch (Exception e) when (e is not OutOfMemoryException)
             {
-                // A handler's failure is the client's 5.00 and a log line, never a faulted pipeline.
-                Log.HandlerFailed(_logger, e, exchange.Request.Code, exchange.Request.UriPath, exchange.RemoteEndPoint);
-                response = new CoapResponse(CoapCode.InternalServerError);
+                response = Failed(work.Exchange, e);
             }
 
-            Answer(exchange, response);
+            Answer(work.Exchange, response);
         }
         finally
         {
-            _inFlight.TryRemove(exchange, out _);
+            Activity.Current = outer;
+            Release();
         }
+    }
+
+    private CoapResponse Complete(CoapExchange exchange, ValueTask<CoapResponse> completed)
+    {
+        try
+        {
+            return completed.Result ?? throw NoResponse(exchange);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            return Failed(exchange, e);
+        }
+    }
+
+    private static InvalidOperationException NoResponse(CoapExchange exchange)
+        => new($"The handler for {exchange.Request.Code} {exchange.Request.UriPath} returned no response.");
+
+    /// <summary>A handler's failure is the client's 5.00 and a log line, never a faulted pipeline.</summary>
+    private CoapResponse Failed(CoapExchange exchange, Exception e)
+    {
+        Log.HandlerFailed(_logger, e, exchange.Request.Code, exchange.Request.UriPath, exchange.RemoteEndPoint);
+        return new CoapResponse(CoapCode.InternalServerError);
     }
 
     private void Answer(CoapExchange exchange, CoapResponse response)
@@ -92,6 +209,7 @@ public sealed partial class CoapServer
         try
         {
             exchange.Respond(response.Message);
+            Record(exchange, response.Code);
         }
         catch (ArgumentException e) when (!exchange.HasResponded)
         {
@@ -99,10 +217,44 @@ public sealed partial class CoapServer
             Log.ResponseRejected(_logger, e, exchange.Request.Code, exchange.Request.UriPath);
             string reason = e.ParamName is null ? e.Message : e.Message.Replace($" (Parameter '{e.ParamName}')", string.Empty, StringComparison.Ordinal);
             exchange.Respond(CoapResponse.Diagnostic(CoapCode.InternalServerError, "The response cannot be sent: " + reason).Message);
+            Record(exchange, CoapCode.InternalServerError);
         }
         catch (InvalidOperationException) when (exchange.HasResponded)
         {
             // Already answered (for example shed while stopping); nothing more to send.
+        }
+    }
+
+    /// <summary>The request's count, duration and activity, once answered; nothing when nobody listens.</summary>
+    private static void Record(CoapExchange exchange, CoapCode code)
+    {
+        Activity? activity = exchange.Activity;
+        bool counting = CoapInstrumentation.ServerRequestCounter.Enabled;
+        if (!counting && !CoapInstrumentation.ServerDuration.Enabled && activity is null)
+        {
+            return;
+        }
+
+        string codeName = CoapInstrumentation.CodeName(code);
+        TagList tags = new()
+        {
+            { "coap.method", CoapInstrumentation.MethodName(exchange.Request.Code) },
+            { "coap.response.code", codeName },
+            { "coap.route", exchange.Route },
+            { "url.scheme", exchange.Peer.Scheme },
+        };
+        CoapInstrumentation.ServerRequestCounter.Add(1, tags);
+        CoapInstrumentation.ServerDuration.Record(Stopwatch.GetElapsedTime(exchange.ArrivedAt).TotalSeconds, tags);
+        if (activity is not null)
+        {
+            activity.SetTag("coap.response.code", codeName);
+            activity.SetTag("coap.route", exchange.Route);
+            if (code.Class == 5)
+            {
+                activity.SetStatus(ActivityStatusCode.Error);
+            }
+
+            activity.Stop();
         }
     }
 
@@ -121,6 +273,7 @@ public sealed partial class CoapServer
             return (new CoapResponse(CoapCode.NotFound), null, null);
         }
 
+        exchange.Route = route.Template;
         RouteHandler? handler = route.GetHandler(message.Code);
         if (handler is null)
         {
@@ -140,7 +293,7 @@ public sealed partial class CoapServer
             return (CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats)), null, null);
         }
 
-        return (null, handler, new CoapRequest(message, exchange.RemoteEndPoint, values));
+        return (null, handler, new CoapRequest(message, exchange.Peer, values));
     }
 
     /// <summary>
@@ -188,19 +341,6 @@ public sealed partial class CoapServer
 
     private static string Describe(CoapOptionEntry option)
         => option.IsRecognized ? $"{option.Name} ({(ushort)option.Number})" : ((ushort)option.Number).ToString(System.Globalization.CultureInfo.InvariantCulture);
-
-    /// <summary>Sends an empty ACK for confirmable requests whose handler has not answered within SeparateResponseDelay (RFC 7252 section 5.2.2).</summary>
-    private void AcceptSlowExchanges()
-    {
-        long now = _time.GetTimestamp();
-        foreach (KeyValuePair<CoapExchange, long> pair in _inFlight)
-        {
-            if (now - pair.Value >= _separateResponseTicks && pair.Key.IsConfirmable && !pair.Key.IsAccepted && !pair.Key.HasResponded)
-            {
-                pair.Key.Accept();
-            }
-        }
-    }
 
     /// <summary>GET /.well-known/core: the routes as CoRE Link Format, filtered by an optional "name=value" query (RFC 6690 section 4.1).</summary>
     private CoapResponse Discover(CoapRequest request)
@@ -298,6 +438,9 @@ public sealed partial class CoapServer
 
         return false;
     }
+
+    /// <summary>A synchronous handler's work item for the blocking block.</summary>
+    private readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, CoapRequest Request);
 
     private static partial class Log
     {

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Net;
 using System.Reflection;
 using System.Threading.Tasks.Dataflow;
@@ -11,8 +10,9 @@ using Microsoft.Extensions.Logging.Abstractions;
 namespace CoapNet.Server;
 
 /// <summary>
-/// A CoAP server: UDP endpoints whose requests flow through a bounded TPL Dataflow pipeline to the
-/// handlers of registered routes and resources, with discovery at /.well-known/core (RFC 6690).
+/// A CoAP server: endpoints of any transport (UDP, TCP, several of each) whose requests flow
+/// through a bounded TPL Dataflow pipeline to the handlers of registered routes and resources,
+/// with discovery at /.well-known/core (RFC 6690).
 /// </summary>
 /// <example>
 /// <code>
@@ -31,15 +31,14 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 {
     private readonly CoapServerOptions _options;
     private readonly ILogger _logger;
-    private readonly TimeProvider _time;
-    private readonly long _separateResponseTicks;
     private readonly CoapRouter _router = new();
     private readonly List<CoapEndpoint> _endpoints = [];
-    private readonly ConcurrentDictionary<CoapExchange, long> _inFlight = new();
+    private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _aborting = new();
     private readonly object _lifecycle = new();
-    private ActionBlock<CoapExchange>? _pipeline;
-    private ITimer? _watchdog;
+    private ActionBlock<CoapExchange>? _dispatch;
+    private ActionBlock<SyncWork>? _blocking;
+    private int _admitted;
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
@@ -49,8 +48,6 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     {
         _options = options ?? new CoapServerOptions();
         _options.Validate();
-        _time = _options.TimeProvider;
-        _separateResponseTicks = (long)(_options.SeparateResponseDelay.TotalSeconds * _time.TimestampFrequency);
         _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
         MapGet("/.well-known/core", Discover).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
@@ -73,11 +70,29 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         }
     }
 
+    /// <summary>Where the server listens, as base URIs with their scheme ("coap://127.0.0.1:5683", "coap+tcp://[::]:5683"), once started.</summary>
+    public IReadOnlyList<Uri> LocalUris
+    {
+        get
+        {
+            lock (_lifecycle)
+            {
+                Uri[] uris = new Uri[_endpoints.Count];
+                for (int i = 0; i < uris.Length; i++)
+                {
+                    uris[i] = new Uri($"{_endpoints[i].Scheme}://{_endpoints[i].LocalEndPoint}");
+                }
+
+                return uris;
+            }
+        }
+    }
+
     /// <summary>True between a successful start and the beginning of a stop.</summary>
     public bool IsRunning => Volatile.Read(ref _state) == 1;
 
     /// <summary>The number of requests queued or being handled.</summary>
-    public int PendingRequests => _inFlight.Count;
+    public int PendingRequests => Volatile.Read(ref _admitted);
 
     /// <summary>The templates of the mapped routes, in registration order.</summary>
     public IReadOnlyList<string> Routes
@@ -240,25 +255,25 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 throw new InvalidOperationException("The server was already started.");
             }
 
-            _pipeline = new ActionBlock<CoapExchange>(
-                ProcessAsync,
-                new ExecutionDataflowBlockOptions
-                {
-                    BoundedCapacity = _options.MaxPendingRequests,
-                    MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism,
-                    EnsureOrdered = false,
-                });
+            // Dispatch: routing and the start of async handlers, which then await on no worker at all;
+            // its parallelism only spreads that short work over the cores. Admission (Enqueue) bounds
+            // what it holds, so it needs no capacity of its own.
+            _dispatch = new ActionBlock<CoapExchange>(
+                Dispatch,
+                new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = Environment.ProcessorCount, EnsureOrdered = false });
 
-            IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 ? _options.Endpoints : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
+            // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
+            // workers so they can never take every pool thread from the receive loops and async handlers.
+            _blocking = new ActionBlock<SyncWork>(
+                RunSynchronous,
+                new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism, EnsureOrdered = false });
+
             try
             {
-                foreach (IPEndPoint binding in bindings)
+                foreach (CoapEndpoint endpoint in CreateEndpoints())
                 {
-                    CoapEndpoint endpoint = new(new UdpTransport(new UdpTransportOptions { Address = binding.Address, Port = binding.Port }), _options.ToEndpointOptions())
-                    {
-                        RequestHandler = Enqueue,
-                    };
                     _endpoints.Add(endpoint);
+                    endpoint.RequestHandler = Enqueue;
                     endpoint.Start();
                 }
             }
@@ -270,18 +285,17 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 }
 
                 _endpoints.Clear();
-                _pipeline.Complete();
+                _dispatch.Complete();
+                _blocking.Complete();
                 throw;
             }
 
-            TimeSpan tick = TimeSpan.FromTicks(Math.Max(_options.SeparateResponseDelay.Ticks / 4, TimeSpan.TicksPerMillisecond));
-            _watchdog = _time.CreateTimer(static state => ((CoapServer)state!).AcceptSlowExchanges(), this, tick, tick);
             _state = 1;
         }
 
-        foreach (IPEndPoint local in LocalEndPoints)
+        foreach (CoapEndpoint endpoint in _endpoints)
         {
-            _logger.LogInformation("CoAP server listening on udp://{EndPoint}", local);
+            _logger.LogInformation("CoAP server listening on {Scheme}://{EndPoint}", endpoint.Scheme, endpoint.LocalEndPoint);
         }
     }
 
@@ -304,21 +318,21 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     /// <returns>A task that completes when the server is stopped.</returns>
     public async Task StopAsync(CancellationToken cancellationToken = default)
     {
-        if (BeginStop() is not { } pipeline)
+        if (!BeginStop())
         {
             return;
         }
 
         try
         {
-            await pipeline.Completion.WaitAsync(cancellationToken).ConfigureAwait(false);
+            await _drained.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
             await _aborting.CancelAsync().ConfigureAwait(false);
         }
 
-        _watchdog?.Dispose();
+        CompleteBlocks();
         foreach (CoapEndpoint endpoint in _endpoints)
         {
             await endpoint.DisposeAsync().ConfigureAwait(false);
@@ -329,24 +343,17 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     /// <param name="timeout">How long to wait for in-flight requests; null waits until they are answered.</param>
     public void Stop(TimeSpan? timeout = null)
     {
-        if (BeginStop() is not { } pipeline)
+        if (!BeginStop())
         {
             return;
         }
 
-        try
+        if (!_drained.Task.Wait(timeout ?? Timeout.InfiniteTimeSpan))
         {
-            if (!pipeline.Completion.Wait(timeout ?? Timeout.InfiniteTimeSpan))
-            {
-                _aborting.Cancel();
-            }
-        }
-        catch (AggregateException)
-        {
-            // The pipeline never faults (handlers' exceptions become 5.00); nothing to report.
+            _aborting.Cancel();
         }
 
-        _watchdog?.Dispose();
+        CompleteBlocks();
         foreach (CoapEndpoint endpoint in _endpoints)
         {
             endpoint.Dispose();
@@ -390,8 +397,8 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         }
     }
 
-    /// <summary>Moves to stopping; returns the pipeline to drain, or null when the server was not running.</summary>
-    private ActionBlock<CoapExchange>? BeginStop()
+    /// <summary>Moves to stopping; returns false when the server was not running. New requests now get 5.03 (Enqueue checks the state).</summary>
+    private bool BeginStop()
     {
         lock (_lifecycle)
         {
@@ -399,12 +406,71 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             _state = 2;
             if (!running)
             {
-                return null;
+                return false;
             }
         }
 
-        // New requests now get 5.03 (Enqueue checks the state); queued ones are still handled.
-        _pipeline!.Complete();
-        return _pipeline;
+        if (Volatile.Read(ref _admitted) == 0)
+        {
+            _drained.TrySetResult();
+        }
+
+        return true;
+    }
+
+    /// <summary>Every admitted request is answered (or abandoned on a canceled stop): the blocks have nothing left.</summary>
+    private void CompleteBlocks()
+    {
+        _dispatch?.Complete();
+        _blocking?.Complete();
+    }
+
+    /// <summary>The endpoints the options ask for: UDP and TCP bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
+    private List<CoapEndpoint> CreateEndpoints()
+    {
+        List<CoapEndpoint> endpoints = [];
+        try
+        {
+            CoapEndpointOptions endpointOptions = _options.ToEndpointOptions();
+            foreach (IDatagramTransport transport in _options.DatagramTransports)
+            {
+                endpoints.Add(new CoapEndpoint(transport, endpointOptions));
+            }
+
+            foreach (IConnectionListener listener in _options.ConnectionListeners)
+            {
+                endpoints.Add(new CoapEndpoint(listener, endpointOptions, _options.Connections));
+            }
+
+            foreach (IPEndPoint binding in _options.TcpEndpoints)
+            {
+                endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding), endpointOptions, _options.Connections));
+            }
+
+            IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 || endpoints.Count > 0
+                ? _options.Endpoints
+                : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
+            foreach (IPEndPoint binding in bindings)
+            {
+                endpoints.Add(new CoapEndpoint(new UdpTransport(new UdpTransportOptions
+                {
+                    Address = binding.Address,
+                    Port = binding.Port,
+                    SocketReceiveBufferSize = _options.SocketReceiveBufferSize,
+                    SocketSendBufferSize = _options.SocketSendBufferSize,
+                }), endpointOptions));
+            }
+
+            return endpoints;
+        }
+        catch
+        {
+            foreach (CoapEndpoint endpoint in endpoints)
+            {
+                endpoint.Dispose();
+            }
+
+            throw;
+        }
     }
 }

@@ -8,10 +8,32 @@ namespace CoapNet.Server;
 public sealed class CoapServerOptions
 {
     /// <summary>
-    /// The local endpoints to listen on, one UDP socket each (IPv4 and IPv6 alike, several ports
-    /// allowed). Default: [::]:5683, dual-stack where the OS allows.
+    /// The local endpoints to listen on over UDP, one socket each (IPv4 and IPv6 alike, several ports
+    /// allowed). Default: [::]:5683, dual-stack where the OS allows, when no other endpoint or
+    /// transport of any kind is configured.
     /// </summary>
     public IList<IPEndPoint> Endpoints { get; init; } = [];
+
+    /// <summary>
+    /// The local endpoints to listen on for CoAP over TCP (RFC 8323), one listener each. Default: none.
+    /// The usual choice is the same address and port as UDP, such as [::]:5683.
+    /// </summary>
+    public IList<IPEndPoint> TcpEndpoints { get; init; } = [];
+
+    /// <summary>
+    /// Connection listeners to serve on, ready-made (TCP set up your own way, an in-memory pipe in
+    /// tests); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
+    /// </summary>
+    public IList<CoapNet.Transports.IConnectionListener> ConnectionListeners { get; init; } = [];
+
+    /// <summary>The limits of every connection (RFC 8323): count, message size, timeouts, requests in flight; null for the defaults.</summary>
+    public CoapConnectionOptions? Connections { get; init; }
+
+    /// <summary>
+    /// Datagram transports to serve on, ready-made (an in-memory network in tests, a socket set up
+    /// your own way); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
+    /// </summary>
+    public IList<CoapNet.Transports.IDatagramTransport> DatagramTransports { get; init; } = [];
 
     /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
     public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
@@ -29,7 +51,11 @@ public sealed class CoapServerOptions
     /// </summary>
     public int MaxPendingRequests { get; init; } = 1024;
 
-    /// <summary>How many handlers run at once (default: the number of processors).</summary>
+    /// <summary>
+    /// How many synchronous handlers run at once (default: the number of processors). They may block
+    /// their thread, so they run on workers of their own; asynchronous handlers are bounded only by
+    /// <see cref="MaxPendingRequests"/>, since one that awaits holds no thread.
+    /// </summary>
     public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;
 
     /// <summary>The Max-Age of a 5.03 sent when shedding load: when the client may try again (default 5 s).</summary>
@@ -48,12 +74,33 @@ public sealed class CoapServerOptions
     /// <summary>How many received messages the deduplication cache of each endpoint remembers (default 16384).</summary>
     public int DeduplicationCapacity { get; init; } = 16384;
 
+    /// <summary>
+    /// The kernel receive buffer of each UDP socket, in bytes (default 1 MiB), so a burst of requests
+    /// waits in the kernel instead of being dropped there. Linux caps what an unprivileged process gets
+    /// at net.core.rmem_max (often 208 KiB, doubled for bookkeeping); null keeps the OS default.
+    /// </summary>
+    public int? SocketReceiveBufferSize { get; init; } = 1024 * 1024;
+
+    /// <summary>The kernel send buffer of each UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
+    public int? SocketSendBufferSize { get; init; }
+
+    /// <summary>At most this many warnings per second for malformed datagrams, per endpoint (default 10); the rest are counted in the next line.</summary>
+    public int MalformedLogLinesPerSecond { get; init; } = 10;
+
     /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
     public int MaxPeers { get; init; } = 10000;
 
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Endpoints);
+        ArgumentNullException.ThrowIfNull(DatagramTransports);
+        ArgumentNullException.ThrowIfNull(TcpEndpoints);
+        if (SocketReceiveBufferSize < 1024 || SocketSendBufferSize < 1024)
+        {
+            throw new ArgumentException("SocketReceiveBufferSize and SocketSendBufferSize must be at least 1024 bytes (or null for the OS default).", nameof(SocketReceiveBufferSize));
+        }
+
+        ArgumentNullException.ThrowIfNull(ConnectionListeners);
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         if (MaxPendingRequests < 1)
@@ -85,5 +132,7 @@ public sealed class CoapServerOptions
         DeduplicationCapacity = DeduplicationCapacity,
         MaxPeers = MaxPeers,
         MaxMessageSize = MaxMessageSize,
+        SeparateResponseDelay = SeparateResponseDelay,
+        MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
     };
 }

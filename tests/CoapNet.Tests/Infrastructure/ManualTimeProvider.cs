@@ -9,6 +9,10 @@ namespace CoapNet.Tests.Infrastructure;
 /// <remarks>
 /// Thread-safe for creating, changing and disposing timers from any thread; advance from one thread
 /// at a time. A timer due now (dueTime zero) fires at the next <see cref="Advance"/>, even of zero.
+/// Kept instead of <c>FakeTimeProvider</c> (Microsoft.Extensions.TimeProvider.Testing) because the
+/// messaging tests assert that every retransmission, response and lifetime timer is disposed when
+/// its exchange ends (<see cref="ActiveTimerCount"/>), and FakeTimeProvider exposes no way to count
+/// armed timers; the rest of its behaviour (ordered, synchronous firing within an advance) matches.
 /// </remarks>
 public sealed class ManualTimeProvider : TimeProvider
 {

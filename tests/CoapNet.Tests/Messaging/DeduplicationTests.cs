@@ -56,7 +56,7 @@ public class DeduplicationTests
     }
 
     [Fact]
-    public void ADuplicateArrivingWhileTheHandlerHasNotAnsweredIsIgnored()
+    public void ADuplicateArrivingWhileTheHandlerHasNotAnsweredIsAcknowledgedAndTheResponseFollowsSeparately()
     {
         using MessagingHarness h = new();
         List<CoapExchange> exchanges = [];
@@ -64,19 +64,25 @@ public class DeduplicationTests
         TestPeer client = h.Peer(ClientAddress);
         byte[] request = client.Send(RawRequest(8, Token), server.LocalEndPoint);
         h.Network.DeliverAll();
+        client.Received.Should().BeEmpty("the handler has not answered");
 
+        // RFC 7252 section 4.5: each copy of a CON is acknowledged, but processed once.
         client.SendBytes(request, server.LocalEndPoint);
         h.Network.DeliverAll();
         exchanges.Should().ContainSingle();
-        client.Received.Should().BeEmpty();
+        client.Received.Should().ContainSingle().Which.Bytes.Should().Equal(EmptyMessageBytes.EmptyAck(8));
+        exchanges[0].IsAccepted.Should().BeTrue();
 
         exchanges[0].Respond(new CoapMessage { Code = CoapCode.Content });
         client.SendBytes(request, server.LocalEndPoint);
         h.Network.DeliverAll();
 
         exchanges.Should().ContainSingle();
-        client.Received.Should().HaveCount(2);
-        client.Received[1].Bytes.Should().Equal(client.Received[0].Bytes);
+        client.Received.Should().HaveCount(3);
+        CoapMessage separate = client.Received[1].Parsed;
+        separate.Type.Should().Be(CoapMessageType.Confirmable, "after the empty ACK the response is separate (section 5.2.2)");
+        separate.Token.ToArray().Should().Equal(Token);
+        client.Received[2].Bytes.Should().Equal(EmptyMessageBytes.EmptyAck(8), "a later copy gets the same empty ACK again");
     }
 
     [Fact]

@@ -13,7 +13,8 @@ internal sealed class LoopbackServer : IAsyncDisposable
     private LoopbackServer(CoapServer server)
     {
         Server = server;
-        EndPoint = server.LocalEndPoints[0];
+        EndPoint = FirstOf(server, "coap") ?? server.LocalEndPoints[0];
+        TcpEndPoint = FirstOf(server, "coap+tcp");
     }
 
     public CoapServer Server { get; }
@@ -21,17 +22,22 @@ internal sealed class LoopbackServer : IAsyncDisposable
     /// <summary>The server's endpoint, 127.0.0.1 and the port it was given.</summary>
     public IPEndPoint EndPoint { get; }
 
-    /// <summary>Options for a loopback server: 127.0.0.1:0, everything else as given.</summary>
+    /// <summary>The server's TCP endpoint, when it listens on TCP.</summary>
+    public IPEndPoint? TcpEndPoint { get; }
+
+    /// <summary>Options for a loopback server: 127.0.0.1:0 over UDP (and over TCP when <paramref name="tcp"/>), everything else as given.</summary>
     public static CoapServerOptions Options(
         int maxPendingRequests = 1024,
         int maxDegreeOfParallelism = 4,
         TimeSpan? separateResponseDelay = null,
         CoapTransmissionParameters? transmission = null,
         TimeProvider? time = null,
-        TimeSpan? loadSheddingMaxAge = null)
+        TimeSpan? loadSheddingMaxAge = null,
+        bool tcp = false)
         => new()
         {
             Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
+            TcpEndpoints = tcp ? [new IPEndPoint(IPAddress.Loopback, 0)] : [],
             MaxPendingRequests = maxPendingRequests,
             MaxDegreeOfParallelism = maxDegreeOfParallelism,
             SeparateResponseDelay = separateResponseDelay ?? TimeSpan.FromSeconds(1),
@@ -57,8 +63,22 @@ internal sealed class LoopbackServer : IAsyncDisposable
         }
     }
 
-    /// <summary>A coap:// URI on the server, such as Uri("/store/lamp").</summary>
-    public Uri Uri(string pathAndQuery) => new($"coap://127.0.0.1:{EndPoint.Port}{pathAndQuery}");
+    /// <summary>A coap:// (or coap+tcp://) URI on the server, such as Uri("/store/lamp").</summary>
+    public Uri Uri(string pathAndQuery, string scheme = "coap")
+        => new($"{scheme}://127.0.0.1:{(scheme == "coap" ? EndPoint : TcpEndPoint ?? throw new InvalidOperationException("The server does not listen on TCP.")).Port}{pathAndQuery}");
+
+    private static IPEndPoint? FirstOf(CoapServer server, string scheme)
+    {
+        foreach (Uri uri in server.LocalUris)
+        {
+            if (uri.Scheme == scheme)
+            {
+                return new IPEndPoint(IPAddress.Parse(uri.Host), uri.Port);
+            }
+        }
+
+        return null;
+    }
 
     public async ValueTask DisposeAsync()
     {

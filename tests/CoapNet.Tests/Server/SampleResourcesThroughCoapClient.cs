@@ -1,4 +1,5 @@
 using System.Net;
+using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Messages;
 
@@ -10,7 +11,10 @@ public abstract class SampleResourcesThroughCoapClient : SampleResourceBehaviour
     private readonly bool _synchronous;
     private readonly CoapClient _client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
 
-    private protected SampleResourcesThroughCoapClient(bool synchronous) => _synchronous = synchronous;
+    private protected SampleResourcesThroughCoapClient(bool synchronous, string scheme = "coap")
+        : base(scheme) => _synchronous = synchronous;
+
+    private CoapPeer Peer => new(Scheme, HasMessageTypes ? Server.EndPoint : Server.TcpEndPoint!);
 
     public override async Task DisposeAsync()
     {
@@ -38,10 +42,10 @@ public abstract class SampleResourcesThroughCoapClient : SampleResourceBehaviour
     // The method-per-verb API where it suffices; a hand-built message for extra options.
     private CoapResponse Send(SampleRequest request)
     {
-        Uri uri = Server.Uri(request.PathAndQuery);
+        Uri uri = Server.Uri(request.PathAndQuery, Scheme);
         if (NeedsMessage(request))
         {
-            return _client.Send(BuildMessage(request, uri), Server.EndPoint);
+            return _client.Send(BuildMessage(request, uri), Peer);
         }
 
         ReadOnlyMemory<byte> payload = Utf8(request.Payload);
@@ -57,10 +61,10 @@ public abstract class SampleResourcesThroughCoapClient : SampleResourceBehaviour
 
     private Task<CoapResponse> SendAsyncCore(SampleRequest request)
     {
-        Uri uri = Server.Uri(request.PathAndQuery);
+        Uri uri = Server.Uri(request.PathAndQuery, Scheme);
         if (NeedsMessage(request))
         {
-            return _client.SendAsync(BuildMessage(request, uri), Server.EndPoint);
+            return _client.SendAsync(BuildMessage(request, uri), Peer);
         }
 
         ReadOnlyMemory<byte> payload = Utf8(request.Payload);
@@ -96,3 +100,9 @@ public sealed class SampleResourcesThroughSynchronousCoapClient() : SampleResour
 
 /// <summary>The sample-resource suite through the asynchronous methods of <see cref="CoapClient"/>.</summary>
 public sealed class SampleResourcesThroughAsynchronousCoapClient() : SampleResourcesThroughCoapClient(synchronous: false);
+
+/// <summary>The sample-resource suite through the synchronous methods of <see cref="CoapClient"/> over coap+tcp.</summary>
+public sealed class SampleResourcesThroughSynchronousCoapClientOverTcp() : SampleResourcesThroughCoapClient(synchronous: true, scheme: "coap+tcp");
+
+/// <summary>The sample-resource suite through the asynchronous methods of <see cref="CoapClient"/> over coap+tcp.</summary>
+public sealed class SampleResourcesThroughAsynchronousCoapClientOverTcp() : SampleResourcesThroughCoapClient(synchronous: false, scheme: "coap+tcp");

@@ -12,8 +12,13 @@ namespace CoapNet.Tests.Server;
 /// from which the test reads the code, type and options; -o writes a success payload to a file;
 /// an error's diagnostic payload is printed on stderr after the code ("4.05 Allowed: GET").
 /// </summary>
-public sealed partial class SampleResourcesThroughLibCoapClient : SampleResourceBehaviour
+public abstract partial class SampleResourcesThroughLibCoapClient : SampleResourceBehaviour
 {
+    private protected SampleResourcesThroughLibCoapClient(string scheme)
+        : base(scheme)
+    {
+    }
+
     private static readonly TimeSpan ProcessTimeout = TimeSpan.FromSeconds(30);
 
     private protected override async Task<SampleReply> SendAsync(SampleRequest request)
@@ -40,7 +45,7 @@ public sealed partial class SampleResourcesThroughLibCoapClient : SampleResource
             arguments.AddRange(["-O", $"{number.ToString(CultureInfo.InvariantCulture)},{value}"]);
         }
 
-        arguments.Add(Server.Uri(request.PathAndQuery).ToString());
+        arguments.Add(Server.Uri(request.PathAndQuery, Scheme).ToString());
 
         Process process = LibCoap.Start(LibCoap.Client, [.. arguments]);
         try
@@ -126,3 +131,9 @@ public sealed partial class SampleResourcesThroughLibCoapClient : SampleResource
     [GeneratedRegex(@"^v:1 t:(?<type>CON|NON|ACK) c:(?<code>[245]\.\d\d) i:[0-9a-f]+ \{[0-9a-f]*\} \[(?<options>[^\]]*)\]", RegexOptions.Multiline | RegexOptions.CultureInvariant)]
     private static partial Regex ResponsePdu();
 }
+
+/// <summary>The sample-resource suite through coap-client-notls over UDP.</summary>
+public sealed class SampleResourcesThroughLibCoapClientOverUdp() : SampleResourcesThroughLibCoapClient("coap");
+
+/// <summary>The sample-resource suite through coap-client-notls over TCP (RFC 8323): CSM, then each request on one connection.</summary>
+public sealed class SampleResourcesThroughLibCoapClientOverTcp() : SampleResourcesThroughLibCoapClient("coap+tcp");

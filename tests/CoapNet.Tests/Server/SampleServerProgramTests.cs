@@ -118,7 +118,7 @@ public sealed class SampleServerProgramTests
                 RedirectStandardError = true,
                 UseShellExecute = false,
             };
-            foreach (string argument in new[] { dll, "--port", "0", "--address", "127.0.0.1" })
+            foreach (string argument in new[] { dll, "--port", "0", "--tcp-port", "0", "--address", "127.0.0.1" })
             {
                 info.ArgumentList.Add(argument);
             }
@@ -186,7 +186,7 @@ public sealed class SampleServerProgramTests
                 _output.AppendLine(line);
             }
 
-            const string Marker = "listening on udp://";
+            const string Marker = "listening on coap://";
             int at = line.IndexOf(Marker, StringComparison.Ordinal);
             if (at >= 0)
             {

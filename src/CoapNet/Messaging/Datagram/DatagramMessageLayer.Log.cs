@@ -34,6 +34,9 @@ internal sealed partial class DatagramMessageLayer
         [LoggerMessage(8, LogLevel.Warning, "Sending to {Remote} failed")]
         public static partial void SendFailed(ILogger logger, Exception exception, CoapPeer remote);
 
+        [LoggerMessage(10, LogLevel.Warning, "{Count} more malformed datagrams were dropped or reset without a line each (the warning is rate-limited)")]
+        public static partial void MalformedSuppressed(ILogger logger, long count);
+
         [LoggerMessage(9, LogLevel.Information, "Gave up on MID {MessageId} to {Remote} after {Count} retransmissions")]
         public static partial void GaveUp(ILogger logger, ushort messageId, CoapPeer remote, int count);
     }

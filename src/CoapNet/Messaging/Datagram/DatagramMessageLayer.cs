@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 using CoapNet.Transports;
@@ -36,6 +37,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     private readonly Dictionary<CoapExchange, long>? _unanswered;
     private readonly ITimer _sweepTimer;
     private readonly ITimer? _acceptTimer;
+    private readonly LogRateLimiter _malformedLog;
     private IExchangeLayer? _upper;
     private int _disposed;
 
@@ -50,6 +52,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
         _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
         _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random);
+        _malformedLog = new LogRateLimiter(_time, options.MalformedLogLinesPerSecond);
 
         // Idle peers are swept once per ACK_TIMEOUT x 10; deduplication entries expire as new ones arrive.
         TimeSpan sweep = _parameters.AckTimeout * 10;
@@ -123,6 +126,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         lock (_gate)
         {
             received.Entry.Reply = ack;
+            received.Entry.Exchange = null;
             _unanswered?.Remove(exchange);
         }
 
@@ -144,6 +148,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             lock (_gate)
             {
                 received.Entry.Reply = reset;
+                received.Entry.Exchange = null;
             }
 
             SendRaw(received.Channel, reset, null);
@@ -165,6 +170,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             lock (_gate)
             {
                 received.Entry.Reply = bytes;
+                received.Entry.Exchange = null;
                 _unanswered?.Remove(exchange);
             }
 
@@ -254,7 +260,17 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // RFC 7252 section 3: a message with an unknown version is silently ignored, so no RST.
         bool confirmable = error.Reason != CoapFormatErrorReason.UnsupportedVersion
             && datagram.Length >= 4 && datagram[0] >> 6 == 1 && ((datagram[0] >> 4) & 3) == (int)CoapMessageType.Confirmable;
-        Log.Malformed(_logger, datagram.Length, channel.Peer, error, confirmable ? "RST" : "silence");
+        if (_logger.IsEnabled(LogLevel.Warning) && _malformedLog.TryAcquire(out long suppressed))
+        {
+            if (suppressed > 0)
+            {
+                Log.MalformedSuppressed(_logger, suppressed);
+            }
+
+            Log.Malformed(_logger, datagram.Length, channel.Peer, error, confirmable ? "RST" : "silence");
+        }
+
+        CoapInstrumentation.MalformedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", CoapPeer.UdpScheme));
         if (confirmable)
         {
             SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
@@ -408,11 +424,12 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
         bool confirmable = request.Type == CoapMessageType.Confirmable;
         CoapExchange exchange = new(this, request, channel.Peer, new ReceivedRequest(channel, entry));
-        if (confirmable && _unanswered is not null)
+        if (confirmable)
         {
             lock (_gate)
             {
-                _unanswered[exchange] = _time.GetTimestamp();
+                entry.Exchange = exchange;
+                _unanswered?.Add(exchange, _time.GetTimestamp());
             }
         }
 
@@ -429,16 +446,32 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool confirmable = message.Type == CoapMessageType.Confirmable;
         bool duplicate;
         byte[]? reply;
+        CoapExchange? inProgress;
         lock (_gate)
         {
             duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out entry);
             reply = entry.Reply;
+            inProgress = entry.Exchange;
         }
 
-        if (duplicate && confirmable && reply is not null)
+        if (!duplicate || !confirmable)
+        {
+            return duplicate;
+        }
+
+        CoapInstrumentation.DuplicateCounter.Add(1);
+        if (reply is not null)
         {
             Log.Duplicate(_logger, channel.Peer, message.MessageId);
             SendRaw(channel, reply, null);
+        }
+        else if (inProgress is not null)
+        {
+            // RFC 7252 sections 4.5 and 5.2.2: the client retransmits because its request is not yet
+            // acknowledged while the handler still works; acknowledge it now (an empty ACK, replayed for
+            // later copies) and let the response follow separately, rather than leave it guessing.
+            Log.Duplicate(_logger, channel.Peer, message.MessageId);
+            inProgress.Accept();
         }
 
         return duplicate;
@@ -455,7 +488,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool matched = _upper!.OnResponse(channel.Peer, response);
         if (!matched)
         {
-            Log.Ignored(_logger, response, channel.Peer, "no request with this token is outstanding");
+            Log.Ignored(_logger, response, channel.Peer, "no outstanding request took it (an unknown token, or a critical option nothing processes)");
         }
 
         if (confirmable)
@@ -548,6 +581,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             return;
         }
 
+        CoapInstrumentation.RetransmissionCounter.Add(1);
         Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, _parameters.MaxRetransmit, transmission.Key.MessageId);
         TrySend(transmission.Channel, transmission.Datagram);
     }

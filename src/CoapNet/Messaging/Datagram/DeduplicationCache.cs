@@ -116,5 +116,8 @@ internal sealed class DeduplicationCache
 
         /// <summary>The ACK, RST or piggybacked response sent for the message, replayed for duplicates.</summary>
         public byte[]? Reply { get; set; }
+
+        /// <summary>For a request: its exchange, so a duplicate arriving before any reply can be acknowledged.</summary>
+        public CoapExchange? Exchange { get; set; }
     }
 }

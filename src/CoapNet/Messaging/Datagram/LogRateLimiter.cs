@@ -1,0 +1,38 @@
+namespace CoapNet.Messaging.Datagram;
+
+/// <summary>
+/// Lets at most a number of log lines through per second and counts the rest, so a storm of bad input
+/// costs a bounded number of lines (and their formatting) instead of one per datagram. Used from one
+/// receive loop at a time; the counts are approximate under concurrent callers, never unbounded.
+/// </summary>
+internal sealed class LogRateLimiter(TimeProvider time, int perSecond)
+{
+    private readonly long _window = time.TimestampFrequency;
+    private long _windowStart;
+    private bool _started;
+    private int _inWindow;
+    private long _suppressed;
+
+    /// <summary>True when a line may be written now; <paramref name="suppressedBefore"/> is how many were held back since the last one that was.</summary>
+    public bool TryAcquire(out long suppressedBefore)
+    {
+        long now = time.GetTimestamp();
+        if (!_started || now - _windowStart >= _window)
+        {
+            _started = true;
+            _windowStart = now;
+            _inWindow = 0;
+        }
+
+        if (_inWindow < perSecond)
+        {
+            _inWindow++;
+            suppressedBefore = Interlocked.Exchange(ref _suppressed, 0);
+            return true;
+        }
+
+        Interlocked.Increment(ref _suppressed);
+        suppressedBefore = 0;
+        return false;
+    }
+}

@@ -1,0 +1,134 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Diagnostics.Metrics;
+using CoapNet.Client;
+using CoapNet.Diagnostics;
+using CoapNet.Messages;
+using CoapNet.Server;
+using CoapNet.Tests.Server;
+
+namespace CoapNet.Tests.Diagnostics;
+
+/// <summary>Runs alone: the meter and the activity source are process-wide, and other tests would add to the counts.</summary>
+[CollectionDefinition(nameof(InstrumentationTests), DisableParallelization = true)]
+public sealed class InstrumentationCollection;
+
+/// <summary>
+/// A scripted exchange seen through a <see cref="MeterListener"/> and an <see cref="ActivityListener"/>,
+/// as OpenTelemetry would see it: the counts, durations and activities of a server and a client.
+/// </summary>
+[Collection(nameof(InstrumentationTests))]
+public sealed class InstrumentationTests : IDisposable
+{
+    private readonly MeterListener _meters = new();
+    private readonly ActivityListener _activities;
+    private readonly ConcurrentQueue<(string Instrument, double Value, Dictionary<string, object?> Tags)> _measurements = new();
+    private readonly ConcurrentQueue<Activity> _stopped = new();
+
+    public InstrumentationTests()
+    {
+        _meters.InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Name == CoapInstrumentation.MeterName)
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        };
+        _meters.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
+        _meters.SetMeasurementEventCallback<double>((instrument, value, tags, _) => Record(instrument, value, tags));
+        _meters.Start();
+
+        _activities = new ActivityListener
+        {
+            ShouldListenTo = source => source.Name == CoapInstrumentation.ActivitySourceName,
+            Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllDataAndRecorded,
+            ActivityStopped = _stopped.Enqueue,
+        };
+        ActivitySource.AddActivityListener(_activities);
+    }
+
+    [Fact]
+    public async Task AServedRequestIsCountedTimedAndTracedOnBothSides()
+    {
+        string seenByHandler = string.Empty;
+        await using (LoopbackServer server = LoopbackServer.Start(s =>
+        {
+            s.MapGet("/things/{id}", request =>
+            {
+                seenByHandler = Activity.Current?.OperationName ?? "none";
+                return CoapResponse.Content("thing " + request.GetRouteValue("id"));
+            });
+            s.MapGet("/broken", request => throw new InvalidOperationException("broken"));
+        }))
+        {
+            await using CoapClient client = new();
+            (await client.GetAsync(server.Uri("/things/7"))).GetPayloadString().Should().Be("thing 7");
+            (await client.GetAsync(server.Uri("/broken"))).Code.Should().Be(CoapCode.InternalServerError);
+        }
+
+        seenByHandler.Should().Be("CoAP GET", "the server's activity is current inside the handler");
+
+        List<Dictionary<string, object?>> served = Tags(CoapInstrumentation.ServerRequests);
+        served.Should().HaveCount(2);
+        served.Should().ContainSingle(t => (string?)t["coap.route"] == "/things/{id}" && (string?)t["coap.response.code"] == "2.05" && (string?)t["coap.method"] == "GET" && (string?)t["url.scheme"] == "coap");
+        served.Should().ContainSingle(t => (string?)t["coap.route"] == "/broken" && (string?)t["coap.response.code"] == "5.00");
+        Tags(CoapInstrumentation.ServerRequestDuration).Should().HaveCount(2);
+        _measurements.Where(m => m.Instrument == CoapInstrumentation.ServerRequestDuration).Should().OnlyContain(m => m.Value >= 0);
+
+        Tags(CoapInstrumentation.ClientRequests).Select(t => (string?)t["coap.response.code"]).Should().BeEquivalentTo(["2.05", "5.00"]);
+        _measurements.Where(m => m.Instrument == CoapInstrumentation.ActiveExchanges).Sum(m => m.Value).Should().Be(0, "every exchange that started also ended");
+
+        Activity serverActivity = _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Server && (string?)a.GetTagItem("url.path") == "/things/7").Subject;
+        serverActivity.GetTagItem("coap.route").Should().Be("/things/{id}");
+        serverActivity.GetTagItem("coap.response.code").Should().Be("2.05");
+        serverActivity.GetTagItem("network.transport").Should().Be("udp");
+        serverActivity.GetTagItem("network.peer.address").Should().Be("127.0.0.1");
+        _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Server && (string?)a.GetTagItem("url.path") == "/broken")
+            .Which.Status.Should().Be(ActivityStatusCode.Error);
+        _stopped.Where(a => a.Kind == ActivityKind.Client).Select(a => (string?)a.GetTagItem("url.path")).Should().BeEquivalentTo(["/things/7", "/broken"]);
+    }
+
+    [Fact]
+    public async Task AFailedClientRequestIsCountedWithItsErrorType()
+    {
+        // A port nobody answers on: ICMP or silence, then a timeout (shortened) or a reset.
+        await using CoapClient client = new(new CoapClientOptions
+        {
+            Endpoint = new CoapNet.Messaging.CoapEndpointOptions { TransmissionParameters = new CoapNet.Messaging.CoapTransmissionParameters { AckTimeout = TimeSpan.FromMilliseconds(20), MaxRetransmit = 1 } },
+        });
+        int port = FreeUdpPort();
+
+        await client.Invoking(c => c.GetAsync(new Uri($"coap://127.0.0.1:{port}/nobody"))).Should().ThrowAsync<CoapNet.Messaging.CoapException>();
+
+        Dictionary<string, object?> tags = Tags(CoapInstrumentation.ClientRequests).Should().ContainSingle().Subject;
+        tags["error.type"].Should().Be(nameof(CoapNet.Messaging.CoapTimeoutException));
+        tags.Should().NotContainKey("coap.response.code");
+        _measurements.Where(m => m.Instrument == CoapInstrumentation.Retransmissions).Sum(m => m.Value).Should().Be(1);
+        _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Client).Which.Status.Should().Be(ActivityStatusCode.Error);
+    }
+
+    public void Dispose()
+    {
+        _meters.Dispose();
+        _activities.Dispose();
+    }
+
+    private static int FreeUdpPort()
+    {
+        using System.Net.Sockets.UdpClient udp = new(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        return ((System.Net.IPEndPoint)udp.Client.LocalEndPoint!).Port;
+    }
+
+    private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+    {
+        Dictionary<string, object?> copy = [];
+        foreach (KeyValuePair<string, object?> tag in tags)
+        {
+            copy[tag.Key] = tag.Value;
+        }
+
+        _measurements.Enqueue((instrument.Name, value, copy));
+    }
+
+    private List<Dictionary<string, object?>> Tags(string instrument) => _measurements.Where(m => m.Instrument == instrument).Select(m => m.Tags).ToList();
+}

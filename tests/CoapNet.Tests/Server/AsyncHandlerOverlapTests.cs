@@ -1,0 +1,105 @@
+using CoapNet.Client;
+using CoapNet.Messages;
+using CoapNet.Server;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// An async handler that awaits holds no worker: a thousand of them in flight, far more than the
+/// cores and than MaxDegreeOfParallelism, do not stop a fast route from answering, and every one of
+/// them is answered once it completes.
+/// </summary>
+public sealed class AsyncHandlerOverlapTests
+{
+    private const int Awaiting = 1000;
+
+    [Fact]
+    public async Task AFastRouteAnswersWhileAThousandAsyncHandlersAwait()
+    {
+        TaskCompletionSource gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        int entered = 0;
+        CoapServerOptions options = LoopbackServer.Options(maxPendingRequests: 4 * Awaiting, maxDegreeOfParallelism: 1, separateResponseDelay: TimeSpan.FromMinutes(5));
+        await using LoopbackServer server = LoopbackServer.Start(
+            s =>
+            {
+                s.MapGet("/slow", async (request, cancellationToken) =>
+                {
+                    Interlocked.Increment(ref entered);
+                    await gate.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+                    return CoapResponse.Content("slow " + request.GetQueryValue("n"));
+                });
+                s.MapGet("/hello", request => CoapResponse.Content("hello"));
+            },
+            options);
+        using RawPeer peer = new(server.EndPoint);
+
+        // In batches, so the kernel's socket buffer never drops one; every handler starts, though only one
+        // synchronous handler may run at a time: an awaiting one holds no worker.
+        for (int i = 0; i < Awaiting; i++)
+        {
+            await peer.SendAsync(peer.Request(CoapMessageType.NonConfirmable, CoapCode.Get, $"/slow?n={i}", (byte)i));
+            if (i % 50 == 49)
+            {
+                int sent = i + 1;
+                await WaitUntilAsync(() => Volatile.Read(ref entered) == sent);
+            }
+        }
+
+        server.Server.PendingRequests.Should().Be(Awaiting);
+
+        await using CoapClient client = new();
+        CoapResponse hello = await client.GetAsync(server.Uri("/hello")).WaitAsync(TimeSpan.FromSeconds(30));
+
+        hello.GetPayloadString().Should().Be("hello");
+        gate.Task.IsCompleted.Should().BeFalse("the fast route was answered while every slow handler still awaited");
+
+        // Released, every one is answered (a burst of a thousand answers may overflow the test socket's
+        // kernel buffer, so the server's own count is what says all were answered).
+        gate.SetResult();
+        await WaitUntilAsync(() => server.Server.PendingRequests == 0);
+        (await peer.ReceiveAsync()).Message.GetPayloadString().Should().StartWith("slow ");
+    }
+
+    [Fact]
+    public async Task ABlockedSynchronousHandlerDoesNotDelayAnAsyncRoute()
+    {
+        using ManualResetEventSlim release = new();
+        using SemaphoreSlim entered = new(0);
+        await using LoopbackServer server = LoopbackServer.Start(
+            s =>
+            {
+                s.MapGet("/blocking", request =>
+                {
+                    entered.Release();
+                    release.Wait(TimeSpan.FromSeconds(30));
+                    return CoapResponse.Content("unblocked");
+                });
+                s.MapGet("/async", async (request, cancellationToken) =>
+                {
+                    await Task.Yield();
+                    return CoapResponse.Content("async");
+                });
+            },
+            LoopbackServer.Options(maxDegreeOfParallelism: 1, separateResponseDelay: TimeSpan.FromMinutes(5)));
+        using RawPeer peer = new(server.EndPoint);
+        await peer.SendAsync(peer.Request(CoapMessageType.NonConfirmable, CoapCode.Get, "/blocking", 1));
+        (await entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue();
+
+        await using CoapClient client = new();
+        CoapResponse answer = await client.GetAsync(server.Uri("/async")).WaitAsync(TimeSpan.FromSeconds(30));
+
+        answer.GetPayloadString().Should().Be("async");
+        release.Set();
+        (await peer.ReceiveAsync()).Message.GetPayloadString().Should().Be("unblocked");
+    }
+
+    private static async Task WaitUntilAsync(Func<bool> condition)
+    {
+        // A bounded wait for a state, not a timing assertion: it fails only if the state never comes.
+        using CancellationTokenSource timeout = new(TimeSpan.FromSeconds(60));
+        while (!condition())
+        {
+            await Task.Delay(10, timeout.Token);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+using System.Net;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// The server given a transport of the in-memory network, in virtual time: no socket, no wall
+/// clock, every datagram on record. The same server, routes and pipeline as over UDP.
+/// </summary>
+public sealed class InMemoryServerTests : IAsyncLifetime
+{
+    private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
+    private readonly ManualTimeProvider _time = new();
+    private readonly InMemoryNetwork _network;
+    private readonly TaskCompletionSource _gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly SemaphoreSlim _entered = new(0);
+    private CoapServer? _server;
+    private CoapEndpoint? _client;
+
+    public InMemoryServerTests() => _network = new InMemoryNetwork(_time) { DeliversImmediately = true };
+
+    public Task InitializeAsync()
+    {
+        _server = new CoapServer(new CoapServerOptions
+        {
+            DatagramTransports = [_network.CreateTransport(ServerAddress)],
+            TimeProvider = _time,
+            SeparateResponseDelay = TimeSpan.FromSeconds(1),
+        });
+        _server.MapGet("/hello", request => CoapResponse.Content("hello " + request.RemoteEndPoint));
+        _server.MapGet("/slow", async (request, cancellationToken) =>
+        {
+            _entered.Release();
+            await _gate.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            return CoapResponse.Content("slow");
+        });
+        _server.Start();
+        _client = new CoapEndpoint(_network.CreateTransport("10.0.0.1"), new CoapEndpointOptions { TimeProvider = _time, Random = new Random(7) });
+        _client.Start();
+        return Task.CompletedTask;
+    }
+
+    public async Task DisposeAsync()
+    {
+        _gate.TrySetResult();
+        _client?.Dispose();
+        if (_server is not null)
+        {
+            await _server.DisposeAsync();
+        }
+
+        _entered.Dispose();
+    }
+
+    [Fact]
+    public async Task ServesARouteOverAnInjectedTransport()
+    {
+        CoapMessage response = await _client!.SendRequestAsync(Get("hello"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Type.Should().Be(CoapMessageType.Acknowledgement, "the answer is piggybacked");
+        response.GetPayloadString().Should().Be("hello 10.0.0.1:5683");
+        _server!.LocalEndPoints.Should().Equal(ServerAddress);
+    }
+
+    [Fact]
+    public async Task ASlowHandlerIsAcknowledgedAfterTheSeparateResponseDelayInVirtualTime()
+    {
+        Task<CoapMessage> pending = _client!.SendRequestAsync(Get("slow"), ServerAddress);
+        (await _entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue();
+        FromServer().Should().BeEmpty("nothing is sent before the delay");
+
+        _time.Advance(TimeSpan.FromSeconds(1));
+
+        CoapMessage ack = FromServer().Should().ContainSingle().Subject;
+        ack.Type.Should().Be(CoapMessageType.Acknowledgement);
+        ack.Code.Should().Be(CoapCode.Empty, "RFC 7252 section 5.2.2: an empty ACK first");
+
+        _gate.SetResult();
+        CoapMessage response = await pending.WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Type.Should().Be(CoapMessageType.Confirmable, "the response follows separately, as CON");
+        response.GetPayloadString().Should().Be("slow");
+        FromServer().Should().HaveCount(2);
+    }
+
+    private static CoapMessage Get(string path)
+    {
+        CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get };
+        request.UriPath = path;
+        return request;
+    }
+
+    private List<CoapMessage> FromServer() => _network.SentBetween(ServerAddress, InMemoryNetwork.EndPoint("10.0.0.1")).Select(d => d.Parsed).ToList();
+}
