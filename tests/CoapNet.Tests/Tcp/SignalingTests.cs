@@ -43,13 +43,23 @@ public sealed class SignalingTests
         (await rtt).Should().Be(TimeSpan.FromMilliseconds(25));
     }
 
-    [Fact]
-    public async Task DisposingTheEndpointSendsReleaseAndCloses()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task DisposingTheEndpointSendsReleaseAndCloses(bool asynchronously)
     {
         TcpHarness server = TcpHarness.Server();
         RawStreamPeer peer = await server.ConnectAndHandshakeAsync();
 
-        await server.DisposeAsync();
+        if (asynchronously)
+        {
+            await server.DisposeAsync();
+        }
+        else
+        {
+            // Starts the release and returns: a synchronous caller never blocks on the peer.
+            server.Endpoint.Dispose();
+        }
 
         List<CoapMessage> rest = await peer.ReceiveUntilClosedAsync();
         rest.Should().ContainSingle().Which.Code.Should().Be(CoapCode.Release);
