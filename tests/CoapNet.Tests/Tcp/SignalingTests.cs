@@ -122,4 +122,34 @@ public sealed class SignalingTests
         abort.GetPayloadString().Should().Contain("InvalidTokenLength");
         server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("InvalidTokenLength");
     }
+
+    [Fact]
+    public async Task IgnoresEmptyMessagesAndUnknownSignals()
+    {
+        await using TcpHarness server = TcpHarness.Server();
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync();
+
+        await peer.SendBytesAsync(0x00, 0x00); // 0.00 Empty: ignored on a stream (RFC 8323 section 4.4)
+        await peer.SendBytesAsync(0x00, 0xE9); // 7.09: a signal code nobody registered
+        await peer.SendAsync(TcpHarness.Get("after", 1));
+
+        (await peer.ReceiveAsync()).GetPayloadString().Should().Be("/after");
+        server.Log.Warnings.Should().BeEmpty();
+    }
+
+    [Fact]
+    public async Task AServerSendsRequestsToAClientOverTheClientsConnection()
+    {
+        await using TcpHarness server = TcpHarness.Server();
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync(clientPort: 40007);
+        Channels.CoapPeer client = Channels.CoapPeer.Tcp(peer.End.LocalEndPoint);
+
+        // RFC 8323 section 3.3: either side of a connection may send requests.
+        Task<CoapMessage> response = server.Endpoint.SendRequestAsync(TcpHarness.Get("on/the/client", 1), client);
+        CoapMessage request = await peer.ReceiveAsync();
+        request.UriPath.Should().Be("/on/the/client");
+        await peer.SendAsync(new CoapMessage { Code = CoapCode.Content, Token = request.Token });
+
+        (await response).Code.Should().Be(CoapCode.Content);
+    }
 }
