@@ -321,7 +321,8 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
                 return;
             }
 
-            CoapPeer peer = CoapPeer.Tcp(accepted.RemoteEndPoint);
+            // The listener's scheme, not always "coap+tcp": a TLS listener's peers are "coaps+tcp" (RFC 8323 section 8.2).
+            CoapPeer peer = new(Scheme, accepted.RemoteEndPoint);
             StreamConnection? connection = null;
             lock (_gate)
             {
