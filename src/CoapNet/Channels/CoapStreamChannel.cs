@@ -38,7 +38,7 @@ internal sealed class CoapStreamChannel : IDisposable
             static state =>
             {
                 CoapStreamChannel channel = (CoapStreamChannel)state!;
-                channel._connection.Abort(new TimeoutException($"The peer took nothing we sent for {channel._sendTimeout.TotalSeconds:0.###} s."));
+                channel._connection.Abort(new TimeoutException($"The peer stopped reading: it took nothing we sent for {channel._sendTimeout.TotalSeconds:0.###} s."));
             },
             this,
             Timeout.InfiniteTimeSpan,

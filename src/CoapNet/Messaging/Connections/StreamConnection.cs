@@ -57,6 +57,17 @@ internal sealed class StreamConnection
 
     public CoapPeer Peer { get; }
 
+    private bool IsClosed
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _state == State.Closed;
+            }
+        }
+    }
+
     /// <summary>True once the peer's CSM told us its limits (for tests and diagnostics).</summary>
     public bool PeerCsmReceived
     {
@@ -370,8 +381,12 @@ internal sealed class StreamConnection
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
         {
-            Log.Aborted(_layer.Logger, Peer, exception.Message);
-            Close(new CoapConnectionException($"The connection to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
+            // After our own close the transport's error is only its echo; one warning per connection is enough.
+            if (!IsClosed)
+            {
+                Log.Aborted(_layer.Logger, Peer, exception.Message);
+                Close(new CoapConnectionException($"The connection to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
+            }
         }
     }
 
@@ -392,6 +407,11 @@ internal sealed class StreamConnection
 
                     if (!await channel.WriteAsync(item.Message).ConfigureAwait(false))
                     {
+                        if (IsClosed)
+                        {
+                            return; // Closed already (the peer went away while our last frames were queued).
+                        }
+
                         Log.Aborted(_layer.Logger, Peer, "the connection is gone or the peer stopped reading");
                         Close(new CoapConnectionException($"The connection to {Peer} is gone (closed, or it took nothing for {_layer.Options.SendTimeout.TotalSeconds:0.###} s).", Peer.EndPoint), null);
                         return;

@@ -196,25 +196,25 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         return connection is null ? Task.FromException<TimeSpan>(failure!) : connection.PingAsync(cancellationToken);
     }
 
-    /// <inheritdoc/>
-    public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
+    /// <summary>
+    /// Stops accepting and starts the Release of every connection (RFC 8323 section 5.5) without waiting
+    /// for it: a synchronous caller is not blocked on peers; <see cref="DisposeAsync"/> waits for them.
+    /// </summary>
+    public void Dispose() => _ = BeginDispose();
 
     /// <summary>Stops accepting, sends Release on every connection (RFC 8323 section 5.5) and closes them.</summary>
     /// <returns>A task that completes when every connection is closed.</returns>
-    public async ValueTask DisposeAsync()
+    public async ValueTask DisposeAsync() => await BeginDispose().ConfigureAwait(false);
+
+    private Task BeginDispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
-            return;
+            return Task.CompletedTask;
         }
 
         _stopping.Cancel();
-        if (_listener is not null)
-        {
-            await _listener.DisposeAsync().ConfigureAwait(false);
-        }
-
-        await _acceptLoop.ConfigureAwait(false);
+        ValueTask listenerClosed = _listener?.DisposeAsync() ?? ValueTask.CompletedTask;
         StreamConnection[] connections;
         lock (_gate)
         {
@@ -222,13 +222,15 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         }
 
         Exception reason = new CoapConnectionException("The endpoint was disposed.");
-        Task[] closing = new Task[connections.Length];
+        Task[] closing = new Task[connections.Length + 2];
         for (int i = 0; i < connections.Length; i++)
         {
             closing[i] = connections[i].ReleaseAsync(reason);
         }
 
-        await Task.WhenAll(closing).ConfigureAwait(false);
+        closing[^2] = listenerClosed.AsTask();
+        closing[^1] = _acceptLoop;
+        return Task.WhenAll(closing);
     }
 
     /// <summary>Forgets a connection that is closing, and frees its place for new requests to its peer.</summary>
@@ -319,7 +321,8 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
                 return;
             }
 
-            CoapPeer peer = CoapPeer.Tcp(accepted.RemoteEndPoint);
+            // The listener's scheme, not always "coap+tcp": a TLS listener's peers are "coaps+tcp" (RFC 8323 section 8.2).
+            CoapPeer peer = new(Scheme, accepted.RemoteEndPoint);
             StreamConnection? connection = null;
             lock (_gate)
             {

@@ -1,0 +1,172 @@
+using CoapNet.Messages;
+using CoapNet.Messaging;
+
+namespace CoapNet.Tests.Tcp;
+
+/// <summary>The limits of CoapConnectionOptions and the peer's Max-Message-Size (RFC 8323 section 5.3.1).</summary>
+public sealed class LimitTests
+{
+    [Fact]
+    public async Task ARequestAboveThePeersMaxMessageSizeFailsWithAClearErrorAndIsNotSent()
+    {
+        await using TcpHarness client = TcpHarness.Client();
+        CoapMessage held = TcpHarness.Get("held", 1);
+        held.Payload = new byte[1500];
+        Task<CoapMessage> beforeCsm = client.Endpoint.SendRequestAsync(held, TcpHarness.ServerPeer);
+        RawStreamPeer server = await client.AcceptAndHandshakeAsync(maxMessageSize: 1200);
+
+        // Held until the CSM said 1200, then refused.
+        Func<Task> awaiting = () => beforeCsm;
+        (await awaiting.Should().ThrowAsync<ArgumentException>()).Which.Message.Should().Contain("accepts at most 1200").And.Contain("Max-Message-Size");
+
+        // Now the limit is known: refused at once, on the caller's thread.
+        CoapMessage large = TcpHarness.Get("large", 2);
+        large.Payload = new byte[1500];
+        Func<Task> sending = () => client.Endpoint.SendRequestAsync(large, TcpHarness.ServerPeer);
+        (await sending.Should().ThrowAsync<ArgumentException>()).Which.Message.Should().Contain("accepts at most 1200");
+
+        // A message that fits still goes, and is the first request the server sees.
+        Task<CoapMessage> small = client.Endpoint.SendRequestAsync(TcpHarness.Get("small", 3), TcpHarness.ServerPeer);
+        CoapMessage request = await server.ReceiveAsync();
+        request.UriPath.Should().Be("/small");
+        await server.SendAsync(new CoapMessage { Code = CoapCode.Content, Token = request.Token });
+        (await small).Code.Should().Be(CoapCode.Content);
+    }
+
+    [Fact]
+    public async Task AResponseAboveThePeersMaxMessageSizeIsRefusedAndAnsweredWith500()
+    {
+        await using TcpHarness server = TcpHarness.Server(handler: exchange =>
+        {
+            CoapMessage large = new() { Code = CoapCode.Content, Payload = new byte[1200] };
+            exchange.Respond(large);
+        });
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync(maxMessageSize: null); // default 1152
+
+        await peer.SendAsync(TcpHarness.Get("large", 1));
+
+        CoapMessage response = await peer.ReceiveAsync();
+        response.Code.Should().Be(CoapCode.InternalServerError);
+        response.Token.ToArray().Should().Equal(1);
+    }
+
+    [Fact]
+    public async Task ConnectionsBeyondMaxConnectionsAreClosedAtOnce()
+    {
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxConnections = 2 });
+        RawStreamPeer first = await server.ConnectAndHandshakeAsync(clientPort: 40001);
+        RawStreamPeer second = await server.ConnectAndHandshakeAsync(clientPort: 40002);
+
+        RawStreamPeer third = server.Connect(clientPort: 40003);
+
+        (await third.ReceiveUntilClosedAsync()).Should().BeEmpty("not even a CSM is spent on it");
+        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("already holds 2 connections");
+        await first.SendAsync(TcpHarness.Get("one", 1));
+        (await first.ReceiveAsync()).GetPayloadString().Should().Be("/one");
+        await second.SendAsync(TcpHarness.Get("two", 2));
+        (await second.ReceiveAsync()).GetPayloadString().Should().Be("/two");
+    }
+
+    [Fact]
+    public async Task AnIdleConnectionIsReleasedAndClosed()
+    {
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { IdleTimeout = TimeSpan.FromSeconds(60) });
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync();
+        await peer.SendAsync(TcpHarness.Get("a", 1));
+        await peer.ReceiveAsync();
+
+        server.Time.Advance(TimeSpan.FromSeconds(60));
+
+        (await peer.ReceiveUntilClosedAsync()).Should().ContainSingle().Which.Code.Should().Be(CoapCode.Release);
+    }
+
+    [Fact]
+    public async Task AConnectionWithARequestInFlightIsNotIdle()
+    {
+        TaskCompletionSource<CoapExchange> handled = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { IdleTimeout = TimeSpan.FromSeconds(60) }, exchange => handled.SetResult(exchange));
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync();
+        await peer.SendAsync(TcpHarness.Get("slow", 1));
+        CoapExchange exchange = await handled.Task;
+
+        server.Time.Advance(TimeSpan.FromSeconds(120));
+        TcpHarness.Echo(exchange);
+        (await peer.ReceiveAsync()).GetPayloadString().Should().Be("/slow");
+
+        server.Time.Advance(TimeSpan.FromSeconds(60));
+        (await peer.ReceiveUntilClosedAsync()).Should().ContainSingle().Which.Code.Should().Be(CoapCode.Release);
+    }
+
+    [Fact]
+    public async Task RequestsBeyondMaxRequestsInFlightAreAnsweredWith503()
+    {
+        List<CoapExchange> held = [];
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxRequestsInFlight = 2 }, exchange => { lock (held) { held.Add(exchange); } });
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync();
+
+        for (byte token = 1; token <= 3; token++)
+        {
+            await peer.SendAsync(TcpHarness.Get("q", token));
+        }
+
+        CoapMessage busy = await peer.ReceiveAsync();
+        busy.Code.Should().Be(CoapCode.ServiceUnavailable);
+        busy.Token.ToArray().Should().Equal(3);
+        lock (held)
+        {
+            held.Should().HaveCount(2);
+        }
+    }
+
+    [Fact]
+    public async Task APeerThatStopsReadingIsStoppedAndThenAbortedNotBuffered()
+    {
+        int handled = 0;
+        await using TcpHarness server = TcpHarness.Server(
+            new CoapConnectionOptions { MaxRequestsInFlight = 4, IdleTimeout = Timeout.InfiniteTimeSpan, SendTimeout = TimeSpan.FromSeconds(30) },
+            exchange =>
+            {
+                Interlocked.Increment(ref handled);
+                exchange.Respond(new CoapMessage { Code = CoapCode.Content, Payload = new byte[1000] });
+            });
+        RawStreamPeer peer = server.Connect(pauseThreshold: 4096);
+        await peer.HandshakeAsync(maxMessageSize: 65536);
+
+        // The Pong proves our CSM was taken (and its timer disposed) before the timers are counted.
+        await peer.SendAsync(new CoapMessage { Code = CoapCode.Ping });
+        (await peer.ReceiveAsync()).Code.Should().Be(CoapCode.Pong);
+        int timersBefore = server.Time.ActiveTimerCount;
+
+        // The peer sends requests as fast as it can and never reads a response.
+        const int Attempted = 10_000;
+        Task sending = Task.Run(async () =>
+        {
+            for (int i = 0; i < Attempted; i++)
+            {
+                await peer.SendAsync(TcpHarness.Get("x", (byte)i));
+            }
+        });
+
+        // Our write waits for the peer (its send timeout is armed) and our reads stop, so the peer's writes wait too.
+        await WaitUntil(() => server.Time.ActiveTimerCount > timersBefore);
+        sending.IsCompleted.Should().BeFalse("the endpoint stopped reading the peer");
+        Volatile.Read(ref handled).Should().BeLessThan(50);
+
+        server.Time.Advance(TimeSpan.FromSeconds(30));
+
+        List<CoapMessage> delivered = await peer.ReceiveUntilClosedAsync();
+        delivered.Count.Should().BeLessThan(50, "only what fit in the bounded buffers was ever written");
+        await sending;
+        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("stopped reading");
+    }
+
+    private static async Task WaitUntil(Func<bool> condition)
+    {
+        // A state to reach, not a duration to measure: the fail-safe only keeps a broken build from hanging.
+        using CancellationTokenSource failSafe = new(TimeSpan.FromSeconds(30));
+        while (!condition())
+        {
+            await Task.Delay(5, failSafe.Token);
+        }
+    }
+}

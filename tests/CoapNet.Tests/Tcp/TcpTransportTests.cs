@@ -1,0 +1,174 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Transports;
+
+namespace CoapNet.Tests.Tcp;
+
+/// <summary>The TCP transport over real loopback sockets: bytes both ways, closing, aborting, and bounded buffering.</summary>
+public sealed class TcpTransportTests
+{
+    private static readonly IPEndPoint AnyLoopbackPort = new(IPAddress.Loopback, 0);
+
+    [Fact]
+    public async Task CarriesBytesBothWaysBetweenAListenerAndAFactoryConnection()
+    {
+        await using TcpConnectionListener listener = new(AnyLoopbackPort);
+        listener.LocalEndPoint.Port.Should().NotBe(0);
+        listener.Scheme.Should().Be(CoapPeer.TcpScheme);
+
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        await using TransportConnection client = await new TcpConnectionFactory().ConnectAsync(listener.LocalEndPoint);
+        await using TransportConnection server = (await accepting)!;
+
+        server.RemoteEndPoint.Should().Be(client.LocalEndPoint);
+        await client.Transport.Output.WriteAsync("hello"u8.ToArray());
+        (await ReadExactly(server.Transport.Input, 5)).Should().Equal("hello"u8.ToArray());
+        await server.Transport.Output.WriteAsync("world"u8.ToArray());
+        (await ReadExactly(client.Transport.Input, 5)).Should().Equal("world"u8.ToArray());
+    }
+
+    [Fact]
+    public async Task TheReaderSeesTheEndOfTheStreamWhenThePeerDisposes()
+    {
+        await using TcpConnectionListener listener = new(AnyLoopbackPort);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        TransportConnection client = await new TcpConnectionFactory().ConnectAsync(listener.LocalEndPoint);
+        await using TransportConnection server = (await accepting)!;
+
+        await client.Transport.Output.WriteAsync("last"u8.ToArray());
+        await client.DisposeAsync();
+
+        // What was written before the close still arrives, then the end.
+        (await ReadExactly(server.Transport.Input, 4)).Should().Equal("last"u8.ToArray());
+        ReadResult end = await server.Transport.Input.ReadAsync();
+        end.IsCompleted.Should().BeTrue();
+        end.Buffer.IsEmpty.Should().BeTrue();
+    }
+
+    [Fact]
+    public async Task AbortEndsTheConnectionAndItsPendingRead()
+    {
+        await using TcpConnectionListener listener = new(AnyLoopbackPort);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        await using TransportConnection client = await new TcpConnectionFactory().ConnectAsync(listener.LocalEndPoint);
+        await using TransportConnection server = (await accepting)!;
+        ValueTask<ReadResult> pending = server.Transport.Input.ReadAsync();
+
+        server.Abort(new InvalidOperationException("because"));
+
+        Func<Task> reading = async () => await pending;
+        (await reading.Should().ThrowAsync<InvalidOperationException>()).WithMessage("because");
+        server.ConnectionClosed.IsCancellationRequested.Should().BeTrue();
+
+        // The peer sees the connection end (a FIN or a reset), not data.
+        bool ended;
+        try
+        {
+            ReadResult atClient = await client.Transport.Input.ReadAsync();
+            ended = atClient.IsCompleted && atClient.Buffer.IsEmpty;
+        }
+        catch (IOException)
+        {
+            ended = true;
+        }
+
+        ended.Should().BeTrue();
+    }
+
+    [Fact]
+    public async Task AcceptReturnsNullOnceTheListenerIsDisposed()
+    {
+        TcpConnectionListener listener = new(AnyLoopbackPort);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+
+        await listener.DisposeAsync();
+
+        (await accepting).Should().BeNull();
+    }
+
+    [Fact]
+    public async Task APeerThatStopsReadingMakesFlushesWaitInsteadOfBuffering()
+    {
+        await using TcpConnectionListener listener = new(AnyLoopbackPort, new TcpTransportOptions { MaxOutputBufferSize = 16 * 1024 });
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        using Socket peer = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 4096 };
+        await peer.ConnectAsync(listener.LocalEndPoint);
+        await using TransportConnection server = (await accepting)!;
+
+        // Write until a flush has to wait: the peer reads nothing, so the kernel buffers fill, then our pipe.
+        byte[] chunk = new byte[8 * 1024];
+        long written = 0;
+        ValueTask<FlushResult> flushing;
+        while (true)
+        {
+            server.Transport.Output.Write(chunk);
+            written += chunk.Length;
+            flushing = server.Transport.Output.FlushAsync();
+            if (!flushing.IsCompleted)
+            {
+                break;
+            }
+
+            written.Should().BeLessThan(256L * 1024 * 1024, "back-pressure must stop the writer long before this");
+        }
+
+        server.Abort(new IOException("aborted by the test"));
+
+        // An abort releases the waiting writer: its flush ends as completed, canceled, or with the abort's reason.
+        try
+        {
+            FlushResult released = await flushing;
+            (released.IsCompleted || released.IsCanceled).Should().BeTrue();
+        }
+        catch (IOException exception)
+        {
+            exception.Message.Should().Be("aborted by the test");
+        }
+    }
+
+    [Fact]
+    public async Task OneEndpointServesAnotherOverRealSockets()
+    {
+        await using CoapEndpoint server = new(new TcpConnectionListener(AnyLoopbackPort));
+        server.RequestHandler = TcpHarness.Echo;
+        server.Start();
+        await using CoapEndpoint client = new(new TcpConnectionFactory());
+        client.Start();
+        CoapPeer peer = CoapPeer.Tcp(server.LocalEndPoint);
+
+        Task<CoapMessage>[] responses = new Task<CoapMessage>[20];
+        for (int i = 0; i < responses.Length; i++)
+        {
+            responses[i] = client.SendRequestAsync(TcpHarness.Get("n/" + i, (byte)i), peer);
+        }
+
+        for (int i = 0; i < responses.Length; i++)
+        {
+            (await responses[i]).GetPayloadString().Should().Be("/n/" + i);
+        }
+
+        (await client.PingAsync(server.LocalEndPoint)).Should().BeGreaterThan(TimeSpan.Zero);
+    }
+
+    private static async Task<byte[]> ReadExactly(PipeReader reader, int count)
+    {
+        while (true)
+        {
+            ReadResult result = await reader.ReadAsync();
+            if (result.Buffer.Length >= count)
+            {
+                byte[] bytes = result.Buffer.Slice(0, count).ToArray();
+                reader.AdvanceTo(result.Buffer.GetPosition(count));
+                return bytes;
+            }
+
+            result.IsCompleted.Should().BeFalse("the bytes should arrive before the end");
+            reader.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        }
+    }
+}
