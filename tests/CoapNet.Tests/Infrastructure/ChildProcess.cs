@@ -46,6 +46,9 @@ internal sealed class ChildProcess : IDisposable
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
+
+            // A hosted program finds its appsettings.json in its content root, the working directory.
+            WorkingDirectory = Path.GetDirectoryName(dll)!,
         };
         info.ArgumentList.Add(dll);
         foreach (string argument in arguments)
