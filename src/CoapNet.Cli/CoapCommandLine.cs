@@ -1,4 +1,6 @@
 using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Invocation;
 using CoapNet.Messages;
 
 namespace CoapNet.Cli;
@@ -11,7 +13,7 @@ internal static class CoapCommandLine
     /// <returns>The root command.</returns>
     public static RootCommand Build(Terminal terminal)
     {
-        RootCommand root = new($"coap: a CoAP client and file server (RFC 7252 over UDP, RFC 8323 over TCP).\n\n{ExitCodes.Help}")
+        RootCommand root = new("coap: a CoAP client and file server (RFC 7252 over UDP, RFC 8323 over TCP).")
         {
             RequestCommand.Create("get", CoapCode.Get, "Send GET and print the response's payload.", terminal),
             RequestCommand.Create("post", CoapCode.Post, "Send POST with a payload (-d, -f or standard input).", terminal),
@@ -24,6 +26,16 @@ internal static class CoapCommandLine
             PingCommand.Create(terminal),
             ServeCommand.Create(terminal),
         };
+
+        // Every command's help ends with its exit codes, which scripts rely on; the descriptions stay short for the command list.
+        foreach (Option option in root.Options)
+        {
+            if (option is HelpOption help && help.Action is HelpAction action)
+            {
+                help.Action = new HelpWithExitCodes(action);
+            }
+        }
+
         return root;
     }
 
@@ -48,5 +60,21 @@ internal static class CoapCommandLine
         }
 
         return await parse.InvokeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The standard help, then the exit codes of the command it is for.</summary>
+    private sealed class HelpWithExitCodes(HelpAction help) : SynchronousCommandLineAction
+    {
+        // As the standard help: "coap get --help" shows help, not the error that URI is missing.
+        public override bool ClearsParseErrors => help.ClearsParseErrors;
+
+        public override int Invoke(ParseResult parseResult)
+        {
+            int result = help.Invoke(parseResult);
+            TextWriter output = parseResult.InvocationConfiguration.Output;
+            output.WriteLine(parseResult.CommandResult.Command.Name == "serve" ? ServeCommand.ExitCodesHelp : ExitCodes.Help);
+            output.WriteLine();
+            return result;
+        }
     }
 }

@@ -19,7 +19,7 @@ internal static class DiscoverCommand
     {
         ClientSession session = new();
         Option<string?> filter = new("--query", "-q") { Description = "A filter such as 'rt=temperature' or 'href=/sensors*' (RFC 6690 section 4.1).", HelpName = "NAME=VALUE" };
-        Command command = new("discover", $"List the server's resources (GET /.well-known/core, RFC 6690). The URI's path is ignored.\n\n{ExitCodes.Help}");
+        Command command = new("discover", $"List the server's resources (GET /.well-known/core, RFC 6690). The URI's path is ignored.");
         session.AddTo(command);
         command.Add(filter);
         command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, async (client, uri, ct) =>

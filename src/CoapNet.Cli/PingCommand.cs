@@ -15,7 +15,7 @@ internal static class PingCommand
     public static Command Create(Terminal terminal)
     {
         ClientSession session = new();
-        Command command = new("ping", $"Check that a CoAP server is alive: an empty CON answered by RST over UDP, Ping and Pong over TCP. The URI's path is ignored.\n\n{ExitCodes.Help}");
+        Command command = new("ping", $"Check that a CoAP server is alive: an empty CON answered by RST over UDP, Ping and Pong over TCP. The URI's path is ignored.");
         session.AddTo(command, nonConfirmable: false);
         command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, async (client, uri, ct) =>
         {

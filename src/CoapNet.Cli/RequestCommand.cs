@@ -29,7 +29,7 @@ internal static class RequestCommand
         Option<string[]> query = new("--query", "-q") { Description = "A Uri-Query argument such as 'rt=temp'; repeat for several. Added after any query in the URI.", HelpName = "NAME=VALUE" };
         Option<FileInfo?> output = new("--output", "-o") { Description = "Write the payload of a 2.xx response to this file, byte for byte, instead of standard output.", HelpName = "FILE" };
 
-        Command command = new(name, $"{description}\n\n{ExitCodes.Help}");
+        Command command = new(name, description);
         session.AddTo(command);
         if (carriesPayload)
         {

@@ -12,6 +12,9 @@ namespace CoapNet.Cli;
 /// </summary>
 internal static class ServeCommand
 {
+    /// <summary>The help text's description of serve's exit codes.</summary>
+    public const string ExitCodesHelp = "Exit codes: 0 when stopped, 1 when it cannot listen, 2 for bad usage.";
+
     /// <summary>Creates the command.</summary>
     /// <param name="terminal">Where output goes.</param>
     /// <returns>The command.</returns>
@@ -45,7 +48,7 @@ internal static class ServeCommand
         };
         Option<bool> verbose = new("--verbose", "-v") { Description = "Print every message sent and received to standard error, libcoap-style, with the peer." };
 
-        Command command = new("serve", "Serve a folder's files read-only: GET /path answers the file, /.well-known/core lists them with a Content-Format by extension. Paths out of the folder are refused (4.03). Ctrl+C stops it.\n\nExit codes: 0 when stopped, 1 when it cannot listen, 2 for bad usage.")
+        Command command = new("serve", "Serve a folder's files read-only: GET /path answers the file, /.well-known/core lists them with a Content-Format by extension. Paths out of the folder are refused (4.03). Ctrl+C stops it.")
         {
             folder, port, tcpPort, address, verbose,
         };

@@ -62,6 +62,16 @@ public sealed class HostedSampleTests
         sample.Output.Should().Contain("Application is shutting down...");
     }
 
+    [Fact]
+    public void TheReadmeShowsTheSamplesProgram()
+    {
+        string readme = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "README.md")).ReplaceLineEndings("\n");
+        string program = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "HostedProgram.cs.txt")).ReplaceLineEndings("\n");
+
+        string code = program[program.IndexOf("using CoapNet.Hosting;", StringComparison.Ordinal)..].TrimEnd('\n');
+        readme.Should().Contain("```csharp\n" + code + "\n```", "the README's hosting example is the sample's code");
+    }
+
     // The sample's own appsettings.json, copied next to the tests with the sample.
     private static List<string> FileEndpoints()
     {
