@@ -110,6 +110,12 @@ internal sealed class ClientSession
             terminal.WriteError($"no answer from {uri.GetLeftPart(UriPartial.Authority)} within {seconds!.Value.ToString(CultureInfo.InvariantCulture)} s.");
             return ExitCodes.NoAnswer;
         }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // Ctrl+C: the user gave up, which is neither an answer nor its absence.
+            terminal.WriteError("canceled.");
+            return ExitCodes.Error;
+        }
         catch (CoapTimeoutException e)
         {
             terminal.WriteError(e.Message);
