@@ -30,14 +30,22 @@ public static class CoapServiceCollectionExtensions
     public static CoapServerBuilder AddCoapServer(this IServiceCollection services, Action<CoapServerSettings>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        OptionsBuilder<CoapServerSettings> options = services.AddOptions<CoapServerSettings>().BindConfiguration(CoapServerSettings.SectionName);
+
+        // Calling AddCoapServer again adds routes (and settings changes) to the same server rather than a second
+        // one, and binds configuration only once: binding twice would list every configured endpoint twice.
+        RouteMaps? existing = FindInstance<RouteMaps>(services);
+        OptionsBuilder<CoapServerSettings> options = services.AddOptions<CoapServerSettings>();
+        if (existing is null)
+        {
+            options.BindConfiguration(CoapServerSettings.SectionName);
+        }
+
         if (configure is not null)
         {
             options.Configure(configure);
         }
 
-        // Calling AddCoapServer again adds routes to the same server rather than a second one.
-        if (FindInstance<RouteMaps>(services) is { } existing)
+        if (existing is not null)
         {
             return new CoapServerBuilder(services, existing.Maps);
         }

@@ -110,6 +110,26 @@ public sealed class CoapHostingTests
         await host.StopAsync();
     }
 
+    [Fact]
+    public async Task AddingTheServerTwiceMapsBothSetsOfRoutesOnOneServerWithTheConfiguredEndpointsOnce()
+    {
+        using IHost host = BuildHost(services =>
+        {
+            services.AddCoapServer().Map((server, provider) => server.MapGet("/one", request => CoapResponse.Content("1")));
+            services.AddCoapServer(settings => settings.MaxPendingRequests = 7).Map((server, provider) => server.MapGet("/two", request => CoapResponse.Content("2")));
+        });
+        await host.StartAsync();
+        CoapServer server = host.Services.GetRequiredService<CoapServer>();
+        await using CoapClient client = LoopbackClient();
+
+        (await client.GetAsync(UriOf(server, "coap", "/one"))).GetPayloadString().Should().Be("1");
+        (await client.GetAsync(UriOf(server, "coap", "/two"))).GetPayloadString().Should().Be("2");
+        server.LocalUris.Should().HaveCount(2, "the configuration's two endpoints, bound once");
+        host.Services.GetServices<IHostedService>().Should().ContainSingle(s => s.GetType().Name == "CoapServerHostedService");
+        host.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<CoapServerSettings>>().Value.MaxPendingRequests.Should().Be(7);
+        await host.StopAsync();
+    }
+
     // A host like an application's, its configuration in memory: both transports on loopback at free ports.
     private static IHost BuildHost(Action<IServiceCollection> configure)
     {
