@@ -1,9 +1,8 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Net;
-using System.Text;
 using CoapNet.Client;
 using CoapNet.Messages;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Server;
 
@@ -88,47 +87,21 @@ public sealed class SampleServerProgramTests
     /// <summary>The sample server as a child process on 127.0.0.1 at a port the OS picks (--port 0).</summary>
     private sealed class SampleServerProcess : IDisposable
     {
-        private readonly Process _process;
-        private readonly StringBuilder _output = new();
         private readonly TaskCompletionSource<IPEndPoint> _listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        private SampleServerProcess(Process process) => _process = process;
+        private ChildProcess? _child;
 
         public IPEndPoint EndPoint => _listening.Task.Result;
 
         /// <summary>Everything it printed so far, stdout and stderr.</summary>
-        public string Output
-        {
-            get
-            {
-                lock (_output)
-                {
-                    return _output.ToString();
-                }
-            }
-        }
+        public string Output => _child!.Output;
 
         public static async Task<SampleServerProcess> StartAsync()
         {
-            string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll");
-            File.Exists(dll).Should().BeTrue($"the project reference copies the sample next to the tests ({dll})");
-            ProcessStartInfo info = new(DotnetHost())
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-            };
-            foreach (string argument in new[] { dll, "--port", "0", "--tcp-port", "0", "--address", "127.0.0.1" })
-            {
-                info.ArgumentList.Add(argument);
-            }
-
-            SampleServerProcess sample = new(new Process { StartInfo = info });
-            sample._process.OutputDataReceived += (_, e) => sample.OnLine(e.Data);
-            sample._process.ErrorDataReceived += (_, e) => sample.OnLine(e.Data);
-            sample._process.Start();
-            sample._process.BeginOutputReadLine();
-            sample._process.BeginErrorReadLine();
+            SampleServerProcess sample = new();
+            sample._child = ChildProcess.StartDll(
+                Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
+                ["--port", "0", "--tcp-port", "0", "--address", "127.0.0.1"],
+                sample.OnLine);
             try
             {
                 await sample._listening.Task.WaitAsync(Liveness);
@@ -142,50 +115,14 @@ public sealed class SampleServerProgramTests
             return sample;
         }
 
-        /// <summary>Sends a signal the way a user would, with kill(1).</summary>
-        public async Task SignalAsync(string signal)
+        public Task SignalAsync(string signal) => _child!.SignalAsync(signal);
+
+        public Task<int> WaitForExitAsync() => _child!.WaitForExitAsync(Liveness);
+
+        public void Dispose() => _child?.Dispose();
+
+        private void OnLine(string line)
         {
-            using Process kill = Process.Start("kill", ["-" + signal, _process.Id.ToString(CultureInfo.InvariantCulture)]);
-            await kill.WaitForExitAsync();
-            kill.ExitCode.Should().Be(0);
-        }
-
-        public async Task<int> WaitForExitAsync()
-        {
-            using CancellationTokenSource timeout = new(Liveness);
-            await _process.WaitForExitAsync(timeout.Token);
-            return _process.ExitCode;
-        }
-
-        public void Dispose()
-        {
-            if (!_process.HasExited)
-            {
-                _process.Kill(entireProcessTree: true);
-                _process.WaitForExit();
-            }
-
-            _process.Dispose();
-        }
-
-        // The SDK names the dotnet host it runs under; otherwise the test host is itself run by it.
-        private static string DotnetHost()
-            => Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
-            : Environment.ProcessPath is { } path && Path.GetFileNameWithoutExtension(path) == "dotnet" ? path
-            : "dotnet";
-
-        private void OnLine(string? line)
-        {
-            if (line is null)
-            {
-                return;
-            }
-
-            lock (_output)
-            {
-                _output.AppendLine(line);
-            }
-
             const string Marker = "listening on coap://";
             int at = line.IndexOf(Marker, StringComparison.Ordinal);
             if (at >= 0)

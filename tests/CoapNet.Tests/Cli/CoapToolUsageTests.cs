@@ -1,0 +1,54 @@
+namespace CoapNet.Tests.Cli;
+
+/// <summary>The tool's command line itself: help for every command, and exit code 2 for every kind of bad usage.</summary>
+public sealed class CoapToolUsageTests
+{
+    [Theory]
+    [InlineData]
+    [InlineData("get")]
+    [InlineData("post")]
+    [InlineData("put")]
+    [InlineData("delete")]
+    [InlineData("fetch")]
+    [InlineData("patch")]
+    [InlineData("ipatch")]
+    [InlineData("discover")]
+    [InlineData("ping")]
+    [InlineData("serve")]
+    public async Task EveryCommandHasHelpThatDocumentsTheExitCodes(params string[] command)
+    {
+        CoapToolResult result = await CoapTool.RunAsync([.. command, "--help"]);
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        result.OutputText.Should().Contain("Usage:").And.Contain("Exit codes: 0");
+        result.OutputText.Should().NotContain("\u001b");
+    }
+
+    [Theory]
+    [InlineData("get")]
+    [InlineData("frobnicate", "coap://127.0.0.1/")]
+    [InlineData("get", "http://127.0.0.1/")]
+    [InlineData("get", "coap://127.0.0.1/", "--bogus")]
+    [InlineData("post", "coap://127.0.0.1/", "-t", "no-such-format")]
+    [InlineData("post", "coap://127.0.0.1/", "-d", "x", "-f", "file")]
+    [InlineData("get", "coap://127.0.0.1/", "--timeout", "-1")]
+    [InlineData("serve", "/no/such/folder")]
+    [InlineData("serve", ".", "--port", "70000")]
+    public async Task BadUsageExitsTwoAndSaysWhy(params string[] arguments)
+    {
+        CoapToolResult result = await CoapTool.RunAsync(arguments);
+
+        result.ExitCode.Should().Be(2, result.ToString());
+        result.Output.Should().BeEmpty();
+        result.Error.Should().Contain("error:").And.Contain("--help");
+    }
+
+    [Fact]
+    public async Task AnUnreadablePayloadFileIsBadUsage()
+    {
+        CoapToolResult result = await CoapTool.RunAsync("put", "coap://127.0.0.1/x", "-f", "/no/such/file");
+
+        result.ExitCode.Should().Be(2, result.ToString());
+        result.Error.Should().Contain("cannot read the payload");
+    }
+}

@@ -1,0 +1,114 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Text;
+
+namespace CoapNet.Tests.Infrastructure;
+
+/// <summary>
+/// A program the tests run as a process the way a user runs it (a sample server, <c>coap serve</c>):
+/// its output collected line by line, signals sent with kill(1), and a bounded wait for its exit.
+/// </summary>
+internal sealed class ChildProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly StringBuilder _output = new();
+
+    private ChildProcess(Process process) => _process = process;
+
+    /// <summary>Everything it printed so far, stdout and stderr.</summary>
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+            {
+                return _output.ToString();
+            }
+        }
+    }
+
+    /// <summary>The dotnet host that runs the tests, to run a built program's dll with.</summary>
+    public static string DotnetHost
+        => Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
+        : Environment.ProcessPath is { } path && Path.GetFileNameWithoutExtension(path) == "dotnet" ? path
+        : "dotnet";
+
+    /// <summary>Starts a dll under the dotnet host with its output redirected and its input closed.</summary>
+    /// <param name="dll">The program.</param>
+    /// <param name="arguments">Its arguments.</param>
+    /// <param name="onLine">Called with each line it prints, on stdout or stderr.</param>
+    public static ChildProcess StartDll(string dll, IEnumerable<string> arguments, Action<string> onLine)
+    {
+        File.Exists(dll).Should().BeTrue($"the project reference copies the program next to the tests ({dll})");
+        ProcessStartInfo info = new(DotnetHost)
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+
+            // A hosted program finds its appsettings.json in its content root, the working directory.
+            WorkingDirectory = Path.GetDirectoryName(dll)!,
+        };
+        info.ArgumentList.Add(dll);
+        foreach (string argument in arguments)
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        ChildProcess child = new(new Process { StartInfo = info });
+        child._process.OutputDataReceived += (_, e) => child.OnLine(e.Data, onLine);
+        child._process.ErrorDataReceived += (_, e) => child.OnLine(e.Data, onLine);
+        child._process.Start();
+        child._process.StandardInput.Close();
+        child._process.BeginOutputReadLine();
+        child._process.BeginErrorReadLine();
+        return child;
+    }
+
+    /// <summary>Sends a signal the way a user would, with kill(1).</summary>
+    /// <param name="signal">The signal name, such as "TERM".</param>
+    public async Task SignalAsync(string signal)
+    {
+        using Process kill = Process.Start("kill", ["-" + signal, _process.Id.ToString(CultureInfo.InvariantCulture)]);
+        await kill.WaitForExitAsync();
+        kill.ExitCode.Should().Be(0);
+    }
+
+    /// <summary>Waits for the exit, failing the test after <paramref name="liveness"/>.</summary>
+    /// <param name="liveness">How long to wait.</param>
+    /// <returns>The exit code.</returns>
+    public async Task<int> WaitForExitAsync(TimeSpan liveness)
+    {
+        using CancellationTokenSource timeout = new(liveness);
+        await _process.WaitForExitAsync(timeout.Token);
+        return _process.ExitCode;
+    }
+
+    /// <summary>Kills the process if it still runs.</summary>
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            _process.WaitForExit();
+        }
+
+        _process.Dispose();
+    }
+
+    private void OnLine(string? line, Action<string> onLine)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (_output)
+        {
+            _output.AppendLine(line);
+        }
+
+        onLine(line);
+    }
+}
