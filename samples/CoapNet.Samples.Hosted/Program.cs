@@ -1,11 +1,22 @@
 // The CoapNet server in the Generic Host: settings from appsettings.json ("Coap"), logging from the
 // host, Ctrl+C or SIGTERM drains and stops. GET coap://127.0.0.1/hello to see the scoped greeter at work.
+// --Telemetry:Console=true prints CoapNet's metrics and traces through the OpenTelemetry console exporter.
 //   dotnet run --project samples/CoapNet.Samples.Hosted
+using CoapNet.Diagnostics;
 using CoapNet.Hosting;
 using CoapNet.Samples.Hosted;
+using OpenTelemetry.Metrics;
+using OpenTelemetry.Trace;
 
 HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
 builder.Services.AddSingleton<VisitCounter>();
 builder.Services.AddScoped<Greeter>();
 builder.Services.AddCoapServer().MapResource<HelloResource>("/hello");
+if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
+{
+    builder.Services.AddOpenTelemetry()
+        .WithMetrics(metrics => metrics.AddMeter(CoapInstrumentation.MeterName).AddConsoleExporter())
+        .WithTracing(tracing => tracing.AddSource(CoapInstrumentation.ActivitySourceName).AddConsoleExporter());
+}
+
 await builder.Build().RunAsync();

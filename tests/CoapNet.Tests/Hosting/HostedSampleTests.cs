@@ -68,7 +68,7 @@ public sealed class HostedSampleTests
         string readme = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "README.md")).ReplaceLineEndings("\n");
         string program = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "HostedProgram.cs.txt")).ReplaceLineEndings("\n");
 
-        string code = program[program.IndexOf("using CoapNet.Hosting;", StringComparison.Ordinal)..].TrimEnd('\n');
+        string code = program[(program.IndexOf("\nusing ", StringComparison.Ordinal) + 1)..].TrimEnd('\n');
         readme.Should().Contain("```csharp\n" + code + "\n```", "the README's hosting example is the sample's code");
     }
 

@@ -405,6 +405,8 @@ internal sealed class StreamConnection
                         item.Pong.Start = _layer.Time.GetTimestamp();
                     }
 
+                    // Logged before the write: the answer may arrive (and be logged) before the flush returns.
+                    Log.Sent(_layer.Logger, Peer, item.Message);
                     if (!await channel.WriteAsync(item.Message).ConfigureAwait(false))
                     {
                         if (IsClosed)
@@ -419,7 +421,6 @@ internal sealed class StreamConnection
 
                     OnWritten();
                     Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
-                    Log.Sent(_layer.Logger, Peer, item.Message);
                     item.Request?.OnAwaitingResponse();
                 }
             }

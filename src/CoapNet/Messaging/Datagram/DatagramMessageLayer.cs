@@ -287,11 +287,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void SendRaw(DatagramChannel channel, byte[] datagram, CoapMessage? message)
     {
-        if (!TrySend(channel, datagram))
-        {
-            return;
-        }
-
+        // Logged before the send: on loopback the answer can arrive (and be logged) before the send returns.
         if (message is not null)
         {
             Log.Sent(_logger, channel.Peer, message);
@@ -300,20 +296,20 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         {
             Log.Sent(_logger, channel.Peer, CoapMessageSerializer.Udp.Deserialize(datagram));
         }
+
+        TrySend(channel, datagram);
     }
 
     // A failed send is logged, never thrown: the retransmission timer (for CON) is the recovery.
-    private bool TrySend(DatagramChannel channel, byte[] datagram)
+    private void TrySend(DatagramChannel channel, byte[] datagram)
     {
         try
         {
             channel.Send(datagram);
-            return true;
         }
         catch (Exception e) when (e is System.Net.Sockets.SocketException or ObjectDisposedException)
         {
             Log.SendFailed(_logger, e, channel.Peer);
-            return false;
         }
     }
 
