@@ -41,7 +41,7 @@ internal static class SlowSenderPeer
         byte[] request = SlowRequest(port);
         IPEndPoint server = new(IPAddress.Loopback, port);
         List<Socket> sockets = new(count);
-        int refused = 0;
+        int refused = 0, trickled = 0;
         try
         {
             for (int i = 0; i < count; i++)
@@ -71,11 +71,13 @@ internal static class SlowSenderPeer
             }
 
             Console.WriteLine($"open {sockets.Count} {refused}");
-            Task<string?> command = Console.In.ReadLineAsync(stop.Token).AsTask();
-            if (await command == "trickle")
+
+            // Console.In's ReadLineAsync completes synchronously (it blocks until a line comes), so the
+            // lines are read on a thread of their own; the trickle stops when the input ends.
+            if (await Task.Run(Console.In.ReadLine).WaitAsync(stop.Token) == "trickle")
             {
-                command = Console.In.ReadLineAsync(stop.Token).AsTask();
-                await TrickleAsync(sockets, request, command, stop.Token);
+                Task<string?> end = Task.Run(Console.In.ReadLine);
+                trickled = await TrickleAsync(sockets, request, end, stop.Token);
             }
         }
         catch (OperationCanceledException) when (stop.IsCancellationRequested)
@@ -90,14 +92,18 @@ internal static class SlowSenderPeer
             }
         }
 
+        // The parent prints this, so a run shows that the slow senders really sent.
+        Console.WriteLine($"trickled {trickled}");
         return 0;
     }
 
-    /// <summary>Sends the next byte of <paramref name="request"/> on every socket each 250 ms until <paramref name="command"/> completes (input closed).</summary>
-    private static async Task TrickleAsync(List<Socket> sockets, byte[] request, Task<string?> command, CancellationToken cancellationToken)
+    /// <summary>Sends the next byte of <paramref name="request"/> on every socket each 250 ms until <paramref name="end"/> completes (input closed).</summary>
+    /// <returns>How many bytes went to each socket.</returns>
+    private static async Task<int> TrickleAsync(List<Socket> sockets, byte[] request, Task<string?> end, CancellationToken cancellationToken)
     {
         using PeriodicTimer timer = new(ByteInterval);
-        for (int sent = 0; sent < request.Length && !command.IsCompleted; sent++)
+        int sent = 0;
+        while (sent < request.Length && !end.IsCompleted && !cancellationToken.IsCancellationRequested)
         {
             foreach (Socket socket in sockets)
             {
@@ -111,11 +117,14 @@ internal static class SlowSenderPeer
                 }
             }
 
-            if (!await timer.WaitForNextTickAsync(cancellationToken))
+            sent++;
+            if (!await timer.WaitForNextTickAsync(CancellationToken.None))
             {
-                return;
+                break;
             }
         }
+
+        return sent;
     }
 
     /// <summary>

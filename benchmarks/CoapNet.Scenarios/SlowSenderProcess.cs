@@ -59,6 +59,22 @@ internal sealed class SlowSenderProcess : IDisposable
         await _process.StandardInput.FlushAsync();
     }
 
+    /// <summary>Ends the child and returns how many bytes each of its connections trickled (-1 when it did not say).</summary>
+    public async Task<int> StopAsync()
+    {
+        _process.StandardInput.Close();
+        using CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10));
+        try
+        {
+            string? line = await _process.StandardOutput.ReadLineAsync(timeout.Token);
+            return line is not null && line.StartsWith("trickled ", StringComparison.Ordinal) ? int.Parse(line.AsSpan(9), CultureInfo.InvariantCulture) : -1;
+        }
+        catch (OperationCanceledException)
+        {
+            return -1;
+        }
+    }
+
     /// <inheritdoc/>
     public void Dispose() => End(_process);
 

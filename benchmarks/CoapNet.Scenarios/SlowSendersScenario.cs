@@ -24,7 +24,7 @@ internal static class SlowSendersScenario
             + $"{options.Rounds} rounds; server MaxConnections {options.MaxConnections}; {Environment.ProcessorCount} cores, .NET {Environment.Version}, "
             + $"{(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC; ulimit -n must exceed the largest N + a few (the peer process holds N sockets, this one N + the listener)");
         Console.WriteLine();
-        Console.WriteLine("round  N      held  p50 us   p99 us   max us   failed  managed B/conn  RSS B/conn  managed B/conn trickling  load1");
+        Console.WriteLine("round  N      held  trickled B  p50 us   p99 us   max us   failed  managed B/conn  RSS B/conn  managed B/conn trickling  load1");
         List<RunResult> results = [];
         for (int round = 1; round <= options.Rounds; round++)
         {
@@ -34,7 +34,7 @@ internal static class SlowSendersScenario
                 RunResult result = await RunOnceAsync(n, options) with { Round = round, Load = load };
                 results.Add(result);
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"{round,-6} {n,-6} {result.Held,-5} {result.P50,-8:0} {result.P99,-8:0} {result.Max,-8:0} {result.Failed,-7} {Show(result.ManagedPerConnection),-15} {Show(result.RssPerConnection),-11} {Show(result.TricklingPerConnection),-25} {load:0.00}"));
+                    $"{round,-6} {n,-6} {result.Held,-5} {result.Trickled,-10} {result.P50,-8:0} {result.P99,-8:0} {result.Max,-8:0} {result.Failed,-7} {Show(result.ManagedPerConnection),-15} {Show(result.RssPerConnection),-11} {Show(result.TricklingPerConnection),-25} {load:0.00}"));
             }
         }
 
@@ -75,11 +75,13 @@ internal static class SlowSendersScenario
 
         int failed = await MeasureAsync(client, hello, latencies);
         (long managedTrickling, _) = Memory.Collect();
+        int trickled = peers is null ? 0 : await peers.StopAsync();
         Array.Sort(latencies);
         return new RunResult
         {
             N = n,
             Held = held,
+            Trickled = trickled,
             P50 = ToMicroseconds(Percentile(latencies, 0.50)),
             P99 = ToMicroseconds(Percentile(latencies, 0.99)),
             Max = ToMicroseconds(latencies[^1]),
@@ -122,15 +124,15 @@ internal static class SlowSendersScenario
         Console.WriteLine();
         Console.WriteLine($"Medians over {options.Rounds} rounds (p99 ratio: against N = 0 of the same rounds):");
         Console.WriteLine();
-        Console.WriteLine("| slow connections N | held | fast client p50 | p99 | p99 / p99 at N = 0 | max | failed | server managed heap per idle connection | RSS per idle connection | managed heap per trickling connection | 1-min load at run starts |");
-        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        Console.WriteLine("| slow connections N | held | bytes each trickled | fast client p50 | p99 | p99 / p99 at N = 0 | max | failed | server managed heap per idle connection | RSS per idle connection | managed heap per trickling connection | 1-min load at run starts |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
         double? baseP99 = results.Any(r => r.N == 0) ? Median(results.Where(r => r.N == 0).Select(r => r.P99)) : null;
         foreach (int n in options.Connections.Distinct())
         {
             List<RunResult> runs = [.. results.Where(r => r.N == n)];
             double p99 = Median(runs.Select(r => r.P99));
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {n:N0} | {Median(runs.Select(r => (double)r.Held)):N0} | {Median(runs.Select(r => r.P50)):N0} us | {p99:N0} us | {(baseP99 is double b ? (p99 / b).ToString("0.00", CultureInfo.InvariantCulture) + "x" : "n/a")} | "
+                $"| {n:N0} | {Median(runs.Select(r => (double)r.Held)):N0} | {Median(runs.Select(r => (double)r.Trickled)):N0} | {Median(runs.Select(r => r.P50)):N0} us | {p99:N0} us | {(baseP99 is double b ? (p99 / b).ToString("0.00", CultureInfo.InvariantCulture) + "x" : "n/a")} | "
                 + $"{Median(runs.Select(r => r.Max)):N0} us | {runs.Sum(r => r.Failed)} | {ShowMedian(runs.Select(r => r.ManagedPerConnection))} | {ShowMedian(runs.Select(r => r.RssPerConnection))} | "
                 + $"{ShowMedian(runs.Select(r => r.TricklingPerConnection))} | {string.Join(" ", runs.Select(r => r.Load.ToString("0.00", CultureInfo.InvariantCulture)))} |"));
         }
@@ -161,6 +163,8 @@ internal static class SlowSendersScenario
         public int N { get; init; }
 
         public int Held { get; init; }
+
+        public int Trickled { get; init; }
 
         public double P50 { get; init; }
 
