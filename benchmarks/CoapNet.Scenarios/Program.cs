@@ -1,0 +1,31 @@
+// Whole-stack scenarios: a real server on loopback, real sockets, numbers printed as a table.
+//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders [options]
+// "slow-senders-peer" is the child process that slow-senders starts to hold the slow connections.
+using CoapNet.Scenarios;
+
+if (args.Length == 0 || args[0] is "-h" or "--help")
+{
+    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders [options]   (slow-senders --help lists them)");
+    return args.Length == 0 ? 2 : 0;
+}
+
+string[] rest = args[1..];
+try
+{
+    return args[0] switch
+    {
+        "slow-senders" => await SlowSendersScenario.RunAsync(SlowSendersOptions.Parse(rest)),
+        "slow-senders-peer" => await SlowSenderPeer.RunAsync(rest),
+        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders."),
+    };
+}
+catch (ArgumentException exception)
+{
+    return Fail(exception.Message);
+}
+
+static int Fail(string message)
+{
+    Console.Error.WriteLine(message);
+    return 2;
+}

@@ -1,0 +1,100 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace CoapNet.Scenarios;
+
+/// <summary>The parent's handle on a <see cref="SlowSenderPeer"/> child process; disposing it ends the child.</summary>
+internal sealed class SlowSenderProcess : IDisposable
+{
+    // Opening 1,000 connections takes about a second; this only guards against a hung run.
+    private static readonly TimeSpan OpenTimeout = TimeSpan.FromMinutes(2);
+
+    private readonly Process _process;
+
+    private SlowSenderProcess(Process process, int open)
+    {
+        _process = process;
+        Open = open;
+    }
+
+    /// <summary>How many connections the child holds open (CSMs exchanged).</summary>
+    public int Open { get; }
+
+    /// <summary>Starts this program as a slow-senders-peer and waits until its <paramref name="count"/> connections are open.</summary>
+    public static async Task<SlowSenderProcess> StartAsync(int port, int count, int runSeconds)
+    {
+        string self = Environment.ProcessPath ?? throw new InvalidOperationException("The path of this process is unknown.");
+        List<string> arguments = ["slow-senders-peer", "--port", Invariant(port), "--connections", Invariant(count), "--run-seconds", Invariant(runSeconds)];
+        if (string.Equals(Path.GetFileNameWithoutExtension(self), "dotnet", StringComparison.OrdinalIgnoreCase))
+        {
+            // Started as "dotnet CoapNet.Scenarios.dll": the child needs the assembly too.
+            arguments.Insert(0, typeof(SlowSenderProcess).Assembly.Location);
+        }
+
+        ProcessStartInfo start = new(self, arguments) { RedirectStandardInput = true, RedirectStandardOutput = true, UseShellExecute = false };
+        Process process = Process.Start(start) ?? throw new InvalidOperationException("The slow-senders-peer process did not start.");
+        try
+        {
+            using CancellationTokenSource timeout = new(OpenTimeout);
+            string? line = await process.StandardOutput.ReadLineAsync(timeout.Token);
+            string[] words = line?.Split(' ') ?? [];
+            if (words.Length != 3 || words[0] != "open")
+            {
+                throw new InvalidOperationException($"The slow-senders-peer process answered '{line}' instead of 'open OK REFUSED'.");
+            }
+
+            return new SlowSenderProcess(process, int.Parse(words[1], CultureInfo.InvariantCulture));
+        }
+        catch
+        {
+            End(process);
+            throw;
+        }
+    }
+
+    /// <summary>Tells the child to start trickling its requests.</summary>
+    public async Task StartTrickleAsync()
+    {
+        await _process.StandardInput.WriteLineAsync("trickle");
+        await _process.StandardInput.FlushAsync();
+    }
+
+    /// <summary>Ends the child and returns how many bytes each of its connections trickled (-1 when it did not say).</summary>
+    public async Task<int> StopAsync()
+    {
+        _process.StandardInput.Close();
+        using CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10));
+        try
+        {
+            string? line = await _process.StandardOutput.ReadLineAsync(timeout.Token);
+            return line is not null && line.StartsWith("trickled ", StringComparison.Ordinal) ? int.Parse(line.AsSpan(9), CultureInfo.InvariantCulture) : -1;
+        }
+        catch (OperationCanceledException)
+        {
+            return -1;
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Dispose() => End(_process);
+
+    private static void End(Process process)
+    {
+        // Closing its input is the child's signal to close its sockets and exit; it is killed only if it does not.
+        try
+        {
+            process.StandardInput.Close();
+            if (!process.WaitForExit(TimeSpan.FromSeconds(10)))
+            {
+                process.Kill();
+                process.WaitForExit();
+            }
+        }
+        finally
+        {
+            process.Dispose();
+        }
+    }
+
+    private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
+}

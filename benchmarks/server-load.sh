@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# UDP server throughput: udp-echo (the limit), libcoap's coap-server-notls and one or more builds of
+# the CoapNet sample server, under the same closed-loop load from coap-load, in rotation.
+#
+#   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
+#                             [--rounds N] [--seconds S] [--warmup S] [--sockets C] [--window W]
+#                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
+#
+#   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port
+#   --pre-tcp-dll LABEL=PATH  one from before TCP support (d3ef726 and older): only --address and --port
+#   Without either, the sample server of this tree is built in Release and measured as "this-tree".
+#   --rounds N     recorded rounds per server and message type (default 3)
+#   --seconds S    length of a round (default 8)
+#   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
+#   --sockets C    client sockets (default 512); see "Message IDs" below
+#   --window W     requests outstanding per socket (default 2)
+#   --max-load L   before each round, wait until the 1-minute load average is below L (default 1.0)
+#   --max-wait S   ... but at most S seconds; the round then runs anyway and its load is recorded (default 300)
+#
+# Every server is pinned to core 0 and the generator to core 1 (taskset), all bound to 127.0.0.1.
+# The servers run side by side and are measured in turn, round by round, so a change in the
+# machine's background load falls on all of them alike instead of on whichever ran last.
+#
+# Message IDs: a server deduplicates by (peer, Message ID) for EXCHANGE_LIFETIME (247 s, RFC 7252
+# 4.8.2). At R requests/s over C sockets each socket uses R/C IDs per second, and its 65,536 IDs
+# must last 247 s: C >= R * 247 / 65536, about 380 sockets at 100k requests/s. The default 512
+# leaves room; the script warns when a round went faster than the sockets allow.
+#
+# Needs: cc, taskset, dotnet (for CoapNet), coap-server-notls (libcoap3-bin) unless --no-libcoap.
+# The load tools are ../shared/tools/coap-load.c and udp-echo.c relative to the repository root.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tools="$repo/../shared/tools"
+rounds=3 seconds=8 warmup=3 sockets=512 window=2 max_load=1.0 max_wait=300
+use_libcoap=1 use_echo=1
+labels=() dlls=() pre_tcp=()
+
+die() { echo "server-load: $*" >&2; exit 2; }
+
+while (($#)); do
+  case "$1" in
+    --dll | --pre-tcp-dll)
+      [[ $# -ge 2 && "$2" == *=* ]] || die "$1 takes LABEL=PATH"
+      labels+=("${2%%=*}") dlls+=("${2#*=}")
+      if [[ "$1" == --pre-tcp-dll ]]; then pre_tcp+=(1); else pre_tcp+=(0); fi
+      shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --sockets) sockets=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
+    --max-load) max_load=$2; shift 2 ;;
+    --max-wait) max_wait=$2; shift 2 ;;
+    --no-libcoap) use_libcoap=0; shift ;;
+    --no-udp-echo) use_echo=0; shift ;;
+    -h | --help) sed -n '2,32p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "unknown argument '$1' (--help lists them)" ;;
+  esac
+done
+
+for f in coap-load.c udp-echo.c; do
+  [[ -f "$tools/$f" ]] || die "missing $tools/$f: the load tools must sit in ../shared/tools beside the repository root ($repo)."
+done
+command -v taskset > /dev/null || die "taskset is missing (util-linux): servers and generator are pinned to separate cores."
+command -v cc > /dev/null || die "cc is missing: the load tools are C."
+(($(nproc) >= 2)) || die "needs 2 cores: one for the servers, one for the generator."
+if ((use_libcoap)) && ! command -v coap-server-notls > /dev/null; then
+  die "coap-server-notls is missing: sudo apt-get install -y libcoap3-bin, or pass --no-libcoap."
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/server-load.XXXXXX")
+pids=()
+cleanup() {
+  # Only the servers this script started, by their process ids.
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
+cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
+
+if ((${#dlls[@]} == 0)); then
+  echo "Building the sample server of $repo in Release..."
+  dotnet build -c Release --nologo -v q "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; die "the Release build failed"; }
+  labels=(this-tree) dlls=("$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll") pre_tcp=(0)
+fi
+for dll in "${dlls[@]}"; do [[ -f "$dll" ]] || die "no such server DLL: $dll"; done
+
+# A free UDP port on 127.0.0.1: ephemeral-range ports are what the kernel hands out, so stay below it.
+# Sets $port (not echoed: a command substitution's subshell would lose the list of ports taken).
+used_ports=" "
+free_port() {
+  while :; do
+    port=$((20000 + RANDOM % 12000))
+    [[ "$used_ports" == *" $port "* ]] && continue
+    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
+    used_ports+="$port "
+    return
+  done
+}
+
+names=() ports=() paths=() spids=()
+start_server() { # name path command...
+  local name=$1 path=$2 port
+  shift 2
+  free_port
+  local args=("${@//@PORT@/$port}")
+  taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  # Ready when it answers: coap-load exits 0 once any response came back.
+  local i
+  for ((i = 0; i < 60; i++)); do
+    kill -0 "$pid" 2> /dev/null || { cat "$work/$name.log" >&2; die "$name exited at start"; }
+    if taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "$port" -u "$path" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1; then
+      names+=("$name") ports+=("$port") paths+=("$path") spids+=("$pid")
+      return
+    fi
+  done
+  die "$name did not answer on 127.0.0.1:$port within 60 s"
+}
+
+if ((use_echo)); then start_server udp-echo / "$work/udp-echo" @PORT@; fi
+if ((use_libcoap)); then start_server libcoap / coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
+for i in "${!dlls[@]}"; do
+  if ((pre_tcp[i])); then
+    start_server "${labels[i]}" /hello dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@
+  else
+    start_server "${labels[i]}" /hello dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port 0
+  fi
+done
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+wait_for_quiet() {
+  local waited=0
+  while awk -v l="$(load1)" -v m="$max_load" 'BEGIN { exit !(l >= m) }' && ((waited < max_wait)); do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
+field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
+echo "coap-load -c $sockets -w $window -d $seconds; $rounds rounds per server and type; servers on core 0, generator on core 1"
+echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
+
+for i in "${!names[@]}"; do
+  ((warmup > 0)) && taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$warmup" > /dev/null || true
+done
+
+results="$work/results.tsv"
+printf 'round\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\n' | tee "$results"
+for ((r = 1; r <= rounds; r++)); do
+  for type in CON NON; do
+    flag=()
+    [[ $type == NON ]] && flag=(-n)
+    for i in "${!names[@]}"; do
+      wait_for_quiet
+      before=$(load1)
+      out=$(taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$seconds" "${flag[@]}" || true)
+      after=$(load1)
+      rps=$(field "$out" rps)
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
+        "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" | tee -a "$results"
+      if [[ -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
+        echo "  warning: $rps req/s over $sockets sockets reuses Message IDs within EXCHANGE_LIFETIME; raise --sockets" >&2
+      fi
+    done
+  done
+done
+
+# Medians over the rounds, then each server against udp-echo and libcoap, and each CoapNet build against the first.
+echo
+echo "Medians over $rounds rounds (RSS: the largest sampled):"
+echo
+echo "| server | type | req/s | p50 | p99 | timeouts | RSS | 1-min load at round starts |"
+echo "|---|---|---:|---:|---:|---:|---:|---|"
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+declare -A med
+for type in CON NON; do
+  for name in "${names[@]}"; do
+    sel() { awk -F'\t' -v t="$type" -v s="$name" -v c="$1" 'NR > 1 && $2 == t && $3 == s { print $c }' "$results"; }
+    rps=$(sel 4 | median) p50=$(sel 5 | median) p99=$(sel 6 | median) to=$(sel 7 | median)
+    rss=$(sel 8 | sort -g | tail -1) loads=$(sel 9 | paste -sd' ')
+    med[$type,$name]=$rps
+    printf '| %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %.0f MB | %s |\n' "$name" "$type" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
+      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$loads"
+  done
+done
+echo
+echo "Ratios of median req/s:"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+for type in CON NON; do
+  for i in "${!labels[@]}"; do
+    line="  $type ${labels[i]}:"
+    ((use_echo)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,udp-echo]}")x udp-echo,"
+    ((use_libcoap)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,libcoap]}")x libcoap,"
+    ((i > 0)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,${labels[0]}]}")x ${labels[0]}"
+    echo "${line%,}"
+  done
+done
