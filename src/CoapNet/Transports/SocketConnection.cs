@@ -13,7 +13,7 @@ namespace CoapNet.Transports;
 internal sealed class SocketConnection : TransportConnection, IDuplexPipe
 {
     // Enough for a typical CoAP message or a TCP segment per receive; the pipe pools the memory.
-    private const int MinReceiveBuffer = 4096;
+    private const int MinReceiveBuffer = 2048;
 
     private readonly Socket _socket;
     private readonly Pipe _input;
@@ -116,6 +116,11 @@ internal sealed class SocketConnection : TransportConnection, IDuplexPipe
         {
             while (true)
             {
+                // Waits for data before taking any buffer, so an idle connection holds none (as Kestrel does).
+                await _socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
+
+                // Half a pipe segment (4 KiB): a segment with room left is filled further instead of a new one being
+                // taken per read, so a peer that trickles one byte at a time costs bytes, not a segment per byte.
                 Memory<byte> memory = writer.GetMemory(MinReceiveBuffer);
                 int received = await _socket.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
                 if (received == 0)
