@@ -2,7 +2,6 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using CoapNet.Messages;
 
 namespace CoapNet.Serialization;
@@ -246,7 +245,7 @@ public sealed partial class CoapMessageSerializer
             return Fail(CoapFormatErrorReason.TruncatedToken, data.Length, out error);
         }
 
-        OptionSlots slots = new(stackalloc OptionSlot[16]);
+        OptionSlots slots = new(stackalloc ulong[16]);
         try
         {
             // RFC 8323 section 5.2: signaling (class 7) options are numbered per signaling code, so the
@@ -268,7 +267,7 @@ public sealed partial class CoapMessageSerializer
             }
 
             ReadOnlyMemory<byte> token = tokenLength == 0 ? default : memory.Slice(tokenStart - shift, tokenLength);
-            CoapOptionCollection? options = slots.Count == 0 ? null : new CoapOptionCollection(slots.ToEntries(memory, shift));
+            CoapOptionCollection? options = slots.Count == 0 ? null : slots.ToCollection(memory, shift);
             ReadOnlyMemory<byte> payload = payloadStart == data.Length ? default : memory[(payloadStart - shift)..];
             message = new CoapMessage(type, new CoapCode(code), messageId, token, options, payload);
             return true;
@@ -397,24 +396,24 @@ public sealed partial class CoapMessageSerializer
         return false;
     }
 
-    [StructLayout(LayoutKind.Auto)]
-    private readonly struct OptionSlot(int number, int offset, int length)
-    {
-        public readonly int Number = number;
-        public readonly int Offset = offset;
-        public readonly int Length = length;
-    }
+    /// <summary>
+    /// Above this many options a parsed message keeps them as a compact <see cref="CoapOptionTable"/>
+    /// (8 B per option, in 64 KiB chunks) instead of one array of 24-byte entries: 2,048 entries are
+    /// 49 KB, safely below the 85,000-byte Large Object Heap threshold, and a message with more options
+    /// than that is rare enough that building the entry array on demand (AsSpan, GetAll) is the better trade.
+    /// </summary>
+    private const int CompactOptionThreshold = 2048;
 
     /// <summary>
-    /// (number, offset, length) of each option, on the stack for typical messages and in a pooled
-    /// array beyond that, so the scan runs once and the entries array is allocated at its exact size.
+    /// Each option as <see cref="CoapOptionTable.Pack"/>ed (number, offset, length), on the stack for typical
+    /// messages and in a pooled array beyond that, so the scan runs once and the collection is allocated at its exact size.
     /// </summary>
     private ref struct OptionSlots
     {
-        private Span<OptionSlot> _slots;
-        private OptionSlot[]? _rented;
+        private Span<ulong> _slots;
+        private ulong[]? _rented;
 
-        public OptionSlots(Span<OptionSlot> initial)
+        public OptionSlots(Span<ulong> initial)
         {
             _slots = initial;
             _rented = null;
@@ -431,27 +430,31 @@ public sealed partial class CoapMessageSerializer
                 Grow();
             }
 
-            _slots[Count++] = new OptionSlot(number, offset, length);
+            _slots[Count++] = CoapOptionTable.Pack(number, offset, length);
         }
 
-        public readonly CoapOptionEntry[] ToEntries(ReadOnlyMemory<byte> memory, int shift)
+        public readonly CoapOptionCollection ToCollection(ReadOnlyMemory<byte> memory, int shift)
         {
-            CoapOptionEntry[] entries = new CoapOptionEntry[Count];
-            ReadOnlySpan<OptionSlot> slots = _slots[..Count];
-            for (int i = 0; i < entries.Length; i++)
+            ReadOnlySpan<ulong> slots = _slots[..Count];
+            if (slots.Length > CompactOptionThreshold)
             {
-                OptionSlot slot = slots[i];
-                entries[i] = new CoapOptionEntry(memory.Slice(slot.Offset - shift, slot.Length), (CoapOptionNumber)slot.Number);
+                return new CoapOptionCollection(new CoapOptionTable(slots, memory, shift));
             }
 
-            return entries;
+            CoapOptionEntry[] entries = new CoapOptionEntry[slots.Length];
+            for (int i = 0; i < entries.Length; i++)
+            {
+                entries[i] = CoapOptionTable.Unpack(slots[i], memory, shift);
+            }
+
+            return new CoapOptionCollection(entries);
         }
 
         public void Dispose()
         {
             if (_rented is not null)
             {
-                ArrayPool<OptionSlot>.Shared.Return(_rented);
+                ArrayPool<ulong>.Shared.Return(_rented);
                 _rented = null;
             }
         }
@@ -459,11 +462,11 @@ public sealed partial class CoapMessageSerializer
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void Grow()
         {
-            OptionSlot[] larger = ArrayPool<OptionSlot>.Shared.Rent(Math.Max(64, _slots.Length * 2));
+            ulong[] larger = ArrayPool<ulong>.Shared.Rent(Math.Max(64, _slots.Length * 2));
             _slots.CopyTo(larger);
             if (_rented is not null)
             {
-                ArrayPool<OptionSlot>.Shared.Return(_rented);
+                ArrayPool<ulong>.Shared.Return(_rented);
             }
 
             _rented = larger;

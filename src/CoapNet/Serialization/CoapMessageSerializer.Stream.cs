@@ -50,39 +50,148 @@ public sealed partial class CoapMessageSerializer
     /// <param name="stream">The stream.</param>
     /// <param name="cancellationToken">Cancels the read; the stream is then left inside a message and should be closed.</param>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
-    public async ValueTask<CoapMessage?> DeserializeAsync(Stream stream, CancellationToken cancellationToken = default)
+    /// <remarks>
+    /// While the stream completes its reads synchronously (a <see cref="MemoryStream"/>, a buffered stream,
+    /// bytes already received) the whole message is read and parsed without an async state machine; the
+    /// first read that is really pending hands over to one. Failures always come back in the returned task.
+    /// </remarks>
+    public ValueTask<CoapMessage?> DeserializeAsync(Stream stream, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(stream);
-        cancellationToken.ThrowIfCancellationRequested();
-        if (Framing == CoapFraming.Datagram)
-        {
-            return ParseDatagram(await ReadDatagramAsync(stream, cancellationToken).ConfigureAwait(false));
-        }
-
-        // The 5-byte head buffer is cached per thread (taken while in use, so interleaved calls never share
-        // it): renting it from ArrayPool cost as much as parsing a small message.
-        byte[] head = t_streamHead ?? new byte[MaxStreamLengthHeader];
-        t_streamHead = null;
+        FrameRead read = default;
         try
         {
-            if (await FillAsync(stream, head.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) == 0)
+            ArgumentNullException.ThrowIfNull(stream);
+            cancellationToken.ThrowIfCancellationRequested();
+            if (Framing == CoapFraming.Datagram)
             {
-                return null;
+                return DeserializeDatagramAsync(stream, cancellationToken);
             }
 
-            int headLength = StreamHeadLength(head[0]);
-            if (headLength > 1)
+            // Read (1) the Len/TKL byte, (2) any extended length bytes, (3) the rest of the frame (RFC 8323 section 3.2).
+            read = new FrameRead(this);
+            Memory<byte> next = read.First;
+            while (true)
             {
-                EnsureFilled(await FillAsync(stream, head.AsMemory(1, headLength - 1), cancellationToken).ConfigureAwait(false), headLength - 1, 1);
-            }
+                ValueTask<int> pending = FillAsync(stream, next, cancellationToken);
+                if (!pending.IsCompletedSuccessfully)
+                {
+                    return ContinueFrameAsync(stream, read, pending, cancellationToken);
+                }
 
-            byte[] frame = AllocateFrame(head.AsSpan(0, headLength));
-            EnsureFilled(await FillAsync(stream, frame.AsMemory(headLength), cancellationToken).ConfigureAwait(false), frame.Length - headLength, headLength);
-            return ParseOwned(frame);
+                next = read.Advance(pending.Result);
+                if (read.IsDone)
+                {
+                    read.Release();
+                    return new ValueTask<CoapMessage?>(read.Message);
+                }
+            }
+        }
+        catch (Exception exception)
+        {
+            read.Release();
+
+            // As from an async method: argument, format and cancellation failures surface when awaited.
+            return exception is OperationCanceledException && cancellationToken.IsCancellationRequested
+                ? ValueTask.FromCanceled<CoapMessage?>(cancellationToken)
+                : ValueTask.FromException<CoapMessage?>(exception);
+        }
+    }
+
+    private async ValueTask<CoapMessage?> DeserializeDatagramAsync(Stream stream, CancellationToken cancellationToken)
+        => ParseDatagram(await ReadDatagramAsync(stream, cancellationToken).ConfigureAwait(false));
+
+    // The rest of DeserializeAsync once a read is pending: the same steps, awaited.
+    private static async ValueTask<CoapMessage?> ContinueFrameAsync(Stream stream, FrameRead read, ValueTask<int> pending, CancellationToken cancellationToken)
+    {
+        try
+        {
+            while (true)
+            {
+                Memory<byte> next = read.Advance(await pending.ConfigureAwait(false));
+                if (read.IsDone)
+                {
+                    return read.Message;
+                }
+
+                pending = FillAsync(stream, next, cancellationToken);
+            }
         }
         finally
         {
-            t_streamHead = head;
+            read.Release();
+        }
+    }
+
+    /// <summary>
+    /// The steps of reading one stream frame, shared by the synchronous fast path of
+    /// <see cref="DeserializeAsync(Stream, CancellationToken)"/> and its async continuation: each call to
+    /// <see cref="Advance"/> takes the count of the last fill and names the next buffer to fill.
+    /// </summary>
+    private struct FrameRead
+    {
+        private readonly CoapMessageSerializer _serializer;
+
+        // The 1-5 byte head, read before the frame's size is known, must be an array for Stream.ReadAsync. It is
+        // cached per thread and taken while in use, so interleaved reads never share it: allocating or renting
+        // it cost as much as parsing a small message.
+        private readonly byte[] _head;
+        private int _headLength;
+        private byte[]? _frame;
+
+        public FrameRead(CoapMessageSerializer serializer)
+        {
+            _serializer = serializer;
+            _head = t_streamHead ?? new byte[MaxStreamLengthHeader];
+            t_streamHead = null;
+        }
+
+        public readonly Memory<byte> First => _head.AsMemory(0, 1);
+
+        public bool IsDone { get; private set; }
+
+        public CoapMessage? Message { get; private set; }
+
+        public Memory<byte> Advance(int read)
+        {
+            if (_frame is not null)
+            {
+                EnsureFilled(read, _frame.Length - _headLength, _headLength);
+                Message = _serializer.ParseOwned(_frame);
+                IsDone = true;
+                return default;
+            }
+
+            if (_headLength == 0)
+            {
+                // A clean end of stream before a frame starts is not an error: the peer closed between messages.
+                if (read == 0)
+                {
+                    IsDone = true;
+                    return default;
+                }
+
+                _headLength = StreamHeadLength(_head[0]);
+                if (_headLength > 1)
+                {
+                    return _head.AsMemory(1, _headLength - 1);
+                }
+            }
+            else
+            {
+                EnsureFilled(read, _headLength - 1, 1);
+            }
+
+            _frame = _serializer.AllocateFrame(_head.AsSpan(0, _headLength));
+            return _frame.AsMemory(_headLength);
+        }
+
+        /// <summary>Gives the head buffer back to this thread's cache (a default instance has none).</summary>
+        public readonly void Release()
+        {
+            if (_head is not null)
+            {
+                t_streamHead = _head;
+            }
         }
     }
 
@@ -113,24 +222,63 @@ public sealed partial class CoapMessageSerializer
     /// <param name="stream">The stream.</param>
     /// <param name="message">The message.</param>
     /// <param name="cancellationToken">Cancels the write.</param>
-    /// <remarks>A large payload is written straight from the message's memory: memory use does not grow with the payload.</remarks>
+    /// <remarks>
+    /// A large payload is written straight from the message's memory: memory use does not grow with the payload.
+    /// When the stream completes the write synchronously (a <see cref="MemoryStream"/>, a buffered stream), no
+    /// async state machine runs. Failures always come back in the returned task.
+    /// </remarks>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
-    public async ValueTask SerializeAsync(Stream stream, CoapMessage message, CancellationToken cancellationToken = default)
+    public ValueTask SerializeAsync(Stream stream, CoapMessage message, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(stream);
-        cancellationToken.ThrowIfCancellationRequested();
-        byte[] buffer = RentHead(message, out int count, out bool payloadWritten);
+        byte[]? buffer = null;
         try
         {
-            await stream.WriteAsync(buffer.AsMemory(0, count), cancellationToken).ConfigureAwait(false);
-            if (!payloadWritten)
+            ArgumentNullException.ThrowIfNull(stream);
+            cancellationToken.ThrowIfCancellationRequested();
+            buffer = RentHead(message, out int count, out bool payloadWritten);
+            ValueTask head = stream.WriteAsync(buffer.AsMemory(0, count), cancellationToken);
+            if (!head.IsCompletedSuccessfully)
             {
-                await stream.WriteAsync(message.Payload, cancellationToken).ConfigureAwait(false);
+                byte[] owned = buffer;
+                buffer = null;
+                return FinishWriteAsync(stream, head, owned, payloadWritten ? default : message.Payload, cancellationToken);
             }
+
+            head.GetAwaiter().GetResult();
+            ArrayPool<byte>.Shared.Return(buffer);
+            buffer = null;
+
+            // The head is written and its buffer back in the pool; the stream's own task for the payload is ours.
+            return payloadWritten ? default : stream.WriteAsync(message.Payload, cancellationToken);
+        }
+        catch (Exception exception)
+        {
+            if (buffer is not null)
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+
+            return exception is OperationCanceledException && cancellationToken.IsCancellationRequested
+                ? ValueTask.FromCanceled(cancellationToken)
+                : ValueTask.FromException(exception);
+        }
+    }
+
+    // The rest of SerializeAsync once the head write is pending.
+    private static async ValueTask FinishWriteAsync(Stream stream, ValueTask head, byte[] buffer, ReadOnlyMemory<byte> payload, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await head.ConfigureAwait(false);
         }
         finally
         {
             ArrayPool<byte>.Shared.Return(buffer);
+        }
+
+        if (!payload.IsEmpty)
+        {
+            await stream.WriteAsync(payload, cancellationToken).ConfigureAwait(false);
         }
     }
 
