@@ -29,18 +29,15 @@ internal sealed class CoapOptionTable
     private const int LengthBits = 17;
     private const int NumberShift = OffsetBits + LengthBits;
 
-    private readonly ReadOnlyMemory<byte> _source;
-    private readonly int _shift;
+    private readonly CoapMessageBytes _bytes;
     private readonly ulong[][] _chunks;
 
     /// <summary>Creates a table from packed entries (see <see cref="Pack"/>), copying them into chunks.</summary>
     /// <param name="packed">The entries in wire order; their offsets index the parsed bytes.</param>
-    /// <param name="source">The memory the message keeps; offset <paramref name="shift"/> of the parsed bytes is its index 0.</param>
-    /// <param name="shift">How many leading parsed bytes <paramref name="source"/> does not hold.</param>
-    public CoapOptionTable(ReadOnlySpan<ulong> packed, ReadOnlyMemory<byte> source, int shift)
+    /// <param name="bytes">Where the message keeps the parsed bytes.</param>
+    public CoapOptionTable(ReadOnlySpan<ulong> packed, in CoapMessageBytes bytes)
     {
-        _source = source;
-        _shift = shift;
+        _bytes = bytes;
         Count = packed.Length;
         _chunks = new ulong[(packed.Length + ChunkLength - 1) >> ChunkShift][];
         for (int i = 0; i < _chunks.Length; i++)
@@ -68,18 +65,26 @@ internal sealed class CoapOptionTable
     /// <returns>The number.</returns>
     public static CoapOptionNumber NumberOf(ulong packed) => (CoapOptionNumber)(ushort)(packed >> NumberShift);
 
-    /// <summary>The entry of a packed option whose value lies in <paramref name="source"/>, <paramref name="shift"/> bytes into the parsed bytes.</summary>
+    /// <summary>The value offset of a packed entry in the parsed bytes.</summary>
     /// <param name="packed">The packed entry.</param>
-    /// <param name="source">The memory the message keeps.</param>
-    /// <param name="shift">How many leading parsed bytes <paramref name="source"/> does not hold.</param>
+    /// <returns>The offset.</returns>
+    public static int OffsetOf(ulong packed) => (int)(packed & int.MaxValue);
+
+    /// <summary>The value length of a packed entry.</summary>
+    /// <param name="packed">The packed entry.</param>
+    /// <returns>The length.</returns>
+    public static int LengthOf(ulong packed) => (int)(packed >> OffsetBits) & ((1 << LengthBits) - 1);
+
+    /// <summary>The entry of a packed option whose value lies in <paramref name="bytes"/>.</summary>
+    /// <param name="packed">The packed entry.</param>
+    /// <param name="bytes">Where the message keeps the parsed bytes.</param>
     /// <returns>The entry.</returns>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static CoapOptionEntry Unpack(ulong packed, ReadOnlyMemory<byte> source, int shift)
-        => new(source.Slice((int)(packed & int.MaxValue) - shift, (int)(packed >> OffsetBits) & ((1 << LengthBits) - 1)), NumberOf(packed));
+    public static CoapOptionEntry Unpack(ulong packed, in CoapMessageBytes bytes) => new(bytes.Slice(OffsetOf(packed), LengthOf(packed)), NumberOf(packed));
 
     /// <summary>The option at <paramref name="index"/>; the caller has checked the bounds.</summary>
     /// <param name="index">The position.</param>
-    public CoapOptionEntry this[int index] => Unpack(_chunks[index >> ChunkShift][index & (ChunkLength - 1)], _source, _shift);
+    public CoapOptionEntry this[int index] => Unpack(_chunks[index >> ChunkShift][index & (ChunkLength - 1)], _bytes);
 
     /// <summary>The option number at <paramref name="index"/>, without building the entry.</summary>
     /// <param name="index">The position.</param>
@@ -101,7 +106,7 @@ internal sealed class CoapOptionTable
             int n = Math.Min(chunk.Length, count - written);
             for (int i = 0; i < n; i++)
             {
-                destination[written + i] = Unpack(chunk[i], _source, _shift);
+                destination[written + i] = Unpack(chunk[i], _bytes);
             }
 
             written += n;

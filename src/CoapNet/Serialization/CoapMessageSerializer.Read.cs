@@ -101,11 +101,21 @@ public sealed partial class CoapMessageSerializer
             }
         }
 
-        // The buffer is recycled once the caller advances past it, so the message gets its own copy.
+        // The buffer is recycled once the caller advances past it, so the message gets its own copy: the frame's
+        // own array, or for a mid-sized frame the copying parser's arrays, off the Large Object Heap (IsPooledFrame).
         ReadOnlySequence<byte> frame = buffer.Slice(0, frameLength);
-        byte[] owned = GC.AllocateUninitializedArray<byte>((int)frameLength);
+        bool pooled = IsPooledFrame((int)frameLength);
+        byte[] owned = pooled ? ArrayPool<byte>.Shared.Rent((int)frameLength) : GC.AllocateUninitializedArray<byte>((int)frameLength);
         frame.CopyTo(owned);
-        if (!TryParse(owned, owned, out message, out error))
+        bool parsed = pooled
+            ? TryParse(owned.AsSpan(0, (int)frameLength), default, out message, out error)
+            : TryParse(owned, owned, out message, out error);
+        if (pooled)
+        {
+            ArrayPool<byte>.Shared.Return(owned);
+        }
+
+        if (!parsed)
         {
             return OperationStatus.InvalidData;
         }
@@ -256,19 +266,27 @@ public sealed partial class CoapMessageSerializer
                 return false;
             }
 
-            // The copying entry points copy everything after the fixed header once; offsets shift by tokenStart.
-            int shift = 0;
+            CoapMessageBytes bytes = new(memory, 0);
+            ReadOnlyMemory<byte> payload = memory.IsEmpty || payloadStart == data.Length ? default : memory[payloadStart..];
             if (memory.IsEmpty && data.Length > tokenStart)
             {
-                byte[] copy = GC.AllocateUninitializedArray<byte>(data.Length - tokenStart);
-                data[tokenStart..].CopyTo(copy);
-                memory = copy;
-                shift = tokenStart;
+                if (data.Length - tokenStart <= MaxCopySegment)
+                {
+                    // The copying entry points copy everything after the fixed header once; offsets shift by tokenStart.
+                    byte[] copy = GC.AllocateUninitializedArray<byte>(data.Length - tokenStart);
+                    data[tokenStart..].CopyTo(copy);
+                    bytes = new CoapMessageBytes(copy, tokenStart);
+                    payload = payloadStart == data.Length ? default : copy.AsMemory(payloadStart - tokenStart);
+                }
+                else
+                {
+                    bytes = CopySegmented(data, tokenStart, payloadStart, slots.Packed);
+                    payload = payloadStart == data.Length ? default : data[payloadStart..].ToArray();
+                }
             }
 
-            ReadOnlyMemory<byte> token = tokenLength == 0 ? default : memory.Slice(tokenStart - shift, tokenLength);
-            CoapOptionCollection? options = slots.Count == 0 ? null : slots.ToCollection(memory, shift);
-            ReadOnlyMemory<byte> payload = payloadStart == data.Length ? default : memory[(payloadStart - shift)..];
+            ReadOnlyMemory<byte> token = tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength);
+            CoapOptionCollection? options = slots.Count == 0 ? null : slots.ToCollection(bytes);
             message = new CoapMessage(type, new CoapCode(code), messageId, token, options, payload);
             return true;
         }
@@ -276,6 +294,42 @@ public sealed partial class CoapMessageSerializer
         {
             slots.Dispose();
         }
+    }
+
+    /// <summary>
+    /// The most bytes the copying entry points copy into one array. A larger message is copied in pieces of at
+    /// most this size, cut between options, plus its payload on its own: every array but a payload of 85,000
+    /// bytes or more then stays below the Large Object Heap threshold, whose gen2 collections doubled the cost of
+    /// parsing an option in messages of tens of thousands of options. The largest option (5 + 65,804 bytes) fits too.
+    /// </summary>
+    private const int MaxCopySegment = 64 * 1024;
+
+    /// <summary>Copies data[start..end) (token and options) in segments of at most <see cref="MaxCopySegment"/> bytes, cut only after an option's value.</summary>
+    private static CoapMessageBytes CopySegmented(ReadOnlySpan<byte> data, int start, int end, ReadOnlySpan<ulong> slots)
+    {
+        List<int> starts = [start];
+        int segmentStart = start;
+        int previousEnd = start;
+        foreach (ulong slot in slots)
+        {
+            int valueEnd = CoapOptionTable.OffsetOf(slot) + CoapOptionTable.LengthOf(slot);
+            if (valueEnd - segmentStart > MaxCopySegment && previousEnd > segmentStart)
+            {
+                starts.Add(previousEnd);
+                segmentStart = previousEnd;
+            }
+
+            previousEnd = valueEnd;
+        }
+
+        byte[][] segments = new byte[starts.Count][];
+        for (int k = 0; k < segments.Length; k++)
+        {
+            int segmentEnd = k + 1 < starts.Count ? starts[k + 1] : end;
+            segments[k] = data[starts[k]..segmentEnd].ToArray();
+        }
+
+        return new CoapMessageBytes(segments, [.. starts]);
     }
 
     /// <summary>
@@ -422,6 +476,8 @@ public sealed partial class CoapMessageSerializer
 
         public int Count { get; private set; }
 
+        public readonly ReadOnlySpan<ulong> Packed => _slots[..Count];
+
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Add(int number, int offset, int length)
         {
@@ -433,18 +489,18 @@ public sealed partial class CoapMessageSerializer
             _slots[Count++] = CoapOptionTable.Pack(number, offset, length);
         }
 
-        public readonly CoapOptionCollection ToCollection(ReadOnlyMemory<byte> memory, int shift)
+        public readonly CoapOptionCollection ToCollection(in CoapMessageBytes bytes)
         {
             ReadOnlySpan<ulong> slots = _slots[..Count];
             if (slots.Length > CompactOptionThreshold)
             {
-                return new CoapOptionCollection(new CoapOptionTable(slots, memory, shift));
+                return new CoapOptionCollection(new CoapOptionTable(slots, bytes));
             }
 
             CoapOptionEntry[] entries = new CoapOptionEntry[slots.Length];
             for (int i = 0; i < entries.Length; i++)
             {
-                entries[i] = CoapOptionTable.Unpack(slots[i], memory, shift);
+                entries[i] = CoapOptionTable.Unpack(slots[i], bytes);
             }
 
             return new CoapOptionCollection(entries);

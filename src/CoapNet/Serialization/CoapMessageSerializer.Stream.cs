@@ -41,9 +41,9 @@ public sealed partial class CoapMessageSerializer
 
         int headLength = StreamHeadLength(head[0]);
         ReadExactly(stream, head[1..headLength], 1);
-        byte[] frame = AllocateFrame(head[..headLength]);
-        ReadExactly(stream, frame.AsSpan(headLength), headLength);
-        return ParseOwned(frame);
+        byte[] frame = AllocateFrame(head[..headLength], out int frameLength);
+        ReadExactly(stream, frame.AsSpan(headLength, frameLength - headLength), headLength);
+        return ParseFrame(frame, frameLength);
     }
 
     /// <inheritdoc cref="Deserialize(Stream)"/>
@@ -137,6 +137,7 @@ public sealed partial class CoapMessageSerializer
         private readonly byte[] _head;
         private int _headLength;
         private byte[]? _frame;
+        private int _frameLength;
 
         public FrameRead(CoapMessageSerializer serializer)
         {
@@ -155,8 +156,8 @@ public sealed partial class CoapMessageSerializer
         {
             if (_frame is not null)
             {
-                EnsureFilled(read, _frame.Length - _headLength, _headLength);
-                Message = _serializer.ParseOwned(_frame);
+                EnsureFilled(read, _frameLength - _headLength, _headLength);
+                Message = _serializer.ParseFrame(_frame, _frameLength);
                 IsDone = true;
                 return default;
             }
@@ -181,8 +182,8 @@ public sealed partial class CoapMessageSerializer
                 EnsureFilled(read, _headLength - 1, 1);
             }
 
-            _frame = _serializer.AllocateFrame(_head.AsSpan(0, _headLength));
-            return _frame.AsMemory(_headLength);
+            _frame = _serializer.AllocateFrame(_head.AsSpan(0, _headLength), out _frameLength);
+            return _frame.AsMemory(_headLength, _frameLength - _headLength);
         }
 
         /// <summary>Gives the head buffer back to this thread's cache (a default instance has none).</summary>
@@ -300,17 +301,54 @@ public sealed partial class CoapMessageSerializer
 
     private static int StreamHeadLength(byte first) => 1 + ExtendedLengthBytes(first >> 4);
 
-    /// <summary>Allocates the array for a whole frame from its length header and copies the header in.</summary>
-    private byte[] AllocateFrame(ReadOnlySpan<byte> head)
+    /// <summary>
+    /// The array for a whole frame, from its length header, with the header copied in: exactly sized, so the
+    /// message parses in place; or, for a frame that <see cref="IsPooledFrame"/>, rented (and maybe larger).
+    /// </summary>
+    private byte[] AllocateFrame(ReadOnlySpan<byte> head, out int frameLength)
     {
-        if (ReadStreamLength(head, out long frameLength, out CoapFormatError error) != OperationStatus.Done)
+        if (ReadStreamLength(head, out long length, out CoapFormatError error) != OperationStatus.Done)
         {
             ThrowFormat(error);
         }
 
-        byte[] frame = GC.AllocateUninitializedArray<byte>((int)frameLength);
+        frameLength = (int)length;
+        byte[] frame = IsPooledFrame(frameLength) ? ArrayPool<byte>.Shared.Rent(frameLength) : GC.AllocateUninitializedArray<byte>(frameLength);
         head.CopyTo(frame);
         return frame;
+    }
+
+    /// <summary>
+    /// A frame between 64 KiB and 1 MiB is read into a pooled buffer and parsed with the copying parser,
+    /// which keeps its arrays off the Large Object Heap (see <see cref="MaxCopySegment"/>); the extra copy
+    /// costs less than the gen2 collections an exact-size array of that size brings. Larger frames are
+    /// payload-heavy (the 1 GB case): they keep one exact-size array, read into once.
+    /// </summary>
+    private static bool IsPooledFrame(int frameLength) => frameLength > MaxCopySegment && frameLength <= MaxPooledFrame;
+
+    private const int MaxPooledFrame = 1024 * 1024;
+
+    /// <summary>Parses a frame from <see cref="AllocateFrame"/>: in place, or copied out of the pooled buffer, which goes back.</summary>
+    private CoapMessage ParseFrame(byte[] frame, int frameLength)
+    {
+        if (!IsPooledFrame(frameLength))
+        {
+            return ParseOwned(frame);
+        }
+
+        try
+        {
+            if (!TryParse(frame.AsSpan(0, frameLength), default, out CoapMessage? message, out CoapFormatError error))
+            {
+                ThrowFormat(error);
+            }
+
+            return message;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(frame);
+        }
     }
 
     private CoapMessage ParseOwned(byte[] frame)

@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 
@@ -9,23 +11,27 @@ namespace CoapNet.Tests.Serialization;
 /// </summary>
 public class ManyOptionsTests
 {
-    // Past the compact threshold (2,048) and past one 8,192-entry chunk, so chunk boundaries are crossed.
-    private const int PathCount = 9000;
+    // Past the compact threshold (2,048) and past two 8,192-entry chunks, so chunk boundaries are crossed; the
+    // frame (about 130 KB) is past the 64 KiB the copying parser puts in one array, so segments are crossed too.
+    private const int PathCount = 20000;
 
-    public static TheoryData<CoapFraming, bool> Cases { get; } = new()
+    public enum EntryPoint
     {
-        { CoapFraming.Datagram, false },
-        { CoapFraming.Datagram, true },
-        { CoapFraming.Stream, false },
-        { CoapFraming.Stream, true },
-    };
+        Span,
+        Memory,
+        Stream,
+        StreamAsync,
+        Pipe,
+    }
+
+    public static TheoryData<CoapFraming, EntryPoint> Cases { get; } = Combine();
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void IndexerAndLookupsReadEveryOptionInWireOrder(CoapFraming framing, bool zeroCopy)
+    public void IndexerAndLookupsReadEveryOptionInWireOrder(CoapFraming framing, EntryPoint entryPoint)
     {
         CoapMessage original = CreateMessage();
-        CoapMessage parsed = Parse(framing, zeroCopy, original);
+        CoapMessage parsed = Parse(framing, entryPoint, original);
 
         CoapOptionCollection options = parsed.Options;
         options.Count.Should().Be(original.Options.Count);
@@ -50,10 +56,10 @@ public class ManyOptionsTests
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void ForeachAndTheEnumerableInterfaceVisitEveryOptionInOrder(CoapFraming framing, bool zeroCopy)
+    public void ForeachAndTheEnumerableInterfaceVisitEveryOptionInOrder(CoapFraming framing, EntryPoint entryPoint)
     {
         CoapMessage original = CreateMessage();
-        CoapMessage parsed = Parse(framing, zeroCopy, original);
+        CoapMessage parsed = Parse(framing, entryPoint, original);
 
         List<CoapOptionEntry> visited = [];
         foreach (CoapOptionEntry entry in parsed.Options)
@@ -67,10 +73,10 @@ public class ManyOptionsTests
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void SpansAndChangesSeeTheSameOptions(CoapFraming framing, bool zeroCopy)
+    public void SpansAndChangesSeeTheSameOptions(CoapFraming framing, EntryPoint entryPoint)
     {
         CoapMessage original = CreateMessage();
-        CoapMessage parsed = Parse(framing, zeroCopy, original);
+        CoapMessage parsed = Parse(framing, entryPoint, original);
 
         parsed.Options.AsSpan().ToArray().Should().Equal(original.Options.AsSpan().ToArray());
         parsed.Options.GetAll(CoapOptionNumber.UriPath).Length.Should().Be(PathCount);
@@ -87,12 +93,12 @@ public class ManyOptionsTests
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void AParsedMessageWritesBackToTheSameBytesThroughEveryWriter(CoapFraming framing, bool zeroCopy)
+    public void AParsedMessageWritesBackToTheSameBytesThroughEveryWriter(CoapFraming framing, EntryPoint entryPoint)
     {
         CoapMessageSerializer serializer = Serializer(framing);
         CoapMessage original = CreateMessage();
         byte[] wire = serializer.Serialize(original);
-        CoapMessage parsed = Parse(framing, zeroCopy, original);
+        CoapMessage parsed = Parse(framing, entryPoint, original);
 
         serializer.GetSerializedLength(parsed).Should().Be(wire.Length);
         serializer.Serialize(parsed).Should().Equal(wire);
@@ -121,11 +127,74 @@ public class ManyOptionsTests
     private static CoapMessageSerializer Serializer(CoapFraming framing)
         => new(framing, new CoapSerializerOptions { MaxMessageSize = 1 << 20 });
 
-    private static CoapMessage Parse(CoapFraming framing, bool zeroCopy, CoapMessage original)
+    [Theory]
+    [InlineData(EntryPoint.Span)]
+    [InlineData(EntryPoint.Stream)]
+    [InlineData(EntryPoint.StreamAsync)]
+    [InlineData(EntryPoint.Pipe)]
+    public void ACopiedLargeMessageKeepsEveryArrayButALargePayloadBelowTheLargeObjectHeapThreshold(EntryPoint entryPoint)
+    {
+        // Small options, then one of the largest value an option can hold (65,804 bytes, an unregistered elective
+        // number so no registered bound applies), more small options and a 100 KB payload.
+        CoapMessage original = new() { Code = CoapCode.Post, Token = new byte[] { 9, 8, 7 } };
+        for (int i = 0; i < 3000; i++)
+        {
+            original.Options.Add(CoapOptionNumber.UriPath, Segment(i));
+        }
+
+        byte[] largest = new byte[CoapOptionEntry.MaxValueLength];
+        new Random(5).NextBytes(largest);
+        original.Options.Add((CoapOptionNumber)65000, largest);
+        original.Options.Add((CoapOptionNumber)65001, new byte[] { 1 });
+        byte[] payload = new byte[100_000];
+        new Random(6).NextBytes(payload);
+        original.Payload = payload;
+
+        CoapMessage parsed = Parse(CoapFraming.Stream, entryPoint, original);
+
+        parsed.Token.ToArray().Should().Equal(9, 8, 7);
+        parsed.Options.Should().Equal(original.Options);
+        parsed.Payload.ToArray().Should().Equal(payload);
+        ArrayLength(parsed.Token).Should().BeLessThan(85_000);
+        foreach (CoapOptionEntry entry in parsed.Options)
+        {
+            ArrayLength(entry.Value).Should().BeLessThan(85_000, "option {0}'s bytes are not on the Large Object Heap", entry.Number);
+        }
+    }
+
+    private static int ArrayLength(ReadOnlyMemory<byte> memory)
+        => MemoryMarshal.TryGetArray(memory, out ArraySegment<byte> segment) ? segment.Array!.Length : throw new InvalidOperationException("not an array");
+
+    private static TheoryData<CoapFraming, EntryPoint> Combine()
+    {
+        TheoryData<CoapFraming, EntryPoint> cases = [];
+        foreach (EntryPoint entryPoint in Enum.GetValues<EntryPoint>())
+        {
+            cases.Add(CoapFraming.Datagram, entryPoint);
+            cases.Add(CoapFraming.Stream, entryPoint);
+        }
+
+        return cases;
+    }
+
+    private static CoapMessage Parse(CoapFraming framing, EntryPoint entryPoint, CoapMessage original)
     {
         CoapMessageSerializer serializer = Serializer(framing);
         byte[] wire = serializer.Serialize(original);
-        return zeroCopy ? serializer.Deserialize((ReadOnlyMemory<byte>)wire) : serializer.Deserialize((ReadOnlySpan<byte>)wire);
+        switch (entryPoint)
+        {
+            case EntryPoint.Span:
+                return serializer.Deserialize((ReadOnlySpan<byte>)wire);
+            case EntryPoint.Memory:
+                return serializer.Deserialize((ReadOnlyMemory<byte>)wire);
+            case EntryPoint.Stream:
+                return serializer.Deserialize(new MemoryStream(wire))!;
+            case EntryPoint.StreamAsync:
+                return serializer.DeserializeAsync(new MemoryStream(wire)).AsTask().GetAwaiter().GetResult()!;
+            default:
+                serializer.ReadFrame(new ReadOnlySequence<byte>(wire), out CoapMessage? message, out _, out _).Should().Be(OperationStatus.Done);
+                return message!;
+        }
     }
 
     private static string Segment(int i) => "s" + i.ToString(System.Globalization.CultureInfo.InvariantCulture);
