@@ -62,6 +62,11 @@ public sealed partial class CoapMessageSerializer
         {
             ArgumentNullException.ThrowIfNull(stream);
             cancellationToken.ThrowIfCancellationRequested();
+            if (IsPlainMemoryStream(stream))
+            {
+                return new ValueTask<CoapMessage?>(Deserialize(stream));
+            }
+
             if (Framing == CoapFraming.Datagram)
             {
                 return DeserializeDatagramAsync(stream, cancellationToken);
@@ -236,6 +241,12 @@ public sealed partial class CoapMessageSerializer
         {
             ArgumentNullException.ThrowIfNull(stream);
             cancellationToken.ThrowIfCancellationRequested();
+            if (IsPlainMemoryStream(stream))
+            {
+                Serialize(stream, message);
+                return default;
+            }
+
             buffer = RentHead(message, out int count, out bool payloadWritten);
             ValueTask head = stream.WriteAsync(buffer.AsMemory(0, count), cancellationToken);
             if (!head.IsCompletedSuccessfully)
@@ -298,6 +309,15 @@ public sealed partial class CoapMessageSerializer
 
         return buffer;
     }
+
+    /// <summary>
+    /// A <see cref="MemoryStream"/> itself (not a derived type, which may override the async methods) does its
+    /// async reads and writes synchronously in memory, so the async entry points run the synchronous twin: the
+    /// same bytes moved, without about 10 ns per call of ValueTask and cancellation plumbing in
+    /// MemoryStream.ReadAsync/WriteAsync and the per-thread head buffer. On the smallest message those made async
+    /// 1.9x (read) and 1.5x (write) the sync time.
+    /// </summary>
+    private static bool IsPlainMemoryStream(Stream stream) => stream.GetType() == typeof(MemoryStream);
 
     private static int StreamHeadLength(byte first) => 1 + ExtendedLengthBytes(first >> 4);
 
