@@ -267,4 +267,26 @@ if [[ -f "$everyday" ]]; then
     }' "$everyday" > "$out/everyday.md"
 fi
 
+# 9. CoapNet beside CoAPnet (PeerBenchmarks), when that class was run: per message and operation, both
+#    times and allocations and the factor CoAPnet time / CoapNet time (above 1: CoapNet is faster).
+peers="$results/CoapNet.Benchmarks.PeerBenchmarks-report.csv"
+if [[ -f "$peers" ]]; then
+  awk -F';' '
+    function num(s) { gsub(/[",]/, "", s); return s }
+    function fmt(ns) { return ns >= 1e3 ? sprintf("%.2f us", ns / 1e3) : sprintf("%.1f ns", ns) }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    {
+      method = $col["Method"]; lib = (method ~ /CoAPnet$/ ? "peer" : "ours"); op = method; sub(/(CoAPnet|CoapNet)$/, "", op)
+      key = $col["Message"] " | " op
+      if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+      t[key, lib] = num($col["Mean [ns]"]); a[key, lib] = num($col["Allocated [B]"])
+    }
+    END {
+      print "| message | operation | CoAPnet | CoapNet | CoAPnet / CoapNet | allocated CoAPnet | allocated CoapNet |"
+      print "|---|---|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n; i++)
+        printf "| %s | %s | %s | **%.1fx** | %s B | %s B |\n", keys[i], fmt(t[keys[i], "peer"]), fmt(t[keys[i], "ours"]), t[keys[i], "peer"] / t[keys[i], "ours"], a[keys[i], "peer"], a[keys[i], "ours"]
+    }' "$peers" | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k3,3; } > "$out/peers.md"
+fi
+
 echo "wrote $(ls "$out" | tr '\n' ' ')to $out"

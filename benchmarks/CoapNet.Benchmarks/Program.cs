@@ -8,9 +8,16 @@ internal static class Program
     {
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it
         // by accident: it joins the switcher only when named (`--filter *Gigabyte*`) or when listing.
-        Type[] types = GigabyteBenchmarks.IsRequested(args)
-            ? [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(GigabyteBenchmarks)]
-            : [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks)];
-        BenchmarkSwitcher.FromTypes(types).Run(args, BenchmarkConfig.Create());
+        List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks)];
+#if PEERS
+        // Compiled only when ../shared/peers holds CoAPnet's source (see the project file).
+        types.Add(typeof(PeerBenchmarks));
+#endif
+        if (GigabyteBenchmarks.IsRequested(args))
+        {
+            types.Add(typeof(GigabyteBenchmarks));
+        }
+
+        BenchmarkSwitcher.FromTypes([.. types]).Run(args, BenchmarkConfig.Create());
     }
 }

@@ -155,16 +155,16 @@ public sealed partial class CoapMessage
     }
 
     // RFC 3986: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"; sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "=".
-    private static bool IsUnreservedOrSubDelim(char c)
+    internal static bool IsUnreservedOrSubDelim(char c)
         => char.IsAsciiLetterOrDigit(c) || c is '-' or '.' or '_' or '~' or '!' or '$' or '&' or '\'' or '(' or ')' or '*' or '+' or ',' or ';' or '=';
 
-    private static bool AllowedInHost(char c) => IsUnreservedOrSubDelim(c);
+    internal static bool AllowedInHost(char c) => IsUnreservedOrSubDelim(c);
 
     // segment = *pchar, pchar = unreserved / pct-encoded / sub-delims / ":" / "@".
-    private static bool AllowedInSegment(char c) => IsUnreservedOrSubDelim(c) || c is ':' or '@';
+    internal static bool AllowedInSegment(char c) => IsUnreservedOrSubDelim(c) || c is ':' or '@';
 
     // query = *( pchar / "/" / "?" ), but '&' separates arguments (RFC 7252 section 6.5 step 8), so it is escaped inside one.
-    private static bool AllowedInQueryArgument(char c) => c != '&' && (AllowedInSegment(c) || c is '/' or '?');
+    internal static bool AllowedInQueryArgument(char c) => c != '&' && (AllowedInSegment(c) || c is '/' or '?');
 
     // Every non-ASCII character becomes the percent-encoding of its UTF-8 bytes, as do the disallowed ASCII ones.
     private static void AppendEscaped(StringBuilder builder, ReadOnlySpan<byte> value, Func<char, bool> allowed)

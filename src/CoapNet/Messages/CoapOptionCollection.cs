@@ -8,10 +8,18 @@ namespace CoapNet.Messages;
 /// delta encoding of RFC 7252 section 3.1 needs); options with the same number keep the order
 /// in which they were added, which is significant for repeatable options such as Uri-Path.
 /// </summary>
+/// <remarks>
+/// A parsed message with many options keeps them in a compact, chunked table over its bytes, so parsing
+/// stays off the Large Object Heap. Lookups, the indexer and <c>foreach</c> read that table directly;
+/// the first change, <see cref="AsSpan"/> or <see cref="GetAll"/> turns it into one array of entries.
+/// </remarks>
 public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
 {
     private CoapOptionEntry[] _items;
     private int _count;
+
+    // Non-null while the options are still the parser's compact table (then _items is empty).
+    private CoapOptionTable? _table;
 
     /// <summary>Creates an empty collection.</summary>
     public CoapOptionCollection() => _items = [];
@@ -21,6 +29,14 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     {
         _items = items;
         _count = items.Length;
+    }
+
+    // The parser hands over a compact table for messages with many options.
+    internal CoapOptionCollection(CoapOptionTable table)
+    {
+        _items = [];
+        _table = table;
+        _count = table.Count;
     }
 
     /// <summary>The number of options.</summary>
@@ -38,12 +54,17 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
                 throw new ArgumentOutOfRangeException(nameof(index), index, $"The collection holds {_count} options.");
             }
 
-            return _items[index];
+            return EntryAt(index);
         }
     }
 
-    /// <summary>The options as a span, in wire order, for allocation-free iteration.</summary>
-    public ReadOnlySpan<CoapOptionEntry> AsSpan() => new(_items, 0, _count);
+    /// <summary>The options as a span, in wire order.</summary>
+    /// <remarks>On a parsed message with thousands of options this builds the entry array once; <c>foreach</c> and the indexer do not.</remarks>
+    public ReadOnlySpan<CoapOptionEntry> AsSpan()
+    {
+        Materialize();
+        return new(_items, 0, _count);
+    }
 
     /// <summary>Adds an option with an encoded value, after any options with the same number.</summary>
     /// <param name="number">The option number.</param>
@@ -90,6 +111,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     public void Set(CoapOptionNumber number, ReadOnlyMemory<byte> value)
     {
         CoapOptionEntry entry = new(number, value);
+        Materialize();
         RemoveAll(number);
         Insert(entry);
     }
@@ -99,6 +121,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     /// <returns>How many options were removed.</returns>
     public int RemoveAll(CoapOptionNumber number)
     {
+        Materialize();
         int first = LowerBound(number);
         int end = first;
         while (end < _count && _items[end].Number == number)
@@ -120,7 +143,8 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     /// <summary>Removes every option.</summary>
     public void Clear()
     {
-        Array.Clear(_items, 0, _count);
+        Array.Clear(_items, 0, _table is null ? _count : 0);
+        _table = null;
         _count = 0;
     }
 
@@ -130,7 +154,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     public bool Contains(CoapOptionNumber number)
     {
         int i = LowerBound(number);
-        return i < _count && _items[i].Number == number;
+        return i < _count && NumberAt(i) == number;
     }
 
     /// <summary>How many options have <paramref name="number"/>.</summary>
@@ -139,7 +163,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     public int CountOf(CoapOptionNumber number)
     {
         int n = 0;
-        for (int i = LowerBound(number); i < _count && _items[i].Number == number; i++)
+        for (int i = LowerBound(number); i < _count && NumberAt(i) == number; i++)
         {
             n++;
         }
@@ -154,9 +178,9 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     public bool TryGet(CoapOptionNumber number, out CoapOptionEntry entry)
     {
         int i = LowerBound(number);
-        if (i < _count && _items[i].Number == number)
+        if (i < _count && NumberAt(i) == number)
         {
-            entry = _items[i];
+            entry = EntryAt(i);
             return true;
         }
 
@@ -169,6 +193,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     /// <returns>The matching options.</returns>
     public ReadOnlySpan<CoapOptionEntry> GetAll(CoapOptionNumber number)
     {
+        Materialize();
         int first = LowerBound(number);
         int end = first;
         while (end < _count && _items[end].Number == number)
@@ -184,16 +209,22 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     /// <returns>The strings, in order; empty when there is none.</returns>
     public string[] GetStrings(CoapOptionNumber number)
     {
-        ReadOnlySpan<CoapOptionEntry> all = GetAll(number);
-        if (all.IsEmpty)
+        int first = LowerBound(number);
+        int end = first;
+        while (end < _count && NumberAt(end) == number)
+        {
+            end++;
+        }
+
+        if (end == first)
         {
             return [];
         }
 
-        string[] result = new string[all.Length];
-        for (int i = 0; i < all.Length; i++)
+        string[] result = new string[end - first];
+        for (int i = 0; i < result.Length; i++)
         {
-            result[i] = all[i].GetString();
+            result[i] = EntryAt(first + i).GetString();
         }
 
         return result;
@@ -210,8 +241,8 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
     {
         for (int i = 0; i < _count; i++)
         {
-            CoapOptionEntry e = _items[i];
-            if (!e.HasValidLength || (i > 0 && _items[i - 1].Number == e.Number && !CoapOptionDefinition.IsRepeatableOrUnknown(e.Number)))
+            CoapOptionEntry e = EntryAt(i);
+            if (!e.HasValidLength || (i > 0 && NumberAt(i - 1) == e.Number && !CoapOptionDefinition.IsRepeatableOrUnknown(e.Number)))
             {
                 entry = e;
                 return true;
@@ -222,15 +253,15 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
         return false;
     }
 
-    /// <summary>Returns an allocation-free enumerator.</summary>
+    /// <summary>Returns an allocation-free enumerator over the options in wire order.</summary>
     /// <returns>The enumerator.</returns>
-    public ReadOnlySpan<CoapOptionEntry>.Enumerator GetEnumerator() => AsSpan().GetEnumerator();
+    public Enumerator GetEnumerator() => new(this);
 
     IEnumerator<CoapOptionEntry> IEnumerable<CoapOptionEntry>.GetEnumerator()
     {
         for (int i = 0; i < _count; i++)
         {
-            yield return _items[i];
+            yield return EntryAt(i);
         }
     }
 
@@ -242,14 +273,44 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
         StringBuilder builder = new();
         for (int i = 0; i < _count; i++)
         {
-            builder.Append(i == 0 ? string.Empty : ", ").Append(_items[i].ToString());
+            builder.Append(i == 0 ? string.Empty : ", ").Append(EntryAt(i).ToString());
         }
 
         return builder.ToString();
     }
 
+    /// <summary>
+    /// Entries from <paramref name="start"/> on, without building the whole entry array: the stored span
+    /// itself, or as many as fit in <paramref name="scratch"/> decoded from the compact table. The writer
+    /// serializes a parsed message of any size this way without a Large Object Heap array.
+    /// </summary>
+    internal ReadOnlySpan<CoapOptionEntry> GetBatch(int start, Span<CoapOptionEntry> scratch)
+        => _table is null ? new ReadOnlySpan<CoapOptionEntry>(_items, start, _count - start) : scratch[.._table.CopyTo(start, scratch)];
+
+    /// <summary>True while the options are the parser's compact table, so <see cref="GetBatch"/> needs scratch space.</summary>
+    internal bool IsCompact => _table is not null;
+
+    private CoapOptionEntry EntryAt(int index) => _table is null ? _items[index] : _table[index];
+
+    private CoapOptionNumber NumberAt(int index) => _table is null ? _items[index].Number : _table.NumberAt(index);
+
+    // Turns the compact table into the entry array that spans and changes need; once per collection.
+    private void Materialize()
+    {
+        if (_table is null)
+        {
+            return;
+        }
+
+        CoapOptionEntry[] items = new CoapOptionEntry[_count];
+        _table.CopyTo(0, items);
+        _items = items;
+        _table = null;
+    }
+
     private void Insert(CoapOptionEntry entry)
     {
+        Materialize();
         if (_count == _items.Length)
         {
             Array.Resize(ref _items, Math.Max(4, _count * 2));
@@ -275,7 +336,7 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
         while (lo < hi)
         {
             int mid = (int)((uint)(lo + hi) >> 1);
-            if (_items[mid].Number < number)
+            if (NumberAt(mid) < number)
             {
                 lo = mid + 1;
             }
@@ -286,5 +347,35 @@ public sealed class CoapOptionCollection : IReadOnlyList<CoapOptionEntry>
         }
 
         return lo;
+    }
+
+    /// <summary>Enumerates the options in wire order without allocating.</summary>
+    public struct Enumerator : IEnumerator<CoapOptionEntry>
+    {
+        private readonly CoapOptionCollection _collection;
+        private int _index;
+
+        internal Enumerator(CoapOptionCollection collection)
+        {
+            _collection = collection;
+            _index = -1;
+        }
+
+        /// <summary>The option at the current position.</summary>
+        public readonly CoapOptionEntry Current => _collection.EntryAt(_index);
+
+        readonly object IEnumerator.Current => Current;
+
+        /// <summary>Advances to the next option.</summary>
+        /// <returns>False past the last option.</returns>
+        public bool MoveNext() => ++_index < _collection._count;
+
+        /// <summary>Returns to before the first option.</summary>
+        public void Reset() => _index = -1;
+
+        /// <summary>Does nothing: the enumerator holds no resources.</summary>
+        public readonly void Dispose()
+        {
+        }
     }
 }

@@ -92,18 +92,7 @@ public sealed partial class CoapMessageSerializer
         ArgumentNullException.ThrowIfNull(message);
         int tokenLength = message.Token.Length;
         int payloadLength = message.Payload.Length;
-        long optionsLength = 0;
-        if (message.HasOptions)
-        {
-            int previous = 0;
-            foreach (CoapOptionEntry option in message.Options.AsSpan())
-            {
-                int number = (int)option.Number;
-                int length = option.Value.Length;
-                optionsLength += 1 + ExtendedSize(number - previous) + ExtendedSize(length) + length;
-                previous = number;
-            }
-        }
+        long optionsLength = message.HasOptions ? MeasureOptions(message.Options) : 0;
 
         // RFC 7252 section 4.1: an Empty message is only the header.
         if (message.Code.IsEmpty && (tokenLength != 0 || optionsLength != 0 || payloadLength != 0))
@@ -138,6 +127,29 @@ public sealed partial class CoapMessageSerializer
         }
 
         return new Layout((int)(total - payloadLength), (int)total, (int)optionsLength, (int)body);
+    }
+
+    // RFC 7252 section 3.1: each option takes a header byte, its extended delta and length, and its value.
+    private static long MeasureOptions(CoapOptionCollection options)
+    {
+        long length = 0;
+        int previous = 0;
+        using OptionBatches batches = new(options);
+        for (int start = 0; start < options.Count;)
+        {
+            ReadOnlySpan<CoapOptionEntry> batch = batches.Next(start);
+            foreach (CoapOptionEntry option in batch)
+            {
+                int number = (int)option.Number;
+                int valueLength = option.Value.Length;
+                length += 1 + ExtendedSize(number - previous) + ExtendedSize(valueLength) + valueLength;
+                previous = number;
+            }
+
+            start += batch.Length;
+        }
+
+        return length;
     }
 
     // RFC 8323 section 3.2: Len is the body length itself below 13, else 13/14/15 with 1/2/4 extended bytes.
@@ -190,7 +202,15 @@ public sealed partial class CoapMessageSerializer
         position += tokenLength;
         if (message.HasOptions)
         {
-            position = WriteOptions(message.Options.AsSpan(), destination, position);
+            CoapOptionCollection options = message.Options;
+            int previous = 0;
+            using OptionBatches batches = new(options);
+            for (int start = 0; start < options.Count;)
+            {
+                ReadOnlySpan<CoapOptionEntry> batch = batches.Next(start);
+                position = WriteOptions(batch, destination, position, ref previous);
+                start += batch.Length;
+            }
         }
 
         if (!message.Payload.IsEmpty)
@@ -199,9 +219,8 @@ public sealed partial class CoapMessageSerializer
         }
     }
 
-    private static int WriteOptions(ReadOnlySpan<CoapOptionEntry> options, Span<byte> destination, int position)
+    private static int WriteOptions(ReadOnlySpan<CoapOptionEntry> options, Span<byte> destination, int position, ref int previous)
     {
-        int previous = 0;
         foreach (CoapOptionEntry option in options)
         {
             int number = (int)option.Number;
@@ -235,5 +254,35 @@ public sealed partial class CoapMessageSerializer
         BinaryPrimitives.WriteUInt16BigEndian(destination[position..], (ushort)(value - 269));
         position += 2;
         return 14;
+    }
+
+    /// <summary>
+    /// The options in spans: all at once when the collection holds an entry array, or decoded a batch at a
+    /// time into pooled scratch space when it is a parsed message's compact table, so writing a message with
+    /// a hundred thousand options back out allocates no entry array (RFC 8323 streams carry such messages).
+    /// </summary>
+    private readonly ref struct OptionBatches
+    {
+        private const int BatchLength = 256;
+
+        private readonly CoapOptionCollection _options;
+        private readonly CoapOptionEntry[]? _scratch;
+
+        public OptionBatches(CoapOptionCollection options)
+        {
+            _options = options;
+            _scratch = options.IsCompact ? ArrayPool<CoapOptionEntry>.Shared.Rent(BatchLength) : null;
+        }
+
+        public ReadOnlySpan<CoapOptionEntry> Next(int start) => _options.GetBatch(start, _scratch);
+
+        public void Dispose()
+        {
+            if (_scratch is not null)
+            {
+                // Cleared: the entries refer to the message's memory, which the pool must not keep alive.
+                ArrayPool<CoapOptionEntry>.Shared.Return(_scratch, clearArray: true);
+            }
+        }
     }
 }
