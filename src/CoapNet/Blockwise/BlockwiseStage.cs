@@ -76,7 +76,7 @@ internal sealed class BlockwiseStage : CoapStage
         // it, without running the handler again.
         if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
         {
-            exchange.Respond(Slice(body.Response, body.Response.Payload, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
+            exchange.Respond(Slice(body.Response, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
             return;
         }
 
@@ -103,18 +103,13 @@ internal sealed class BlockwiseStage : CoapStage
         }
 
         int number = asked?.Number ?? 0;
-        if ((long)number << (exponent + 4) >= payload.Length && payload.Length > 0)
-        {
-            next(exchange, CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message);
-            return;
-        }
-
-        if (payload.Length > 1 << (exponent + 4))
+        CoapMessage slice = Slice(response, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
+        if (slice.Block2 is not null && payload.Length > 1 << (exponent + 4))
         {
             Store(Key(exchange), response);
         }
 
-        next(exchange, Slice(response, payload, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0));
+        next(exchange, slice);
     }
 
     private bool FitsOneDatagram(CoapMessage response)
@@ -140,17 +135,18 @@ internal sealed class BlockwiseStage : CoapStage
         return etag;
     }
 
-    /// <summary>Block <paramref name="number"/> of <paramref name="payload"/>, with the response's code and options and Block2 (and Size2) set.</summary>
-    private static CoapMessage Slice(CoapMessage response, ReadOnlyMemory<byte> payload, int number, int exponent, bool includeSize2)
+    /// <summary>Block <paramref name="number"/> of the response's body, with its code and options and Block2 (and Size2) set; 4.02 past the end.</summary>
+    private static CoapMessage Slice(CoapMessage response, int number, int exponent, bool includeSize2)
     {
+        ReadOnlyMemory<byte> payload = response.Payload;
         int size = 1 << (exponent + 4);
         long offset = (long)number * size;
-        CoapMessage slice = CopyWithout(response, CoapOptionNumber.Block2);
         if (offset >= payload.Length && payload.Length > 0)
         {
             return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message;
         }
 
+        CoapMessage slice = CopyWithout(response, CoapOptionNumber.Block2);
         int length = (int)Math.Min(size, payload.Length - offset);
         slice.Payload = payload.Slice((int)offset, length);
         slice.Block2 = new CoapBlock(number, offset + length < payload.Length, exponent);

@@ -37,8 +37,8 @@ internal sealed class SocketConnection : TransportConnection, IDuplexPipe
         long output = options.MaxOutputBufferSize;
         _input = new Pipe(new PipeOptions(pauseWriterThreshold: input, resumeWriterThreshold: input / 2, useSynchronizationContext: false));
         _output = new Pipe(new PipeOptions(pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
-        RemoteEndPoint = TcpTransportOptions.Normalize((IPEndPoint)socket.RemoteEndPoint!);
-        LocalEndPoint = TcpTransportOptions.Normalize((IPEndPoint)socket.LocalEndPoint!);
+        RemoteEndPoint = SocketEndPoints.Normalize((IPEndPoint)socket.RemoteEndPoint!);
+        LocalEndPoint = SocketEndPoints.Normalize((IPEndPoint)socket.LocalEndPoint!);
         _receiving = Task.Run(ReceiveLoopAsync);
         _sending = Task.Run(SendLoopAsync);
     }

@@ -32,21 +32,9 @@ public sealed class TcpConnectionListener : IConnectionListener
         _options.Validate();
         ArgumentOutOfRangeException.ThrowIfLessThan(backlog, 1);
         endPoint ??= new IPEndPoint(IPAddress.IPv6Any, DefaultPort);
-        bool dualStack = endPoint.Address.Equals(IPAddress.IPv6Any);
-        if (dualStack && !Socket.OSSupportsIPv6)
-        {
-            endPoint = new IPEndPoint(IPAddress.Any, endPoint.Port);
-            dualStack = false;
-        }
-
-        _socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        _socket = SocketEndPoints.Create(ref endPoint, SocketType.Stream, ProtocolType.Tcp);
         try
         {
-            if (dualStack)
-            {
-                _socket.DualMode = true;
-            }
-
             _socket.Bind(endPoint);
             _socket.Listen(backlog);
         }
@@ -56,7 +44,7 @@ public sealed class TcpConnectionListener : IConnectionListener
             throw;
         }
 
-        LocalEndPoint = TcpTransportOptions.Normalize((IPEndPoint)_socket.LocalEndPoint!);
+        LocalEndPoint = SocketEndPoints.Normalize((IPEndPoint)_socket.LocalEndPoint!);
     }
 
     /// <inheritdoc/>

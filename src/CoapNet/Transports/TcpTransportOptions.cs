@@ -36,8 +36,4 @@ public sealed class TcpTransportOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxOutputBufferSize, 1024, nameof(MaxOutputBufferSize));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(CloseTimeout, TimeSpan.Zero, nameof(CloseTimeout));
     }
-
-    // An IPv4 peer of a dual-stack socket shows as ::ffff:a.b.c.d; the rest of the stack sees plain IPv4, as UdpTransport does.
-    internal static IPEndPoint Normalize(IPEndPoint endPoint)
-        => endPoint.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(endPoint.Address.MapToIPv4(), endPoint.Port) : endPoint;
 }

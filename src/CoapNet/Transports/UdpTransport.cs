@@ -35,22 +35,10 @@ public sealed class UdpTransport : IDatagramTransport
         ArgumentOutOfRangeException.ThrowIfLessThan(options.ReceiveBufferSize, 1024);
         _receiveBufferSize = options.ReceiveBufferSize;
 
-        IPAddress address = options.Address;
-        bool dualStack = address.Equals(IPAddress.IPv6Any);
-        if (dualStack && !Socket.OSSupportsIPv6)
-        {
-            address = IPAddress.Any;
-            dualStack = false;
-        }
-
-        _socket = new Socket(address.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+        IPEndPoint bind = new(options.Address, options.Port);
+        _socket = SocketEndPoints.Create(ref bind, SocketType.Dgram, ProtocolType.Udp);
         try
         {
-            if (dualStack)
-            {
-                _socket.DualMode = true;
-            }
-
             if (options.SocketReceiveBufferSize is int receive)
             {
                 _socket.ReceiveBufferSize = receive;
@@ -61,7 +49,7 @@ public sealed class UdpTransport : IDatagramTransport
                 _socket.SendBufferSize = send;
             }
 
-            _socket.Bind(new IPEndPoint(address, options.Port));
+            _socket.Bind(bind);
         }
         catch
         {
@@ -69,7 +57,7 @@ public sealed class UdpTransport : IDatagramTransport
             throw;
         }
 
-        LocalEndPoint = Normalize((IPEndPoint)_socket.LocalEndPoint!);
+        LocalEndPoint = SocketEndPoints.Normalize((IPEndPoint)_socket.LocalEndPoint!);
     }
 
     /// <inheritdoc/>
@@ -143,10 +131,6 @@ public sealed class UdpTransport : IDatagramTransport
         _stopping.Dispose();
     }
 
-    // An IPv4 peer of a dual-stack socket arrives as ::ffff:a.b.c.d; users and matching see a.b.c.d.
-    private static IPEndPoint Normalize(IPEndPoint endPoint)
-        => endPoint.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(endPoint.Address.MapToIPv4(), endPoint.Port) : endPoint;
-
     private SocketAddress GetSocketAddress(IPEndPoint remote)
     {
         ArgumentNullException.ThrowIfNull(remote);
@@ -200,7 +184,7 @@ public sealed class UdpTransport : IDatagramTransport
 
                     SocketAddress key = new(received.Family, received.Size);
                     received.Buffer.Span[..received.Size].CopyTo(key.Buffer.Span);
-                    remote = Normalize((IPEndPoint)template.Create(key));
+                    remote = SocketEndPoints.Normalize((IPEndPoint)template.Create(key));
                     peers[key] = remote;
                 }
 

@@ -123,13 +123,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     {
         ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
         byte[] ack = SerializeEmpty(CoapMessageType.Acknowledgement, exchange.Request.MessageId);
-        lock (_gate)
-        {
-            received.Entry.Reply = ack;
-            received.Entry.Exchange = null;
-            _unanswered?.Remove(exchange);
-        }
-
+        Settle(exchange, received, ack);
         SendRaw(received.Channel, ack, null);
     }
 
@@ -137,20 +131,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void Reject(CoapExchange exchange)
     {
         ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
-        lock (_gate)
+        byte[]? reset = exchange.Request.Type == CoapMessageType.Confirmable ? SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId) : null;
+        Settle(exchange, received, reset);
+        if (reset is not null)
         {
-            _unanswered?.Remove(exchange);
-        }
-
-        if (exchange.Request.Type == CoapMessageType.Confirmable)
-        {
-            byte[] reset = SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId);
-            lock (_gate)
-            {
-                received.Entry.Reply = reset;
-                received.Entry.Exchange = null;
-            }
-
             SendRaw(received.Channel, reset, null);
         }
     }
@@ -167,13 +151,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             response.Type = CoapMessageType.Acknowledgement;
             response.MessageId = exchange.Request.MessageId;
             byte[] bytes = channel.Encode(response);
-            lock (_gate)
-            {
-                received.Entry.Reply = bytes;
-                received.Entry.Exchange = null;
-                _unanswered?.Remove(exchange);
-            }
-
+            Settle(exchange, received, bytes);
             SendRaw(channel, bytes, response);
             return;
         }
@@ -274,6 +252,24 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         if (confirmable)
         {
             SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
+        }
+    }
+
+    /// <summary>
+    /// The request's own reply is decided: record it for duplicates (RFC 7252 section 4.5), stop
+    /// watching it for the automatic empty ACK, and let the deduplication entry drop the exchange.
+    /// </summary>
+    private void Settle(CoapExchange exchange, ReceivedRequest received, byte[]? reply)
+    {
+        lock (_gate)
+        {
+            if (reply is not null)
+            {
+                received.Entry.Reply = reply;
+                received.Entry.Exchange = null;
+            }
+
+            _unanswered?.Remove(exchange);
         }
     }
 
