@@ -38,7 +38,7 @@ await using CoapServer server = new(new CoapServerOptions
     Endpoints = [new IPEndPoint(address, port)],
     TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
 });
-SampleResources.Map(server);
+using IDisposable ticker = SampleResources.Map(server);
 await server.StartAsync();
 
 foreach (Uri uri in server.LocalUris)

@@ -18,10 +18,11 @@ public static class SampleResources
     /// <summary>The longest /slow delay, in milliseconds.</summary>
     public const int MaxSlowMilliseconds = 60_000;
 
-    /// <summary>Maps /hello, /time, /echo, /store, /store/{name}, /slow and /large onto <paramref name="server"/>.</summary>
+    /// <summary>Maps /hello, /time, /counter, /echo, /store, /store/{name}, /slow and /large onto <paramref name="server"/>.</summary>
     /// <param name="server">The server, not yet started.</param>
     /// <param name="time">The clock for /time and /slow; the system clock by default.</param>
-    public static void Map(CoapServer server, TimeProvider? time = null)
+    /// <returns>The timer that notifies the observers of /time each second; dispose it with the server.</returns>
+    public static IDisposable Map(CoapServer server, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(server);
         time ??= TimeProvider.System;
@@ -29,8 +30,21 @@ public static class SampleResources
         server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"))
             .WithTitle("Greeting").WithResourceType("greeting").Produces(CoapContentFormat.TextPlain);
 
-        server.MapGet("/time", _ => CoapResponse.Content(time.GetUtcNow().ToString("O", CultureInfo.InvariantCulture)))
-            .WithTitle("Server time (UTC)").WithResourceType("time").WithInterface("sensor").Produces(CoapContentFormat.TextPlain);
+        // Observable (RFC 7641): every observer gets the time once a second.
+        CoapRouteBuilder clock = server.MapGet("/time", _ => CoapResponse.Content(time.GetUtcNow().ToString("O", CultureInfo.InvariantCulture)))
+            .WithTitle("Server time (UTC)").WithResourceType("time").WithInterface("sensor").Produces(CoapContentFormat.TextPlain).Observable();
+        ITimer ticker = time.CreateTimer(static state => ((CoapRouteBuilder)state!).NotifyObservers(), clock, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1));
+
+        // Observable: each POST increments the count and notifies its observers.
+        long count = 0;
+        CoapRouteBuilder counter = server.MapGet("/counter", _ => CoapResponse.Content(Interlocked.Read(ref count).ToString(CultureInfo.InvariantCulture)))
+            .WithTitle("Counter: POST increments").Produces(CoapContentFormat.TextPlain).Observable();
+        server.MapPost("/counter", _ =>
+        {
+            long now = Interlocked.Increment(ref count);
+            counter.NotifyObservers();
+            return new CoapResponse(CoapCode.Changed, now.ToString(CultureInfo.InvariantCulture));
+        });
 
         server.MapPost("/echo", request => Echo(CoapCode.Content, request));
         server.MapPut("/echo", request => Echo(CoapCode.Changed, request)).WithTitle("Echo");
@@ -69,6 +83,8 @@ public static class SampleResources
 
             return CoapResponse.Content(body, CoapContentFormat.OctetStream);
         }).WithTitle("?size=N deterministic bytes").Produces(CoapContentFormat.OctetStream);
+
+        return ticker;
     }
 
     private static CoapResponse Echo(CoapCode code, CoapRequest request) => new(code, request.Payload, request.ContentFormat);

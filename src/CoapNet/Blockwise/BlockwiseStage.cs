@@ -266,8 +266,10 @@ internal sealed class BlockwiseStage : CoapStage
 
             CoapMessage follow = CopyWithout(call.Request, CoapOptionNumber.Block2);
 
-            // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it).
+            // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it);
+            // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).
             follow.Token = default;
+            follow.Observe = null;
             _expected = block.Number + 1;
             follow.Block2 = new CoapBlock(_expected, false, block.SizeExponent);
             call.SendFollowUp(follow, OnBlock);

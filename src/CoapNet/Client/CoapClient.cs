@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading.Channels;
 using CoapNet.Channels;
 using CoapNet.LinkFormat;
 using CoapNet.Messages;
@@ -234,6 +236,65 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     public async Task<IReadOnlyList<CoapLink>> DiscoverAsync(Uri uri, string? query = null, CancellationToken cancellationToken = default)
         => ParseDiscovery(await GetAsync(WellKnownCore(uri, query), cancellationToken).ConfigureAwait(false));
 
+    /// <summary>
+    /// Observes a resource (RFC 7641): sends GET with Observe=0 and yields the response, then every
+    /// notification, newest state last. Notifications older than the last one are dropped (section
+    /// 3.4); a CON notification is acknowledged; when they stop for longer than Max-Age plus
+    /// <see cref="CoapClientOptions.ObserveReregistrationMargin"/>, or the connection is lost, the client
+    /// registers again. The sequence ends after a response without Observe (the server would not
+    /// observe, or sent an error); canceling <paramref name="cancellationToken"/> or leaving the loop
+    /// deregisters (a GET with Observe=1, and RST for any later notification).
+    /// </summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="cancellationToken">Ends the observation.</param>
+    /// <returns>The responses, the registration's first.</returns>
+    /// <exception cref="CoapTimeoutException">The registration was not answered in time.</exception>
+    /// <exception cref="CoapResetException">The server answered the registration with RST.</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled.</exception>
+    public IAsyncEnumerable<CoapResponse> ObserveAsync(Uri uri, CancellationToken cancellationToken = default)
+    {
+        CoapMessage request = BuildObserveRequest(uri);
+        return ObserveCoreAsync(request, uri, cancellationToken);
+    }
+
+    /// <summary>
+    /// Observes a resource (RFC 7641), with a callback: sends GET with Observe=0, waits for the response
+    /// and hands it to <paramref name="onNotification"/>, then every notification (see
+    /// <see cref="ObserveAsync"/> for the rules). Returns once the first response was handled; dispose
+    /// the result to deregister.
+    /// </summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="onNotification">Gets each response, one at a time, in order.</param>
+    /// <param name="onError">Gets the failure that ends the observation after the first response (or an exception <paramref name="onNotification"/> threw); null to ignore it.</param>
+    /// <param name="cancellationToken">Ends the observation.</param>
+    /// <returns>The observation; <see cref="CoapObservation.IsActive"/> is false when the server did not accept it.</returns>
+    /// <exception cref="CoapTimeoutException">The registration was not answered in time.</exception>
+    /// <exception cref="CoapResetException">The server answered the registration with RST.</exception>
+    /// <exception cref="OperationCanceledException">The token was canceled before the first response.</exception>
+    public CoapObservation Observe(Uri uri, Action<CoapResponse> onNotification, Action<Exception>? onError = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(onNotification);
+        CoapMessage request = BuildObserveRequest(uri);
+        CoapPeer peer = ResolveDestination(uri);
+        ClientObservation observation = new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+        TaskCompletionSource first = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static state => ((ClientObservation)state!).Dispose(), observation);
+        observation.Start();
+        Task pump = PumpAsync(observation, onNotification, onError, first, registration);
+
+        // Not sync-over-async: the first response is signaled by the receive loop or a timer on pool threads.
+        try
+        {
+            first.Task.GetAwaiter().GetResult();
+        }
+        catch (ChannelClosedException) when (cancellationToken.IsCancellationRequested)
+        {
+            throw new OperationCanceledException(cancellationToken);
+        }
+
+        return new CoapObservation(observation, pump);
+    }
+
     /// <summary>Closes the socket and the connections; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
     public void Dispose()
     {
@@ -295,6 +356,60 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
         CoapPeer destination = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
         return await SendAsync(request, destination, cancellationToken).ConfigureAwait(false);
+    }
+
+    private CoapMessage BuildObserveRequest(Uri uri)
+    {
+        CoapMessage request = BuildRequest(CoapCode.Get, uri, default, null);
+        request.Observe = 0;
+        return request;
+    }
+
+    private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        using ClientObservation observation = new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+        observation.Start();
+        ChannelReader<CoapResponse> reader = observation.Reader;
+        while (await reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
+        {
+            while (reader.TryRead(out CoapResponse? response))
+            {
+                yield return response;
+            }
+        }
+    }
+
+    /// <summary>Hands the observation's responses to the callback, one at a time; the first completes <paramref name="first"/>.</summary>
+    private static async Task PumpAsync(ClientObservation observation, Action<CoapResponse> onNotification, Action<Exception>? onError, TaskCompletionSource first, CancellationTokenRegistration registration)
+    {
+        try
+        {
+            ChannelReader<CoapResponse> reader = observation.Reader;
+            while (await reader.WaitToReadAsync().ConfigureAwait(false))
+            {
+                while (reader.TryRead(out CoapResponse? response))
+                {
+                    onNotification(response);
+                    first.TrySetResult();
+                }
+            }
+
+            first.TrySetException(new ChannelClosedException("The observation ended before its first response."));
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // A failure, or the callback's own exception: either way the observation is over.
+            observation.Dispose();
+            if (!first.TrySetException(e))
+            {
+                onError?.Invoke(e);
+            }
+        }
+        finally
+        {
+            await registration.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
     private CoapMessage BuildRequest(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat)

@@ -15,6 +15,12 @@ public sealed class CoapClientOptions
     /// <summary>The limits of coap+tcp connections (RFC 8323): message size, timeouts, requests in flight; null for the defaults.</summary>
     public CoapConnectionOptions? Connections { get; init; }
 
+    /// <summary>
+    /// How long past a notification's Max-Age (default 60 s) an observation waits for the next one before
+    /// it registers again (RFC 7641 section 3.3.1); default 5 s.
+    /// </summary>
+    public TimeSpan ObserveReregistrationMargin { get; init; } = TimeSpan.FromSeconds(5);
+
     /// <summary>When true, requests built from a URI go out as NON instead of CON (RFC 7252 section 2.2).</summary>
     public bool UseNonConfirmable { get; init; }
 }

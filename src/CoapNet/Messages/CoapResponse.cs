@@ -67,6 +67,9 @@ public sealed class CoapResponse
     /// <summary>The options.</summary>
     public CoapOptionCollection Options => Message.Options;
 
+    /// <summary>The Observe option (RFC 7641): the sequence value of a notification, or null for a response that is not one.</summary>
+    public uint? Observe => Message.Observe;
+
     /// <summary>The payload.</summary>
     public ReadOnlyMemory<byte> Payload
     {

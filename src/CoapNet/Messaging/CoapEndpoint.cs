@@ -54,8 +54,15 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
-        _exchanges = new ExchangeLayer(lower, options, logger, [new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider)]);
+        ObserveStage = new Observe.ObserveStage(options.TimeProvider);
+
+        // From the application down: block-wise joins and splits bodies; Observe numbers notifications
+        // and, on the way in, drops stale ones before any block of theirs is fetched.
+        _exchanges = new ExchangeLayer(lower, options, logger, [new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider), ObserveStage]);
     }
+
+    /// <summary>The Observe stage (RFC 7641); a server gives it its list of observers.</summary>
+    internal Observe.ObserveStage ObserveStage { get; }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
     internal ExchangeLayer Exchanges => _exchanges;

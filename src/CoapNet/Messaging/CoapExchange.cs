@@ -59,6 +59,16 @@ public sealed class CoapExchange
     /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
     internal ExchangeLayer? Layer { get; set; }
 
+    /// <summary>What the request observes when it registers (the server's route), set by routing when the resource is observable (RFC 7641).</summary>
+    internal object? ObserveTarget { get; set; }
+
+    /// <summary>Set on the exchange a server makes for one notification: its response goes to this observer as a notification (RFC 7641 section 4.2).</summary>
+    internal Observe.Observation? Notification { get; private init; }
+
+    /// <summary>An exchange for one notification of <paramref name="observation"/>: the registering request again, answered toward the same observer.</summary>
+    internal CoapExchange ForNotification(Observe.Observation observation)
+        => new(_lower, Request, Peer, LowerState) { Layer = Layer, Notification = observation, ObserveTarget = observation.Target };
+
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
     /// while a slow handler works; the response then goes out as a separate confirmable message
@@ -121,6 +131,15 @@ public sealed class CoapExchange
         }
     }
 
-    /// <summary>Sends the response below the stages (the last stage's "next").</summary>
-    internal void SendBelowStages(CoapMessage wire) => _lower.SendResponse(this, wire);
+    /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
+    internal void SendBelowStages(CoapMessage wire)
+    {
+        if (Notification is { } observation)
+        {
+            _lower.SendNotification(this, wire, observation);
+            return;
+        }
+
+        _lower.SendResponse(this, wire);
+    }
 }

@@ -36,6 +36,12 @@ internal abstract class CoapStage
 
     /// <summary>A response on its way down to the layer below.</summary>
     public virtual void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next) => next(exchange, response);
+
+    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed): forget what the stage holds for it.</summary>
+    public virtual void OnPeerLost(CoapPeer peer)
+    {
+        // Most stages hold nothing per peer beyond what expires by itself.
+    }
 }
 
 /// <summary>A request this side sent, as a stage sees it while its response passes up.</summary>
@@ -49,6 +55,12 @@ internal interface IClientCall
 
     /// <summary>A slot for the stage's state across follow-up requests.</summary>
     object? StageState { get; set; }
+
+    /// <summary>The state <paramref name="stage"/> keeps for this call (each stage has a slot of its own), or null.</summary>
+    object? GetState(CoapStage stage);
+
+    /// <summary>Sets the state <paramref name="stage"/> keeps for this call.</summary>
+    void SetState(CoapStage stage, object? state);
 
     /// <summary>
     /// Sends <paramref name="request"/> to the same server below the stages (a fresh token when it has

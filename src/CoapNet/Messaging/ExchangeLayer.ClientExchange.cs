@@ -20,7 +20,7 @@ internal sealed partial class ExchangeLayer
     private sealed class ClientExchange : OutgoingRequest, IClientCall
     {
         private readonly ExchangeLayer _layer;
-        private readonly Action<CoapMessage>? _laterResponses;
+        private readonly ManyResponses? _laterResponses;
         private readonly Action<CoapMessage>? _onFollowUpResponse;
         private readonly ClientExchange? _parent;
         private CancellationToken _cancellationToken;
@@ -33,8 +33,9 @@ internal sealed partial class ExchangeLayer
         private ITimer? _responseTimer;
         private int _finished;
         private CancellationTokenRegistration _registration;
+        private object?[]? _stageStates;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, Action<CoapMessage>? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, ManyResponses? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
             : base(request, peer)
         {
             _layer = layer;
@@ -56,6 +57,27 @@ internal sealed partial class ExchangeLayer
 
         /// <inheritdoc/>
         public object? StageState { get; set; }
+
+        /// <inheritdoc/>
+        public object? GetState(CoapStage stage)
+        {
+            int index = Array.IndexOf(_layer._stages, stage);
+            object?[]? states = Volatile.Read(ref _stageStates);
+            return states is null || index < 0 ? null : Volatile.Read(ref states[index]);
+        }
+
+        /// <inheritdoc/>
+        public void SetState(CoapStage stage, object? state)
+        {
+            int index = Array.IndexOf(_layer._stages, stage);
+            if (index < 0)
+            {
+                throw new ArgumentException("The stage is not one of this exchange layer's.", nameof(stage));
+            }
+
+            object?[] states = Volatile.Read(ref _stageStates) ?? Interlocked.CompareExchange(ref _stageStates, new object?[_layer._stages.Length], null) ?? _stageStates!;
+            Volatile.Write(ref states[index], state);
+        }
 
         public void RegisterCancellation(CancellationToken cancellationToken)
         {
@@ -93,50 +115,56 @@ internal sealed partial class ExchangeLayer
 
         public void OnResponse(CoapMessage response)
         {
-            if (_laterResponses is null)
+            if (Volatile.Read(ref _finished) != 0)
             {
-                if (Volatile.Read(ref _finished) != 0)
-                {
-                    return;
-                }
+                return;
+            }
 
-                // The request is answered below; the caller's outcome may still take more exchanges (stages).
-                ReleaseBelow();
-                if (_onFollowUpResponse is not null)
-                {
-                    // A stage's follow-up request: its response goes to that stage, not up the chain again.
-                    if (Interlocked.Exchange(ref _finished, 1) == 0)
-                    {
-                        Record(response.Code, null);
-                        _onFollowUpResponse(response);
-                    }
-
-                    return;
-                }
-
+            if (_laterResponses is not null)
+            {
+                // The request is answered: below, its retransmission and NSTART slot end; here it stays
+                // registered, and every response (the first and each later one) passes the stages.
+                _layer._lower.EndRequest(this);
+                Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
                 _layer.ReceiveResponseThroughStages(this, response);
                 return;
             }
 
-            if (Interlocked.Exchange(ref _responded, 1) == 0)
+            // The request is answered below; the caller's outcome may still take more exchanges (stages).
+            ReleaseBelow();
+            if (_onFollowUpResponse is not null)
             {
-                // The request is answered: below, its retransmission and NSTART slot end; here it stays registered.
-                Record(response.Code, null);
-                _layer._lower.EndRequest(this);
-                Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
-                _completion.TrySetResult(response);
+                // A stage's follow-up request: its response goes to that stage, not up the chain again.
+                if (Interlocked.Exchange(ref _finished, 1) == 0)
+                {
+                    Record(response.Code, null);
+                    _onFollowUpResponse(response);
+                }
+
                 return;
             }
 
-            if (Volatile.Read(ref _finished) == 0)
-            {
-                _laterResponses(response);
-            }
+            _layer.ReceiveResponseThroughStages(this, response);
         }
 
         /// <summary>The caller's outcome: the response, after every stage had its say.</summary>
         public void Complete(CoapMessage response)
         {
+            if (_laterResponses is not null)
+            {
+                if (Interlocked.Exchange(ref _responded, 1) == 0)
+                {
+                    Record(response.Code, null);
+                    _completion.TrySetResult(response);
+                }
+                else if (Volatile.Read(ref _finished) == 0)
+                {
+                    _laterResponses.Later(response);
+                }
+
+                return;
+            }
+
             if (Interlocked.Exchange(ref _finished, 1) != 0)
             {
                 return;
@@ -194,6 +222,17 @@ internal sealed partial class ExchangeLayer
             if (_parent is not null)
             {
                 _parent.Fail(exception);
+                return;
+            }
+
+            if (Volatile.Read(ref _responded) != 0)
+            {
+                // Past the first response of an exchange that carries many: its caller hears of the end this way.
+                if (exception is not OperationCanceledException)
+                {
+                    _laterResponses?.FailedLater?.Invoke(exception);
+                }
+
                 return;
             }
 

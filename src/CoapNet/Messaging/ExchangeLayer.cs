@@ -58,15 +58,17 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     /// <summary>
     /// Sends a request whose exchange carries more than one response (RFC 7641 notifications): the task
-    /// completes with the first; every later response with the same token goes to
+    /// completes with the first; every later response with the same token passes the stages and goes to
     /// <paramref name="laterResponses"/> until <paramref name="cancellationToken"/> ends the exchange,
-    /// after which a further response matches nothing (and a CON one gets RST below).
+    /// after which a further response matches nothing (and a CON one gets RST below). A failure after
+    /// the first response (the connection lost, a stage failing) goes to <paramref name="failedLater"/>.
     /// </summary>
-    public Task<CoapMessage> SendForManyResponsesAsync(CoapMessage request, CoapPeer peer, Action<CoapMessage> laterResponses, CancellationToken cancellationToken)
+    public Task<CoapMessage> SendForManyResponsesAsync(CoapMessage request, CoapPeer peer, Action<CoapMessage> laterResponses, CancellationToken cancellationToken, Action<Exception>? failedLater = null)
     {
         Validate(request, peer);
         ArgumentNullException.ThrowIfNull(laterResponses);
-        return Begin(request, peer, laterResponses, cancellationToken, null, null).Completion;
+        ClientExchange exchange = Begin(request, peer, new ManyResponses(laterResponses, failedLater), cancellationToken, null, null);
+        return exchange.Completion;
     }
 
     /// <inheritdoc/>
@@ -135,6 +137,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         foreach (ClientExchange exchange in lost)
         {
             exchange.Fail(reason);
+        }
+
+        foreach (CoapStage stage in _stages)
+        {
+            stage.OnPeerLost(peer);
         }
     }
 
@@ -264,7 +271,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     }
 
     /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, Action<CoapMessage>? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
 
@@ -354,6 +361,9 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             exchange.Fail(e);
         }
     }
+
+    /// <summary>Where the later responses of an exchange that carries many go, and its failure after the first.</summary>
+    private sealed record ManyResponses(Action<CoapMessage> Later, Action<Exception>? FailedLater);
 
     private static partial class Log
     {

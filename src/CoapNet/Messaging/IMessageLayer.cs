@@ -67,6 +67,16 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     void SendResponse(CoapExchange exchange, CoapMessage response);
 
     /// <summary>
+    /// Sends a notification (RFC 7641 section 4.2) to the observer that registered through
+    /// <paramref name="registration"/>'s request (its <see cref="CoapExchange.LowerState"/> says where):
+    /// over UDP a CON or NON (as <paramref name="notification"/>'s type says) with a Message ID of its
+    /// own, retransmitted until acknowledged when CON; on a stream a plain frame. Its fate goes to
+    /// <paramref name="owner"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException">The notification cannot be serialized or is too large; nothing was sent.</exception>
+    void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner);
+
+    /// <summary>
     /// Checks that the peer is alive: an empty CON answered by RST (RFC 7252 section 4.3), or a Ping
     /// signal answered by Pong (RFC 8323 section 5.4).
     /// </summary>
@@ -116,4 +126,17 @@ internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
     /// message exceeds what the peer accepts (<see cref="ArgumentException"/>).
     /// </summary>
     public abstract void OnFailed(Exception reason);
+}
+
+/// <summary>Who learns the fate of a notification the layer below sent (RFC 7641 section 4.5).</summary>
+internal interface INotificationOwner
+{
+    /// <summary>A CON notification was acknowledged, or a NON one (or a frame on a stream) was sent.</summary>
+    void OnDelivered();
+
+    /// <summary>The observer answered with RST: it no longer wants notifications (RFC 7641 section 3.6).</summary>
+    void OnRejected();
+
+    /// <summary>A CON notification was not acknowledged after MAX_RETRANSMIT, or the connection is gone (RFC 7641 section 4.5).</summary>
+    void OnFailed(Exception reason);
 }

@@ -11,6 +11,8 @@ namespace CoapNet.Server;
 /// <remarks>The discovery attributes (RFC 6690) are taken from the properties when the resource is registered.</remarks>
 public abstract class CoapResource
 {
+    private readonly List<CoapRouteBuilder> _routes = [];
+
     /// <summary>The "title" attribute for discovery, or null.</summary>
     public virtual string? Title => null;
 
@@ -26,8 +28,40 @@ public abstract class CoapResource
     /// <summary>The Content-Formats the resource accepts in request payloads: 4.15 for any other (empty: no check).</summary>
     public virtual IReadOnlyList<ushort> AcceptedContentFormats => [];
 
-    /// <summary>True to announce "obs" in discovery (RFC 7641).</summary>
+    /// <summary>True to make the resource observable (RFC 7641): GET with Observe=0 registers, <see cref="NotifyObservers"/> notifies, discovery announces "obs".</summary>
     public virtual bool IsObservable => false;
+
+    /// <summary>
+    /// Tells the resource's observers that its state changed: each gets a notification made by running
+    /// <see cref="Get"/> (or <see cref="GetAsync"/>) again (RFC 7641 section 4.2). Does nothing before
+    /// the resource is registered or when nobody observes it.
+    /// </summary>
+    /// <returns>The number of observations notified.</returns>
+    public int NotifyObservers()
+    {
+        CoapRouteBuilder[] routes;
+        lock (_routes)
+        {
+            routes = [.. _routes];
+        }
+
+        int count = 0;
+        foreach (CoapRouteBuilder route in routes)
+        {
+            count += route.NotifyObservers();
+        }
+
+        return count;
+    }
+
+    /// <summary>Records where the resource was registered, for <see cref="NotifyObservers"/>.</summary>
+    internal void Attach(CoapRouteBuilder route)
+    {
+        lock (_routes)
+        {
+            _routes.Add(route);
+        }
+    }
 
     /// <summary>Handles GET synchronously.</summary>
     /// <param name="request">The request.</param>

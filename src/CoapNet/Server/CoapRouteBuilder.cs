@@ -4,8 +4,13 @@ namespace CoapNet.Server;
 public sealed class CoapRouteBuilder
 {
     private readonly CoapRoute _route;
+    private readonly CoapServer _server;
 
-    internal CoapRouteBuilder(CoapRoute route) => _route = route;
+    internal CoapRouteBuilder(CoapRoute route, CoapServer server)
+    {
+        _route = route;
+        _server = server;
+    }
 
     /// <summary>The route template, such as "/store/{name}".</summary>
     public string Template => _route.Template;
@@ -72,13 +77,24 @@ public sealed class CoapRouteBuilder
         return this;
     }
 
-    /// <summary>Announces "obs" in discovery: the resource is observable (RFC 7641 section 6).</summary>
+    /// <summary>
+    /// Makes the route observable (RFC 7641): a GET with Observe=0 registers its sender, who then gets a
+    /// notification each time <see cref="NotifyObservers"/> (or <see cref="CoapServer.NotifyObservers(string)"/>)
+    /// is called; discovery announces "obs" (section 6).
+    /// </summary>
     /// <returns>This builder.</returns>
     public CoapRouteBuilder Observable()
     {
         _route.IsObservable = true;
         return this;
     }
+
+    /// <summary>
+    /// Tells the route's observers that its state changed: each gets a notification made by running
+    /// its GET handler again (RFC 7641 section 4.2). Keep the builder from <see cref="Observable"/> to call this.
+    /// </summary>
+    /// <returns>The number of observations notified.</returns>
+    public int NotifyObservers() => _server.NotifyObservers(_route);
 
     /// <summary>Leaves the route out of /.well-known/core.</summary>
     /// <returns>This builder.</returns>

@@ -34,6 +34,30 @@ public sealed partial class CoapServer
         Shed(exchange);
     }
 
+    /// <summary>
+    /// Makes one notification of <paramref name="observation"/>: its registering request goes through
+    /// the pipeline again and the response goes back to the observer as a notification (RFC 7641
+    /// section 4.2). Admitted past MaxPendingRequests: an observation has at most one notification in
+    /// progress, so the observation bound is theirs.
+    /// </summary>
+    private void RunNotification(Observe.Observation observation)
+    {
+        if (Volatile.Read(ref _state) == 1)
+        {
+            CoapExchange exchange = observation.Registration.ForNotification(observation);
+            exchange.ArrivedAt = Stopwatch.GetTimestamp();
+            Interlocked.Increment(ref _admitted);
+            if (Volatile.Read(ref _state) == 1 && _dispatch!.Post(exchange))
+            {
+                return;
+            }
+
+            Release();
+        }
+
+        observation.Abandon();
+    }
+
     private bool TryAdmit()
     {
         int current;
@@ -229,6 +253,13 @@ public sealed partial class CoapServer
     private static void Record(CoapExchange exchange, CoapCode code)
     {
         Activity? activity = exchange.Activity;
+        if (exchange.Notification is not null)
+        {
+            // A notification is not a request: it is not counted as one.
+            activity?.Stop();
+            return;
+        }
+
         bool counting = CoapInstrumentation.ServerRequestCounter.Enabled;
         if (!counting && !CoapInstrumentation.ServerDuration.Enabled && activity is null)
         {
@@ -274,6 +305,12 @@ public sealed partial class CoapServer
         }
 
         exchange.Route = route.Template;
+        if (route.IsObservable && message.Code == CoapCode.Get)
+        {
+            // RFC 7641 section 4.1: a GET with Observe=0 on an observable resource may register; the Observe stage decides.
+            exchange.ObserveTarget = route;
+        }
+
         RouteHandler? handler = route.GetHandler(message.Code);
         if (handler is null)
         {

@@ -36,6 +36,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _aborting = new();
     private readonly object _lifecycle = new();
+    private readonly Observe.ObservationRegistry _observations;
     private ActionBlock<CoapExchange>? _dispatch;
     private ActionBlock<SyncWork>? _blocking;
     private int _admitted;
@@ -49,6 +50,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _options = options ?? new CoapServerOptions();
         _options.Validate();
         _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
+        _observations = new Observe.ObservationRegistry(_options.Observe, _options.TimeProvider, _logger, RunNotification);
         MapGet("/.well-known/core", Discover).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
 
@@ -93,6 +95,12 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
     /// <summary>The number of requests queued or being handled.</summary>
     public int PendingRequests => Volatile.Read(ref _admitted);
+
+    /// <summary>The number of observations the server holds (RFC 7641), across all its endpoints.</summary>
+    public int Observations => _observations.Count;
+
+    /// <summary>The list of observers, for tests inside the library.</summary>
+    internal Observe.ObservationRegistry ObservationRegistry => _observations;
 
     /// <summary>The templates of the mapped routes, in registration order.</summary>
     public IReadOnlyList<string> Routes
@@ -240,8 +248,43 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             builder.Observable();
         }
 
+        resource.Attach(builder);
         return builder;
     }
+
+    /// <summary>
+    /// Tells the observers of a resource that its state changed (RFC 7641 section 4.2): each gets a
+    /// notification made by running its GET handler again. <paramref name="path"/> is either a route
+    /// template ("/sensors/{id}": every observer of the route) or a request path ("/sensors/7": only
+    /// the observers of that path). Each observer has at most one notification in progress; changes
+    /// meanwhile yield one more notification with the latest state (section 4.5.2), so a slow
+    /// observer never delays the others nor makes the server queue without bound.
+    /// </summary>
+    /// <param name="path">A route template or a request path, starting with '/'.</param>
+    /// <returns>The number of observations notified.</returns>
+    /// <exception cref="ArgumentException">The path does not start with '/'.</exception>
+    public int NotifyObservers(string path)
+    {
+        ArgumentNullException.ThrowIfNull(path);
+        if (path.Length == 0 || path[0] != '/')
+        {
+            throw new ArgumentException($"'{path}' is not a path: it must start with '/'.", nameof(path));
+        }
+
+        foreach (CoapRoute route in _router.Routes)
+        {
+            if (string.Equals(route.Template, path, StringComparison.Ordinal))
+            {
+                return _observations.Notify(route, null);
+            }
+        }
+
+        string[] segments = path == "/" ? [] : path[1..].Split('/');
+        return _router.Match(segments, out _) is { } matched ? _observations.Notify(matched, path) : 0;
+    }
+
+    /// <summary>Notifies every observer of <paramref name="route"/>.</summary>
+    internal int NotifyObservers(CoapRoute route) => _observations.Notify(route, null);
 
     /// <summary>Binds the endpoints and starts serving.</summary>
     /// <exception cref="InvalidOperationException">The server was already started.</exception>
@@ -274,6 +317,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 {
                     _endpoints.Add(endpoint);
                     endpoint.RequestHandler = Enqueue;
+                    endpoint.ObserveStage.Registry = _observations;
                     endpoint.Start();
                 }
             }
@@ -393,7 +437,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
             CoapRoute route = _router.GetOrAdd(template);
             route.SetHandler(method, handler);
-            return new CoapRouteBuilder(route);
+            return new CoapRouteBuilder(route, this);
         }
     }
 
@@ -410,6 +454,8 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             }
         }
 
+        // Observations end with the server; their observers re-register with whoever serves next (RFC 7641 section 3.3.1).
+        _observations.Clear();
         if (Volatile.Read(ref _admitted) == 0)
         {
             _drained.TrySetResult();

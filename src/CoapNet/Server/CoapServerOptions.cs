@@ -90,6 +90,9 @@ public sealed class CoapServerOptions
     /// <summary>Block-wise transfer (RFC 7959): the block size for large responses and the bounds on the bodies kept for follow-up blocks.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
 
+    /// <summary>Observe (RFC 7641): the bounds on observations and the type of notifications.</summary>
+    public CoapNet.Observe.ObserveOptions Observe { get; init; } = new();
+
     /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
     public int MaxPeers { get; init; } = 10000;
 
@@ -104,6 +107,8 @@ public sealed class CoapServerOptions
         }
 
         ArgumentNullException.ThrowIfNull(ConnectionListeners);
+        ArgumentNullException.ThrowIfNull(Observe);
+        Observe.Validate();
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         if (MaxPendingRequests < 1)

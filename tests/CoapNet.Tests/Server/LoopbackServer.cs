@@ -10,6 +10,8 @@ namespace CoapNet.Tests.Server;
 /// </summary>
 internal sealed class LoopbackServer : IAsyncDisposable
 {
+    private IDisposable? _owned;
+
     private LoopbackServer(CoapServer server)
     {
         Server = server;
@@ -63,6 +65,15 @@ internal sealed class LoopbackServer : IAsyncDisposable
         }
     }
 
+    /// <summary>As <see cref="Start(Action{CoapServer}, CoapServerOptions?)"/>, keeping what the mapping returns (a timer) to dispose with the server.</summary>
+    public static LoopbackServer Start(Func<CoapServer, IDisposable> map, CoapServerOptions? options = null)
+    {
+        IDisposable? owned = null;
+        LoopbackServer server = Start(s => { owned = map(s); }, options);
+        server._owned = owned;
+        return server;
+    }
+
     /// <summary>A coap:// (or coap+tcp://) URI on the server, such as Uri("/store/lamp").</summary>
     public Uri Uri(string pathAndQuery, string scheme = "coap")
         => new($"{scheme}://127.0.0.1:{(scheme == "coap" ? EndPoint : TcpEndPoint ?? throw new InvalidOperationException("The server does not listen on TCP.")).Port}{pathAndQuery}");
@@ -82,6 +93,7 @@ internal sealed class LoopbackServer : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        _owned?.Dispose();
         // Bounded: a test that fails while a handler is blocked must fail, not hang in its cleanup.
         using (CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10)))
         {

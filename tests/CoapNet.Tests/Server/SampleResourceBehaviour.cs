@@ -30,7 +30,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
     public virtual Task InitializeAsync()
     {
         // SeparateResponseDelay 0.5 s (default 1 s): /slow?ms=1500 is answered separately even on a slow machine.
-        _server = LoopbackServer.Start(server => SampleResources.Map(server), LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMilliseconds(500), tcp: !HasMessageTypes));
+        _server = LoopbackServer.Start(s => SampleResources.Map(s), LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMilliseconds(500), tcp: !HasMessageTypes));
         return Task.CompletedTask;
     }
 
@@ -51,7 +51,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
         reply.ContentFormat.Should().Be(CoapContentFormat.LinkFormat);
         Dictionary<string, CoapLink> links = CoapLinkFormat.Parse(reply.Text).ToDictionary(link => link.Target);
         links.Keys.Should().BeEquivalentTo(
-            ["/hello", "/time", "/echo", "/store", "/slow", "/large"],
+            ["/hello", "/time", "/counter", "/echo", "/store", "/slow", "/large"],
             "every sample resource is listed; /store/{name} is a template, not a link, and /.well-known/core is not listed");
 
         links["/hello"].Title.Should().Be("Greeting");

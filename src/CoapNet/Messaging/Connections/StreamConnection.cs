@@ -249,6 +249,27 @@ internal sealed class StreamConnection
         CheckReleased();
     }
 
+    /// <summary>Queues a notification (RFC 7641 over RFC 8323 section 7.1: a plain frame); false when the connection is closed.</summary>
+    /// <exception cref="ArgumentException">Larger than the peer's Max-Message-Size.</exception>
+    public bool TrySendNotification(CoapMessage notification, int size)
+    {
+        lock (_gate)
+        {
+            if (size > _peerMaxMessageSize)
+            {
+                throw TooLarge(size, notification);
+            }
+
+            if (_state == State.Closed)
+            {
+                return false;
+            }
+
+            Enqueue(new Outgoing(notification, null, null));
+            return true;
+        }
+    }
+
     /// <summary>Sends a Ping and completes with the round-trip time when its Pong arrives (RFC 8323 section 5.4).</summary>
     public Task<TimeSpan> PingAsync(CancellationToken cancellationToken)
     {

@@ -189,6 +189,24 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
+    {
+        ArgumentNullException.ThrowIfNull(registration);
+        ArgumentNullException.ThrowIfNull(owner);
+        StreamConnection connection = (StreamConnection)registration.LowerState!;
+
+        // RFC 8323 section 7.1: no CON/NON on a stream; the connection itself tells whether the observer is there.
+        if (connection.TrySendNotification(notification, CoapStreamChannel.MeasureForSend(notification)))
+        {
+            owner.OnDelivered();
+        }
+        else
+        {
+            owner.OnFailed(new CoapConnectionException($"The connection to {connection.Peer} is closed.", connection.Peer.EndPoint));
+        }
+    }
+
+    /// <inheritdoc/>
     public Task<TimeSpan> PingAsync(CoapPeer peer, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(peer);

@@ -225,4 +225,15 @@ internal sealed partial class DatagramMessageLayer
             // The layer has already logged the give-up.
         }
     }
+
+    /// <summary>A CON notification we sent: its ACK, RST or give-up goes to the observation (RFC 7641 section 4.5).</summary>
+    private sealed class NotificationTransmissionOwner(INotificationOwner owner) : ITransmissionOwner
+    {
+        public void OnAcknowledged(CoapMessage acknowledgement) => owner.OnDelivered();
+
+        public void OnReset() => owner.OnRejected();
+
+        public void OnGaveUp(int retransmissions)
+            => owner.OnFailed(new CoapTimeoutException($"The observer did not acknowledge a notification after {retransmissions} retransmissions.", null));
+    }
 }

@@ -34,6 +34,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     private readonly DeduplicationCache _deduplication;
     private readonly PeerMessageStateTable _peers;
     private readonly Dictionary<MessageKey, Transmission> _unacknowledged = [];
+    private readonly NonNotifications _nonNotifications = new();
     private readonly Dictionary<CoapExchange, long>? _unanswered;
     private readonly ITimer _sweepTimer;
     private readonly ITimer? _acceptTimer;
@@ -172,6 +173,37 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         SendRaw(channel, datagram, response);
+    }
+
+    /// <inheritdoc/>
+    public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        DatagramChannel channel = ((ReceivedRequest)registration.LowerState!).Channel;
+        bool confirmable = notification.Type == CoapMessageType.Confirmable;
+        byte[] datagram;
+        lock (_gate)
+        {
+            long now = _time.GetTimestamp();
+            notification.MessageId = _peers.GetOrCreate(channel.Peer, now).NextMessageId();
+            datagram = channel.Encode(notification);
+            MessageKey key = new(channel.Peer, notification.MessageId);
+            if (confirmable)
+            {
+                StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner));
+            }
+            else
+            {
+                // RFC 7641 section 3.6: the observer may reject a NON notification with RST; remember its Message ID for that.
+                _nonNotifications.Add(key, owner, now + _nonLifetimeTicks);
+            }
+        }
+
+        SendRaw(channel, datagram, notification);
+        if (!confirmable)
+        {
+            owner.OnDelivered();
+        }
     }
 
     /// <inheritdoc/>
@@ -349,7 +381,17 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     {
         lock (_gate)
         {
-            _peers.Sweep(_time.GetTimestamp());
+            long now = _time.GetTimestamp();
+            _peers.Sweep(now);
+            _nonNotifications.Sweep(now);
+        }
+    }
+
+    private INotificationOwner? TakeNonNotification(CoapPeer peer, ushort messageId)
+    {
+        lock (_gate)
+        {
+            return _nonNotifications.Take(new MessageKey(peer, messageId));
         }
     }
 
@@ -494,6 +536,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
             SendRaw(channel, reply, null);
         }
+        else if (!matched && response.Observe is not null)
+        {
+            // RFC 7641 section 3.6: a NON notification nobody observes any longer may be rejected with RST, which ends the observation.
+            SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, response.MessageId), null);
+        }
     }
 
     private void OnAcknowledgementOrReset(DatagramChannel channel, CoapMessage message)
@@ -505,6 +552,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             {
                 StopTransmission(transmission);
             }
+        }
+
+        if (transmission is null && message.Type == CoapMessageType.Reset && TakeNonNotification(channel.Peer, message.MessageId) is { } observer)
+        {
+            // RFC 7641 section 3.6: the observer rejected a NON notification; it wants no more.
+            observer.OnRejected();
+            return;
         }
 
         if (transmission is null)

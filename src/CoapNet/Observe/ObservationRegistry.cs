@@ -1,0 +1,264 @@
+using CoapNet.Channels;
+using CoapNet.Messaging;
+using Microsoft.Extensions.Logging;
+
+namespace CoapNet.Observe;
+
+/// <summary>
+/// A server's list of observers (RFC 7641 section 4.1), shared by all its endpoints: keyed by peer and
+/// token, indexed by what is observed, and bounded in total and per peer so a peer cannot make the
+/// server hold more than <see cref="ObserveOptions.MaxObservations"/>.
+/// </summary>
+internal sealed partial class ObservationRegistry
+{
+    private readonly ObserveOptions _options;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly Action<Observation> _run;
+    private readonly object _gate = new();
+    private readonly Dictionary<TokenKey, Observation> _byKey = [];
+    private readonly Dictionary<CoapPeer, int> _perPeer = [];
+    private readonly Dictionary<object, HashSet<Observation>> _byTarget = new(ReferenceEqualityComparer.Instance);
+
+    /// <param name="options">The bounds and the notification types.</param>
+    /// <param name="time">The clock for liveness.</param>
+    /// <param name="logger">Where registrations and removals are logged (Debug).</param>
+    /// <param name="run">Makes one notification of an observation: runs its request's handler again and answers through <see cref="Observation"/>.</param>
+    public ObservationRegistry(ObserveOptions options, TimeProvider time, ILogger logger, Action<Observation> run)
+    {
+        options.Validate();
+        _options = options;
+        _time = time;
+        _logger = logger;
+        _run = run;
+        ConfirmableIntervalTicks = (long)Math.Min(options.ConfirmableInterval.TotalSeconds * time.TimestampFrequency, long.MaxValue / 2);
+    }
+
+    /// <summary>The settings.</summary>
+    public ObserveOptions Options => _options;
+
+    /// <summary>The confirmable interval in timestamp ticks.</summary>
+    public long ConfirmableIntervalTicks { get; }
+
+    /// <summary>The clock's timestamp now.</summary>
+    public long Now => _time.GetTimestamp();
+
+    /// <summary>The Observe value of a new observation's first response, less one; tests set it near 2^24 to see the wrap.</summary>
+    internal uint FirstSequence { get; set; } = 1;
+
+    /// <summary>The number of observations.</summary>
+    public int Count
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _byKey.Count;
+            }
+        }
+    }
+
+    /// <summary>The observation with this peer and token, or null.</summary>
+    public Observation? Find(TokenKey key)
+    {
+        lock (_gate)
+        {
+            return _byKey.TryGetValue(key, out Observation? observation) ? observation : null;
+        }
+    }
+
+    /// <summary>
+    /// Adds the observer of <paramref name="exchange"/>'s request, or renews the one with its peer and
+    /// token (RFC 7641 section 4.1: replaced, never added twice); null when a bound refuses it.
+    /// </summary>
+    public Observation? Register(CoapExchange exchange, object target)
+    {
+        TokenKey key = TokenKey.From(exchange.Peer, exchange.Request.Token.Span);
+        long now = Now;
+        Observation observation;
+        lock (_gate)
+        {
+            if (_byKey.TryGetValue(key, out Observation? existing))
+            {
+                if (!ReferenceEquals(existing.Target, target))
+                {
+                    RemoveFromTarget(existing);
+                    existing.Renew(exchange, target, now);
+                    AddToTarget(existing);
+                }
+                else
+                {
+                    existing.Renew(exchange, target, now);
+                }
+
+                return existing;
+            }
+
+            _perPeer.TryGetValue(exchange.Peer, out int ofPeer);
+            if (_byKey.Count >= _options.MaxObservations || ofPeer >= _options.MaxObservationsPerPeer)
+            {
+                Log.Refused(_logger, exchange.Peer, exchange.Request.UriPath, _byKey.Count, ofPeer);
+                return null;
+            }
+
+            observation = new Observation(this, key, exchange, target, FirstSequence, now);
+            _byKey.Add(key, observation);
+            _perPeer[exchange.Peer] = ofPeer + 1;
+            AddToTarget(observation);
+        }
+
+        Log.Registered(_logger, exchange.Peer, exchange.Request.UriPath);
+        return observation;
+    }
+
+    /// <summary>Removes an observation (deregistered, rejected, timed out, ended by an error notification); later changes send it nothing.</summary>
+    public void Remove(Observation observation, string reason)
+    {
+        lock (_gate)
+        {
+            if (!_byKey.TryGetValue(observation.Key, out Observation? current) || !ReferenceEquals(current, observation))
+            {
+                return;
+            }
+
+            RemoveLocked(observation);
+        }
+
+        Log.Removed(_logger, observation.Peer, observation.Path, reason);
+    }
+
+    /// <summary>Removes every observation of <paramref name="peer"/> (its connection is gone).</summary>
+    public void RemovePeer(CoapPeer peer)
+    {
+        List<Observation> gone = [];
+        lock (_gate)
+        {
+            if (!_perPeer.ContainsKey(peer))
+            {
+                return;
+            }
+
+            foreach (Observation observation in _byKey.Values)
+            {
+                if (observation.Peer.Equals(peer))
+                {
+                    gone.Add(observation);
+                }
+            }
+
+            foreach (Observation observation in gone)
+            {
+                RemoveLocked(observation);
+            }
+        }
+
+        foreach (Observation observation in gone)
+        {
+            Log.Removed(_logger, peer, observation.Path, "the connection is gone");
+        }
+    }
+
+    /// <summary>Removes every observation (the server stops).</summary>
+    public void Clear()
+    {
+        lock (_gate)
+        {
+            foreach (Observation observation in _byKey.Values)
+            {
+                observation.MarkRemoved();
+            }
+
+            _byKey.Clear();
+            _perPeer.Clear();
+            _byTarget.Clear();
+        }
+    }
+
+    /// <summary>
+    /// The observed state changed: every observation of <paramref name="target"/> (only those whose
+    /// path is <paramref name="path"/>, when given) gets a notification, each on its own.
+    /// </summary>
+    /// <returns>The number of observations notified.</returns>
+    public int Notify(object target, string? path)
+    {
+        Observation[] observers;
+        lock (_gate)
+        {
+            if (!_byTarget.TryGetValue(target, out HashSet<Observation>? set) || set.Count == 0)
+            {
+                return 0;
+            }
+
+            observers = new Observation[set.Count];
+            set.CopyTo(observers);
+        }
+
+        int count = 0;
+        foreach (Observation observation in observers)
+        {
+            if (path is null || string.Equals(observation.Path, path, StringComparison.Ordinal))
+            {
+                observation.Trigger();
+                count++;
+            }
+        }
+
+        return count;
+    }
+
+    /// <summary>Makes one notification (the observation is marked busy).</summary>
+    internal void Run(Observation observation) => _run(observation);
+
+    // Caller holds the lock.
+    private void RemoveLocked(Observation observation)
+    {
+        _byKey.Remove(observation.Key);
+        if (_perPeer.TryGetValue(observation.Peer, out int ofPeer))
+        {
+            if (ofPeer <= 1)
+            {
+                _perPeer.Remove(observation.Peer);
+            }
+            else
+            {
+                _perPeer[observation.Peer] = ofPeer - 1;
+            }
+        }
+
+        RemoveFromTarget(observation);
+        observation.MarkRemoved();
+    }
+
+    // Caller holds the lock.
+    private void AddToTarget(Observation observation)
+    {
+        if (!_byTarget.TryGetValue(observation.Target, out HashSet<Observation>? set))
+        {
+            set = new HashSet<Observation>(ReferenceEqualityComparer.Instance);
+            _byTarget.Add(observation.Target, set);
+        }
+
+        set.Add(observation);
+    }
+
+    // Caller holds the lock.
+    private void RemoveFromTarget(Observation observation)
+    {
+        if (_byTarget.TryGetValue(observation.Target, out HashSet<Observation>? set) && set.Remove(observation) && set.Count == 0)
+        {
+            _byTarget.Remove(observation.Target);
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(301, LogLevel.Debug, "{Peer} observes {Path}")]
+        public static partial void Registered(ILogger logger, CoapPeer peer, string path);
+
+        [LoggerMessage(302, LogLevel.Debug, "{Peer} no longer observes {Path}: {Reason}")]
+        public static partial void Removed(ILogger logger, CoapPeer peer, string path, string reason);
+
+        [LoggerMessage(303, LogLevel.Debug, "Refused to let {Peer} observe {Path}: {Total} observations in all, {OfPeer} of this peer, at the configured bound (ObserveOptions)")]
+        public static partial void Refused(ILogger logger, CoapPeer peer, string path, int total, int ofPeer);
+    }
+}

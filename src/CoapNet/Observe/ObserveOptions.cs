@@ -1,0 +1,38 @@
+namespace CoapNet.Observe;
+
+/// <summary>Settings of a server's observations (RFC 7641): how many it keeps and how notifications travel.</summary>
+public sealed class ObserveOptions
+{
+    /// <summary>
+    /// The most observations the server keeps at once, across every peer and transport (default 10,000).
+    /// A registration past it gets the plain response without Observe, which the client reads as "not
+    /// observed" (RFC 7641 section 4.1).
+    /// </summary>
+    public int MaxObservations { get; init; } = 10_000;
+
+    /// <summary>The most observations one peer (address, port and transport) may hold (default 100); past it, a plain response.</summary>
+    public int MaxObservationsPerPeer { get; init; } = 100;
+
+    /// <summary>
+    /// Over UDP, a notification goes as CON when the last proof that the observer is alive (its
+    /// registration request, or the ACK of a CON notification) is older than this (default 24 hours,
+    /// RFC 7641 section 4.5), and as NON otherwise.
+    /// </summary>
+    public TimeSpan ConfirmableInterval { get; init; } = TimeSpan.FromHours(24);
+
+    /// <summary>Over UDP, send every notification as CON (default false: NON, with a CON per <see cref="ConfirmableInterval"/>).</summary>
+    public bool ConfirmableNotifications { get; init; }
+
+    internal void Validate()
+    {
+        if (MaxObservations < 0 || MaxObservationsPerPeer < 0)
+        {
+            throw new ArgumentException("MaxObservations and MaxObservationsPerPeer must not be negative.", nameof(MaxObservations));
+        }
+
+        if (ConfirmableInterval <= TimeSpan.Zero)
+        {
+            throw new ArgumentException("ConfirmableInterval must be positive.", nameof(ConfirmableInterval));
+        }
+    }
+}

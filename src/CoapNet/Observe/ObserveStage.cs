@@ -1,0 +1,135 @@
+using CoapNet.Channels;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+
+namespace CoapNet.Observe;
+
+/// <summary>
+/// Observe (RFC 7641) as one stage on both sides. On a server with a <see cref="Registry"/>, a GET with
+/// Observe=0 on an observable resource registers its peer and token when the response succeeds (the
+/// response then carries the Observe value), a GET with Observe=1 or another request with that token
+/// deregisters (section 3.6), and each notification gets its 24-bit sequence value and its message
+/// type on the way down. On a client, a notification older than the last one of its observation is
+/// dropped (section 3.4).
+/// </summary>
+internal sealed class ObserveStage(TimeProvider time) : CoapStage
+{
+    private readonly long _ticks128Seconds = (long)(128 * time.TimestampFrequency);
+
+    /// <summary>The server's list of observers; null on an endpoint that serves no observations.</summary>
+    public ObservationRegistry? Registry { get; set; }
+
+    /// <inheritdoc/>
+    public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+    {
+        if (Registry is { } registry && registry.Find(TokenKey.From(exchange.Peer, exchange.Request.Token.Span)) is { } observation)
+        {
+            CoapMessage request = exchange.Request;
+            bool reRegistration = request.Code == CoapCode.Get && request.Observe == 0;
+
+            // RFC 7959 section 2.6: the later blocks of a notification are fetched without Observe, possibly with its token.
+            bool laterBlock = request.Block2 is { Number: > 0 };
+            if (!reRegistration && !laterBlock)
+            {
+                // RFC 7641 section 3.6: Observe=1 deregisters; so does any other request reusing the token (section 4.1).
+                registry.Remove(observation, request.Observe == 1 ? "deregistered (Observe=1)" : "a new request reused its token");
+            }
+        }
+
+        next(exchange);
+    }
+
+    /// <inheritdoc/>
+    public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+    {
+        if (exchange.Notification is { } observation)
+        {
+            next(exchange, Notification(observation, response));
+            return;
+        }
+
+        CoapMessage request = exchange.Request;
+        if (Registry is { } registry && request.Code == CoapCode.Get && request.Observe == 0)
+        {
+            Observation? registered = exchange.ObserveTarget is { } target && response.Code.IsSuccess ? registry.Register(exchange, target) : null;
+            if (registered is not null)
+            {
+                // RFC 7641 section 4.1: the response that adds the observer carries the Observe option.
+                response = WithObserve(response, registered.NextSequence());
+            }
+            else if (registry.Find(TokenKey.From(exchange.Peer, request.Token.Span)) is { } previous)
+            {
+                // Not (or no longer) observable, refused, or an error: a re-registration that fails ends the old one.
+                registry.Remove(previous, "its re-registration was not accepted");
+            }
+        }
+
+        next(exchange, response);
+    }
+
+    /// <inheritdoc/>
+    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    {
+        if (call.Request.Observe == 0 && response.Observe is uint value)
+        {
+            long now = time.GetTimestamp();
+            if (call.GetState(this) is Freshness last && !ObserveSequence.IsNewer(last.Value, last.At, value, now, _ticks128Seconds))
+            {
+                // RFC 7641 section 3.4: an older notification arriving late is not the current state; drop it.
+                return;
+            }
+
+            call.SetState(this, new Freshness(value, now));
+        }
+
+        next(call, response);
+    }
+
+    /// <inheritdoc/>
+    public override void OnPeerLost(CoapPeer peer) => Registry?.RemovePeer(peer);
+
+    /// <summary>
+    /// The notification on its way down: a success carries the next sequence value; an error code ends
+    /// the observation and goes without Observe (RFC 7641 section 4.2). Over UDP its type follows the
+    /// liveness rule of section 4.5.
+    /// </summary>
+    private CoapMessage Notification(Observation observation, CoapMessage response)
+    {
+        ObservationRegistry registry = Registry!;
+        CoapMessage notification;
+        if (response.Code.IsSuccess)
+        {
+            notification = WithObserve(response, observation.NextSequence());
+        }
+        else
+        {
+            registry.Remove(observation, $"its notification is an error ({response.Code})");
+            notification = WithObserve(response, null);
+        }
+
+        notification.Type = observation.NextType(registry.Now, registry.ConfirmableIntervalTicks, registry.Options.ConfirmableNotifications);
+        return notification;
+    }
+
+    /// <summary>A copy of <paramref name="response"/> with its Observe option set (or removed): the handler's message and options may be shared, so they are not modified.</summary>
+    private static CoapMessage WithObserve(CoapMessage response, uint? observe)
+    {
+        CoapMessage copy = new() { Type = response.Type, Code = response.Code, Token = response.Token, MessageId = response.MessageId, Payload = response.Payload };
+        if (response.HasOptions)
+        {
+            foreach (CoapOptionEntry option in response.Options.AsSpan())
+            {
+                if (option.Number != CoapOptionNumber.Observe)
+                {
+                    copy.Options.Add(option);
+                }
+            }
+        }
+
+        copy.Observe = observe;
+        return copy;
+    }
+
+    /// <summary>The last notification a client accepted on an observation: its value and when it arrived.</summary>
+    private sealed record Freshness(uint Value, long At);
+}
