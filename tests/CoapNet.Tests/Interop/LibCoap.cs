@@ -15,7 +15,7 @@ internal static class LibCoap
 
     public static string Server => Require("coap-server-notls");
 
-    private static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
+    internal static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Starts a libcoap tool with its output captured.</summary>
     public static Process Start(string executable, params string[] arguments)
@@ -64,7 +64,8 @@ internal static class LibCoap
         return path!;
     }
 
-    private static string? Find(string name)
+    /// <summary>The full path of an executable on PATH, or null.</summary>
+    internal static string? Find(string name)
     {
         foreach (string directory in (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator))
         {
