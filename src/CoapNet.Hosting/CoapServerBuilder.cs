@@ -44,7 +44,8 @@ public sealed class CoapServerBuilder
     /// ready. The methods it overrides are the methods mapped, and its properties are its discovery
     /// attributes, as with <see cref="CoapServer.MapResource(string, CoapResource)"/>; to read those, one
     /// instance is resolved when the server is created, in a scope of its own, so keep side effects out of
-    /// the constructor.
+    /// the constructor. An observable resource's instances live one request each, so notify its observers
+    /// through the server: <see cref="CoapServer.NotifyObservers(string)"/> with the template.
     /// </summary>
     /// <typeparam name="TResource">The resource class.</typeparam>
     /// <param name="template">The route template, such as "/lamps/{id}".</param>

@@ -19,6 +19,7 @@ internal sealed partial class ObservationRegistry
     private readonly Dictionary<TokenKey, Observation> _byKey = [];
     private readonly Dictionary<CoapPeer, int> _perPeer = [];
     private readonly Dictionary<object, HashSet<Observation>> _byTarget = new(ReferenceEqualityComparer.Instance);
+    private int _count;
 
     /// <param name="options">The bounds and the notification types.</param>
     /// <param name="time">The clock for liveness.</param>
@@ -57,6 +58,9 @@ internal sealed partial class ObservationRegistry
             }
         }
     }
+
+    /// <summary>True when nobody observes anything: read without the lock, so requests pay nothing for Observe until someone observes.</summary>
+    public bool IsEmpty => Volatile.Read(ref _count) == 0;
 
     /// <summary>The observation with this peer and token, or null.</summary>
     public Observation? Find(TokenKey key)
@@ -103,6 +107,7 @@ internal sealed partial class ObservationRegistry
 
             observation = new Observation(this, key, exchange, target, FirstSequence, now);
             _byKey.Add(key, observation);
+            Volatile.Write(ref _count, _byKey.Count);
             _perPeer[exchange.Peer] = ofPeer + 1;
             AddToTarget(observation);
         }
@@ -169,6 +174,7 @@ internal sealed partial class ObservationRegistry
             }
 
             _byKey.Clear();
+            Volatile.Write(ref _count, 0);
             _perPeer.Clear();
             _byTarget.Clear();
         }
@@ -213,6 +219,7 @@ internal sealed partial class ObservationRegistry
     private void RemoveLocked(Observation observation)
     {
         _byKey.Remove(observation.Key);
+        Volatile.Write(ref _count, _byKey.Count);
         if (_perPeer.TryGetValue(observation.Peer, out int ofPeer))
         {
             if (ofPeer <= 1)
