@@ -54,11 +54,15 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
-        _exchanges = new ExchangeLayer(lower, options, logger, [new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider)]);
+        Blockwise = new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider);
+        _exchanges = new ExchangeLayer(lower, options, logger, [Blockwise]);
     }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
     internal ExchangeLayer Exchanges => _exchanges;
+
+    /// <summary>The block-wise stage (RFC 7959), for tests inside the library that look at what it holds.</summary>
+    internal Blockwise.BlockwiseStage Blockwise { get; }
 
     /// <summary>The local endpoint of the transport.</summary>
     public IPEndPoint LocalEndPoint => _lower.LocalEndPoint;
