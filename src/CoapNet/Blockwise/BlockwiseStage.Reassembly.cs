@@ -192,7 +192,7 @@ internal sealed partial class BlockwiseStage
             upload.Reserved = reserve;
         }
 
-        upload.Body.Write(payload.Span);
+        upload.Append(payload.Span, _options.MaxUploadSize);
         if (block.More)
         {
             // The lifetime runs from the latest block, so a slow but live upload is kept.
@@ -324,6 +324,22 @@ internal sealed partial class BlockwiseStage
     private sealed class Reassembly(long reserved, ushort? contentFormat, int capacity)
     {
         public MemoryStream Body { get; } = new(capacity);
+
+        /// <summary>
+        /// Adds a block. The buffer doubles as it fills, but never past what the upload is counted as
+        /// when Size1 announced it (so the total bound is one on memory too), nor past the limit.
+        /// </summary>
+        public void Append(ReadOnlySpan<byte> block, long limit)
+        {
+            long needed = Body.Length + block.Length;
+            if (needed > Body.Capacity)
+            {
+                long grown = Math.Max(needed, 2L * Body.Capacity);
+                Body.Capacity = (int)Math.Max(needed, Math.Min(grown, Reserved > needed ? Reserved : limit));
+            }
+
+            Body.Write(block);
+        }
 
         public long Reserved { get; set; } = reserved;
 

@@ -94,6 +94,32 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
     }
 
     [Fact]
+    public async Task A413NamingASmallerBlockSizeRestartsTheUploadOnceWithIt()
+    {
+        CoapEndpoint client = StartClientAgainstPeer(out TestPeer server);
+        server.OnReceived = (peer, datagram) =>
+        {
+            // A server that takes 256-byte blocks at most and says so in the 4.13 (RFC 7959 section 2.9.3).
+            CoapMessage request = datagram.Parsed;
+            CoapBlock block = request.Block1!.Value;
+            CoapMessage answer = new() { Type = CoapMessageType.Acknowledgement, MessageId = request.MessageId, Token = request.Token };
+            (answer.Code, answer.Block1) = block.SizeExponent > 4 ? (CoapCode.RequestEntityTooLarge, new CoapBlock(0, false, 4))
+                : block.More ? (CoapCode.Continue, new CoapBlock(block.Number, true, 4))
+                : (CoapCode.Changed, block);
+            peer.Send(answer, datagram.From);
+        };
+
+        CoapMessage response = await RunInVirtualTime(client.SendRequestAsync(Put("/x", Body(2000)), ServerAddress));
+
+        response.Code.Should().Be(CoapCode.Changed);
+        List<CoapMessage> blocks = ToServer();
+        blocks.Select(b => b.Block1!.Value).Should().Equal(
+            new[] { new CoapBlock(0, true, 6) }.Concat(Enumerable.Range(0, 8).Select(n => new CoapBlock(n, n < 7, 4))));
+        blocks[1].Size1.Should().Be(2000u, "the restart announces the body again");
+        blocks.Skip(1).SelectMany(b => b.Payload.ToArray()).Should().Equal(Body(2000));
+    }
+
+    [Fact]
     public void AMissingBlockIsAnswered408AndTheUploadIsDropped()
     {
         (CoapEndpoint server, _) = StartRawServer(new BlockwiseOptions());
@@ -246,10 +272,7 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
     [Fact]
     public async Task A231ToARequestNotSentInBlocksFailsTheRequest()
     {
-        CoapEndpoint client = new(Network.CreateTransport(ClientAddress), new CoapEndpointOptions { TimeProvider = Time, Random = new Random(3) });
-        client.Start();
-        Owned.Add(client);
-        using TestPeer server = new(Network, "10.0.0.2");
+        CoapEndpoint client = StartClientAgainstPeer(out TestPeer server);
         server.OnReceived = (peer, datagram) =>
         {
             CoapMessage odd = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Continue, MessageId = datagram.Parsed.MessageId, Token = datagram.Parsed.Token };
@@ -340,6 +363,17 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
         endpoint.Start();
         Owned.Add(endpoint);
         return endpoint;
+    }
+
+    /// <summary>Our client, and a scripted peer in the server's place.</summary>
+    private CoapEndpoint StartClientAgainstPeer(out TestPeer server)
+    {
+        CoapEndpoint client = new(Network.CreateTransport(ClientAddress), new CoapEndpointOptions { TimeProvider = Time, Random = new Random(3) });
+        client.Start();
+        Owned.Add(client);
+        server = new TestPeer(Network, "10.0.0.2");
+        Owned.Add(server);
+        return client;
     }
 
     /// <summary>A bare endpoint as the server, its handler synchronous, so raw blocks get their answers at once.</summary>
