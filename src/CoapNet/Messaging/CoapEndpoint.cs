@@ -98,7 +98,9 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
 
     /// <summary>
     /// Sends a request and waits for its response, synchronously. The endpoint assigns the Message ID
-    /// and, when the request has none, a fresh random token.
+    /// and, when the request has none, a fresh random token. A PUT, POST, FETCH, PATCH or iPATCH whose
+    /// payload does not fit one message goes out in Block1 blocks (RFC 7959 section 2.5), and a response
+    /// body that comes in Block2 blocks is joined; <paramref name="request"/> itself is then not sent or changed.
     /// </summary>
     /// <param name="request">A CON or NON request.</param>
     /// <param name="remote">The server, reached over this endpoint's transport.</param>
