@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Globalization;
 using System.Security.Cryptography;
+using CoapNet.Blockwise;
 using CoapNet.Messages;
 using CoapNet.Server;
 
@@ -18,7 +19,21 @@ public static class SampleResources
     /// <summary>The longest /slow delay, in milliseconds.</summary>
     public const int MaxSlowMilliseconds = 60_000;
 
-    /// <summary>Maps /hello, /time, /counter, /echo, /store, /store/{name}, /slow and /large onto <paramref name="server"/>.</summary>
+    /// <summary>The largest /large body and the largest /upload body: 16 MiB (16,777,216 bytes).</summary>
+    public const int MaxTransferSize = 16 * 1024 * 1024;
+
+    /// <summary>
+    /// Block-wise settings (RFC 7959) that let the server take a 16 MiB upload in Block1 blocks and
+    /// keep a 16 MiB /large body for the follow-up Block2 requests, a few at a time.
+    /// </summary>
+    public static BlockwiseOptions Blockwise => new()
+    {
+        MaxUploadSize = MaxTransferSize,
+        MaxReassemblyBytes = 4L * MaxTransferSize,
+        MaxStoredBytes = 4L * MaxTransferSize,
+    };
+
+    /// <summary>Maps /hello, /time, /counter, /echo, /store, /store/{name}, /slow, /large and /upload onto <paramref name="server"/>.</summary>
     /// <param name="server">The server, not yet started.</param>
     /// <param name="time">The clock for /time and /slow; the system clock by default.</param>
     /// <returns>The timer that notifies the observers of /time each second; dispose it with the server.</returns>
@@ -68,13 +83,13 @@ public static class SampleResources
 
         server.MapGet("/large", request =>
         {
-            if (!int.TryParse(request.GetQueryValue("size") ?? "1024", NumberStyles.None, CultureInfo.InvariantCulture, out int size) || size > 1_000_000)
+            if (!int.TryParse(request.GetQueryValue("size") ?? "1024", NumberStyles.None, CultureInfo.InvariantCulture, out int size) || size > MaxTransferSize)
             {
-                return CoapResponse.Diagnostic(CoapCode.BadRequest, "size must be a number from 0 to 1000000.");
+                return CoapResponse.Diagnostic(CoapCode.BadRequest, $"size must be a number from 0 to {MaxTransferSize}.");
             }
 
-            // Deterministic content: the byte at offset i is i mod 251. A size that does not fit one
-            // datagram is answered by the server with 5.00 and a diagnostic, never truncated.
+            // Deterministic content: the byte at offset i is i mod 251. A body that does not fit one
+            // datagram goes out in Block2 blocks (RFC 7959); over TCP, one frame when the client's CSM allows it.
             byte[] body = new byte[size];
             for (int i = 0; i < body.Length; i++)
             {
@@ -83,6 +98,10 @@ public static class SampleResources
 
             return CoapResponse.Content(body, CoapContentFormat.OctetStream);
         }).WithTitle("?size=N deterministic bytes").Produces(CoapContentFormat.OctetStream);
+
+        // The body arrives whole: the server joined its Block1 blocks first (RFC 7959 section 2.5).
+        server.MapPut("/upload", request => new CoapResponse(CoapCode.Changed, Convert.ToHexString(SHA256.HashData(request.Payload.Span)).ToLowerInvariant()))
+            .WithTitle("PUT a body (block-wise when large); answers its SHA-256 in hex").Produces(CoapContentFormat.TextPlain);
 
         return ticker;
     }

@@ -22,6 +22,36 @@ public sealed class BlockwiseOptions
     /// <summary>The largest body a client assembles from blocks (default 16 MiB); a larger one fails the request.</summary>
     public long MaxBodySize { get; init; } = 16L * 1024 * 1024;
 
+    /// <summary>
+    /// True (the default) for atomic uploads: a server joins the Block1 blocks of a request, answering
+    /// each but the last with 2.31 Continue, and hands the handler one request with the whole body
+    /// (RFC 7959 section 2.5). False hands the handler every block as it comes, with its Block1 option,
+    /// for a handler that processes a body piece by piece (non-atomic, section 2.5); its responses get
+    /// the Block1 option echoed when they lack one.
+    /// </summary>
+    public bool ReassembleUploads { get; init; } = true;
+
+    /// <summary>
+    /// The largest request body a server joins from Block1 blocks (default 16 MiB). A request whose
+    /// Size1 announces more, or whose blocks add up to more, is answered 4.13 Request Entity Too Large
+    /// with Size1 giving this limit (RFC 7959 sections 2.9.3 and 4).
+    /// </summary>
+    public long MaxUploadSize { get; init; } = 16L * 1024 * 1024;
+
+    /// <summary>How many uploads a server joins at once, from all peers together (default 100); past it a new upload gets 5.03 Service Unavailable with Max-Age.</summary>
+    public int MaxReassemblies { get; init; } = 100;
+
+    /// <summary>
+    /// How many bytes the uploads being joined may hold at once, from all peers together (default 64 MiB).
+    /// An upload counts what it received, or the Size1 it announced when that is more. Past this total a
+    /// new upload or its next block gets 5.03 Service Unavailable with Max-Age (try again later); an
+    /// upload that alone announces more than the total gets 4.13 with Size1.
+    /// </summary>
+    public long MaxReassemblyBytes { get; init; } = 64L * 1024 * 1024;
+
+    /// <summary>How long a server keeps a partly received upload after its latest block (default 60 s); an abandoned upload is freed after it.</summary>
+    public TimeSpan ReassemblyLifetime { get; init; } = TimeSpan.FromSeconds(60);
+
     internal void Validate()
     {
         if (BlockSize is < 16 or > 1024 || (BlockSize & (BlockSize - 1)) != 0)
@@ -37,6 +67,22 @@ public sealed class BlockwiseOptions
         if (StoredBodyLifetime <= TimeSpan.Zero)
         {
             throw new ArgumentException("StoredBodyLifetime must be positive.", nameof(StoredBodyLifetime));
+        }
+
+        // Size1 is a 4-byte option: a larger limit could not be announced in a 4.13 (RFC 7959 section 4).
+        if (MaxUploadSize is < 1 or > uint.MaxValue)
+        {
+            throw new ArgumentException("MaxUploadSize must be from 1 to 4294967295 bytes (what Size1 can carry).", nameof(MaxUploadSize));
+        }
+
+        if (MaxReassemblies < 0 || MaxReassemblyBytes < 0)
+        {
+            throw new ArgumentException("MaxReassemblies and MaxReassemblyBytes must not be negative.", nameof(MaxReassemblies));
+        }
+
+        if (ReassemblyLifetime <= TimeSpan.Zero)
+        {
+            throw new ArgumentException("ReassemblyLifetime must be positive.", nameof(ReassemblyLifetime));
         }
     }
 }

@@ -5,19 +5,22 @@ using CoapNet.Messaging;
 namespace CoapNet.Blockwise;
 
 /// <summary>
-/// Block-wise transfer of response bodies (RFC 7959, Block2), as one stage on both sides. On a
-/// server, a response that does not fit one datagram (or that the client asks for in blocks) goes
-/// out one block at a time with an ETag and Size2, and the body is kept for the follow-up requests
-/// so the handler runs once. On a client, a response that announces more blocks is completed by
-/// fetching them, checking that the ETag stays the same, and handed to the caller whole.
+/// Block-wise transfer (RFC 7959), as one stage on both sides. Block2 (downloads): on a server, a
+/// response that does not fit one datagram (or that the client asks for in blocks) goes out one
+/// block at a time with an ETag and Size2, and the body is kept for the follow-up requests so the
+/// handler runs once; on a client, a response that announces more blocks is completed by fetching
+/// them, checking that the ETag stays the same, and handed to the caller whole. Block1 (uploads): a
+/// server joins the blocks of a request before its handler sees it (BlockwiseStage.Reassembly.cs);
+/// a client sends a body too large for one message in blocks (BlockwiseStage.Upload.cs).
 /// </summary>
 /// <remarks>
-/// The stored bodies are bounded in count, bytes and lifetime, so a peer cannot make the server hold
-/// more than <see cref="BlockwiseOptions.MaxStoredBytes"/>. Over a reliable transport a response is
-/// split only when the client asks (a Block2 option in its request); otherwise the peer's CSM
+/// The stored bodies and the uploads being joined are bounded in count, bytes and lifetime, so a
+/// peer cannot make the server hold more than <see cref="BlockwiseOptions.MaxStoredBytes"/> plus
+/// <see cref="BlockwiseOptions.MaxReassemblyBytes"/>. Over a reliable transport a response is split
+/// only when the client asks (a Block2 option in its request); otherwise the peer's CSM
 /// Max-Message-Size applies.
 /// </remarks>
-internal sealed class BlockwiseStage : CoapStage
+internal sealed partial class BlockwiseStage : CoapStage
 {
     private readonly BlockwiseOptions _options;
     private readonly int _maxMessageSize;
@@ -48,10 +51,28 @@ internal sealed class BlockwiseStage : CoapStage
     }
 
     /// <inheritdoc/>
-    public override bool Processes(CoapOptionNumber number) => number == CoapOptionNumber.Block2;
+    public override bool Processes(CoapOptionNumber number) => number is CoapOptionNumber.Block2 or CoapOptionNumber.Block1;
 
     /// <inheritdoc/>
     public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    {
+        if (call.GetState(this) is Upload upload)
+        {
+            upload.OnFirstResponse(response, next);
+            return;
+        }
+
+        if (response.Code == CoapCode.Continue && response.Block1 is not null)
+        {
+            // RFC 7959 section 2.3: 2.31 Continue answers a Block1 block, which this request was not.
+            throw new CoapException($"{call.Peer.EndPoint} answered {call.Request.Code} with 2.31 Continue and a Block1 option, but the request was not sent in blocks (RFC 7959 section 2.3).", call.Peer.EndPoint);
+        }
+
+        ReceiveBody(call, call.Request, response, next);
+    }
+
+    /// <summary>Passes <paramref name="response"/> up, after fetching the rest of its body when it is the first of several Block2 blocks; follow-ups copy <paramref name="template"/>.</summary>
+    private void ReceiveBody(IClientCall call, CoapMessage template, CoapMessage response, Action<IClientCall, CoapMessage> next)
     {
         if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == 0))
         {
@@ -65,13 +86,19 @@ internal sealed class BlockwiseStage : CoapStage
         }
 
         // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2.
-        Download download = new(this, call, response, next);
+        Download download = new(this, call, template, response, next);
         download.Continue(first);
     }
 
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
+        if (exchange.Request.Block1 is { } part)
+        {
+            ReceiveBlock(exchange, part, next);
+            return;
+        }
+
         // RFC 7959 section 2.4: a request for a later block of a body already produced is answered from
         // it, without running the handler again.
         if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
@@ -86,6 +113,7 @@ internal sealed class BlockwiseStage : CoapStage
     /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
+        response = EchoBlock1(exchange, response);
         CoapBlock? asked = exchange.Request.Block2;
         if (!response.Code.IsSuccess || response.Block2 is not null || (asked is null && (exchange.Peer.IsReliable || FitsOneDatagram(response))))
         {
@@ -112,8 +140,10 @@ internal sealed class BlockwiseStage : CoapStage
         next(exchange, slice);
     }
 
+    // A payload past the datagram size is not measured: the serializer refuses (throws) past 65,507 bytes.
     private bool FitsOneDatagram(CoapMessage response)
-        => response.Payload.Length <= _options.BlockSize || Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response) <= _maxMessageSize;
+        => response.Payload.Length <= _options.BlockSize
+            || (response.Payload.Length < _maxMessageSize && Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response) <= _maxMessageSize);
 
     private static string Key(CoapExchange exchange)
     {
@@ -159,14 +189,17 @@ internal sealed class BlockwiseStage : CoapStage
         return slice;
     }
 
-    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except)
+    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except) => CopyWithout(message, except, except);
+
+    /// <summary>A copy of <paramref name="message"/> (sharing its payload) without the options numbered <paramref name="except"/> or <paramref name="alsoExcept"/>.</summary>
+    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except, CoapOptionNumber alsoExcept)
     {
         CoapMessage copy = new() { Type = message.Type, Code = message.Code, Token = message.Token, Payload = message.Payload };
         if (message.HasOptions)
         {
             foreach (CoapOptionEntry option in message.Options.AsSpan())
             {
-                if (option.Number != except)
+                if (option.Number != except && option.Number != alsoExcept)
                 {
                     copy.Options.Add(option);
                 }
@@ -202,8 +235,9 @@ internal sealed class BlockwiseStage : CoapStage
                 return;
             }
 
-            // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
-            CoapMessage kept = CopyWithout(response, CoapOptionNumber.Block2);
+            // The payload may be a slice of a buffer the handler reuses: keep a copy of its own. Later
+            // blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
+            CoapMessage kept = CopyWithout(response, CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             kept.Payload = response.Payload.ToArray();
             _bodies[key] = new StoredBody(kept, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
             _storedBytes += length;
@@ -244,7 +278,7 @@ internal sealed class BlockwiseStage : CoapStage
     private sealed record StoredBody(CoapMessage Response, long ExpiresAt);
 
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
-    private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage first, Action<IClientCall, CoapMessage> next)
+    private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)
     {
         private readonly MemoryStream _body = new();
         private readonly ReadOnlyMemory<byte>? _etag = first.ETag;
@@ -264,7 +298,7 @@ internal sealed class BlockwiseStage : CoapStage
                 return;
             }
 
-            CoapMessage follow = CopyWithout(call.Request, CoapOptionNumber.Block2);
+            CoapMessage follow = CopyWithout(template, CoapOptionNumber.Block2);
 
             // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it);
             // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).

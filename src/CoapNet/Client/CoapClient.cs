@@ -79,11 +79,15 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     /// <summary>Sends POST with a payload (RFC 7252 section 5.8.2).</summary>
     /// <param name="uri">A coap:// URI.</param>
-    /// <param name="payload">The request payload.</param>
+    /// <param name="payload">
+    /// The request payload. One that does not fit one message (over UDP, larger than the block size
+    /// and the datagram; over TCP, larger than the server's CSM Max-Message-Size) goes out in Block1
+    /// blocks (RFC 7959 section 2.5); an error code that ends the upload (4.08, 4.13, 5.03, ...) is the response.
+    /// </param>
     /// <param name="contentFormat">The Content-Format of the payload, or null.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
-    /// <returns>The response.</returns>
-    /// <exception cref="ArgumentException">The URI is not a coap:// URI, or the message is too large for a datagram.</exception>
+    /// <returns>The response: to the whole request, the whole body when it came in Block2 blocks.</returns>
+    /// <exception cref="ArgumentException">The URI is not a coap:// URI, or the message cannot be sent even in blocks (its options alone do not fit).</exception>
     /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>

@@ -54,11 +54,12 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
+        Blockwise = new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider);
         ObserveStage = new Observe.ObserveStage(options.TimeProvider);
 
         // From the application down: block-wise joins and splits bodies; Observe numbers notifications
         // and, on the way in, drops stale ones before any block of theirs is fetched.
-        _exchanges = new ExchangeLayer(lower, options, logger, [new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider), ObserveStage]);
+        _exchanges = new ExchangeLayer(lower, options, logger, [Blockwise, ObserveStage]);
     }
 
     /// <summary>The Observe stage (RFC 7641); a server gives it its list of observers.</summary>
@@ -66,6 +67,9 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
     internal ExchangeLayer Exchanges => _exchanges;
+
+    /// <summary>The block-wise stage (RFC 7959), for tests inside the library that look at what it holds.</summary>
+    internal Blockwise.BlockwiseStage Blockwise { get; }
 
     /// <summary>The local endpoint of the transport.</summary>
     public IPEndPoint LocalEndPoint => _lower.LocalEndPoint;
@@ -101,7 +105,9 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
 
     /// <summary>
     /// Sends a request and waits for its response, synchronously. The endpoint assigns the Message ID
-    /// and, when the request has none, a fresh random token.
+    /// and, when the request has none, a fresh random token. A PUT, POST, FETCH, PATCH or iPATCH whose
+    /// payload does not fit one message goes out in Block1 blocks (RFC 7959 section 2.5), and a response
+    /// body that comes in Block2 blocks is joined; <paramref name="request"/> itself is then not sent or changed.
     /// </summary>
     /// <param name="request">A CON or NON request.</param>
     /// <param name="remote">The server, reached over this endpoint's transport.</param>

@@ -23,8 +23,8 @@ public sealed class CoapExchange
         LowerState = lowerState;
     }
 
-    /// <summary>The request.</summary>
-    public CoapMessage Request { get; }
+    /// <summary>The request (for an upload that arrived in Block1 blocks, the whole reassembled request, RFC 7959 section 2.5).</summary>
+    public CoapMessage Request { get; private set; }
 
     /// <summary>Who sent it: transport, address and security context.</summary>
     public CoapPeer Peer { get; }
@@ -55,6 +55,9 @@ public sealed class CoapExchange
 
     /// <summary>The template of the route that matched, for metrics; null before routing or when none did.</summary>
     internal string? Route { get; set; }
+
+    /// <summary>A stage's note on this exchange (block-wise: the Block1 option its response echoes after a reassembled upload).</summary>
+    internal object? StageState { get; set; }
 
     /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
     internal ExchangeLayer? Layer { get; set; }
@@ -130,6 +133,12 @@ public sealed class CoapExchange
             throw;
         }
     }
+
+    /// <summary>
+    /// Replaces the request the layers above see, as a stage does when it has joined the blocks of an
+    /// upload into one request (RFC 7959 section 2.5); the response still goes out on this exchange.
+    /// </summary>
+    internal void ReplaceRequest(CoapMessage request) => Request = request;
 
     /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)

@@ -25,6 +25,16 @@ internal abstract class CoapStage
     public virtual bool Processes(CoapOptionNumber number) => false;
 
     /// <summary>
+    /// A request this side sends, on its way down to the layer below: pass it on with
+    /// <paramref name="next"/>, changed or not (block-wise sends the first Block1 block of a body too
+    /// large for one message, RFC 7959 section 2.5, and the rest as follow-ups when its responses
+    /// come). Called once per top-level request that expects one response, before the size check, so
+    /// that check applies to what goes on the wire. An exception from <paramref name="next"/> (a
+    /// message that cannot be sent) reaches the caller.
+    /// </summary>
+    public virtual void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next) => next(call, request);
+
+    /// <summary>
     /// A response to a request this side sent, on its way up to the caller: pass it on with
     /// <paramref name="next"/> (now, or after follow-up requests through <see cref="IClientCall.SendFollowUp"/>),
     /// or fail the call. Throwing fails the call with the exception.
@@ -47,14 +57,11 @@ internal abstract class CoapStage
 /// <summary>A request this side sent, as a stage sees it while its response passes up.</summary>
 internal interface IClientCall
 {
-    /// <summary>The request as sent (its token assigned).</summary>
+    /// <summary>The request as sent (its token assigned): for a block-wise upload, its first block.</summary>
     CoapMessage Request { get; }
 
     /// <summary>The server.</summary>
     CoapPeer Peer { get; }
-
-    /// <summary>A slot for the stage's state across follow-up requests.</summary>
-    object? StageState { get; set; }
 
     /// <summary>The state <paramref name="stage"/> keeps for this call (each stage has a slot of its own), or null.</summary>
     object? GetState(CoapStage stage);
@@ -68,6 +75,12 @@ internal interface IClientCall
     /// cancellation, fail the call.
     /// </summary>
     void SendFollowUp(CoapMessage request, Action<CoapMessage> onResponse);
+
+    /// <summary>
+    /// True when <paramref name="request"/> fits one message to the server (one datagram, or one frame
+    /// within its CSM Max-Message-Size), a token still to be assigned counted at its full length.
+    /// </summary>
+    bool FitsOneMessage(CoapMessage request);
 
     /// <summary>Ends the call with <paramref name="exception"/>.</summary>
     void Fail(Exception exception);

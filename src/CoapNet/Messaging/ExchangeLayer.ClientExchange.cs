@@ -23,11 +23,11 @@ internal sealed partial class ExchangeLayer
         private readonly ManyResponses? _laterResponses;
         private readonly Action<CoapMessage>? _onFollowUpResponse;
         private readonly ClientExchange? _parent;
-        private CancellationToken _cancellationToken;
+        private readonly CancellationToken _cancellationToken;
         private ClientExchange? _followUp;
         private int _releasedBelow;
         private readonly long _started = Stopwatch.GetTimestamp();
-        private readonly Activity? _activity;
+        private Activity? _activity;
         private int _responded;
         private readonly TaskCompletionSource<CoapMessage> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private ITimer? _responseTimer;
@@ -35,28 +35,19 @@ internal sealed partial class ExchangeLayer
         private CancellationTokenRegistration _registration;
         private object?[]? _stageStates;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, TokenKey key, ManyResponses? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
             : base(request, peer)
         {
             _layer = layer;
-            Key = key;
             _laterResponses = laterResponses;
             _parent = parent;
             _onFollowUpResponse = onFollowUpResponse;
-
-            // The activity spans the exchange, not the caller's synchronous part: the caller's current activity stays current.
-            Activity? outer = Activity.Current;
-            _activity = CoapInstrumentation.StartRequestActivity(request, peer, ActivityKind.Client);
-            Activity.Current = outer;
-            CoapInstrumentation.ActiveExchangeCounter.Add(1);
+            _cancellationToken = cancellationToken;
         }
 
-        public TokenKey Key { get; }
+        public TokenKey Key { get; private set; }
 
         public Task<CoapMessage> Completion => _completion.Task;
-
-        /// <inheritdoc/>
-        public object? StageState { get; set; }
 
         /// <inheritdoc/>
         public object? GetState(CoapStage stage)
@@ -79,9 +70,25 @@ internal sealed partial class ExchangeLayer
             Volatile.Write(ref states[index], state);
         }
 
-        public void RegisterCancellation(CancellationToken cancellationToken)
+        /// <summary>The request that goes on the wire (a stage may have replaced the caller's) and its token: the exchange begins. Called under the layer's lock.</summary>
+        public void Open(CoapMessage request, TokenKey key)
         {
-            _cancellationToken = cancellationToken;
+            Request = request;
+            Key = key;
+
+            // The activity spans the exchange, not the caller's synchronous part: the caller's current activity stays current.
+            Activity? outer = Activity.Current;
+            _activity = CoapInstrumentation.StartRequestActivity(request, Peer, ActivityKind.Client);
+            Activity.Current = outer;
+            CoapInstrumentation.ActiveExchangeCounter.Add(1);
+        }
+
+        /// <inheritdoc/>
+        public bool FitsOneMessage(CoapMessage request) => _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
+
+        public void RegisterCancellation()
+        {
+            CancellationToken cancellationToken = _cancellationToken;
 
             // A follow-up is canceled through the call it serves, which passes its failure on.
             if (_parent is null && cancellationToken.CanBeCanceled)

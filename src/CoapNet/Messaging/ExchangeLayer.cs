@@ -270,31 +270,43 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
-    /// <summary>Registers the request under a fresh token (or its own) and hands it to the layer below.</summary>
+    /// <summary>
+    /// Starts a request: a top-level one expecting one response passes the stages first (block-wise
+    /// may send only its first Block1 block, RFC 7959 section 2.5); then it is registered under a fresh
+    /// token (or its own) and handed to the layer below.
+    /// </summary>
     private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
-
-        // Fail fast, on the caller's thread, for a message that cannot be sent (too large, ...). A
-        // token still to be assigned is counted at its full length.
-        if (request.Token.IsEmpty)
+        ClientExchange exchange = new(this, request, peer, laterResponses, parent, onFollowUpResponse, cancellationToken);
+        if (parent is null && laterResponses is null && _stages.Length > 0)
         {
-            request.Token = new byte[_tokenLength];
-            try
-            {
-                _lower.CheckSendable(peer, request);
-            }
-            finally
-            {
-                request.Token = default;
-            }
+            SendRequestThroughStages(0, exchange, request);
         }
         else
         {
-            _lower.CheckSendable(peer, request);
+            Register(exchange, request);
         }
 
-        ClientExchange exchange;
+        return exchange;
+    }
+
+    private void SendRequestThroughStages(int index, ClientExchange exchange, CoapMessage request)
+    {
+        if (index == _stages.Length)
+        {
+            Register(exchange, request);
+            return;
+        }
+
+        _stages[index].SendRequest(exchange, request, (call, r) => SendRequestThroughStages(index + 1, (ClientExchange)call, r));
+    }
+
+    /// <summary>Registers <paramref name="request"/>, what goes on the wire for <paramref name="exchange"/>, and sends it.</summary>
+    private void Register(ClientExchange exchange, CoapMessage request)
+    {
+        // Fail fast, on the caller's thread, for a message that cannot be sent (too large, ...).
+        CheckSize(exchange.Peer, request, throwWhenTooLarge: true);
         lock (_gate)
         {
             TokenKey key;
@@ -305,31 +317,57 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
                 do
                 {
                     RandomNumberGenerator.Fill(token);
-                    key = TokenKey.From(peer, token);
+                    key = TokenKey.From(exchange.Peer, token);
                 }
                 while (_exchanges.ContainsKey(key));
                 request.Token = token;
             }
             else
             {
-                key = TokenKey.From(peer, request.Token.Span);
+                key = TokenKey.From(exchange.Peer, request.Token.Span);
                 if (_exchanges.ContainsKey(key))
                 {
                     throw new ArgumentException("A request with this token is already outstanding toward this peer (RFC 7252 section 5.3.1).", nameof(request));
                 }
             }
 
-            exchange = new ClientExchange(this, request, peer, key, laterResponses, parent, onFollowUpResponse);
+            exchange.Open(request, key);
             _exchanges.Add(key, exchange);
         }
 
-        exchange.RegisterCancellation(cancellationToken);
+        exchange.RegisterCancellation();
         if (!exchange.Completion.IsCompleted)
         {
             _lower.SendRequest(exchange);
         }
+    }
 
-        return exchange;
+    /// <summary>The layer below's size check, with a token still to be assigned counted at its full length.</summary>
+    private bool CheckSize(CoapPeer peer, CoapMessage request, bool throwWhenTooLarge)
+    {
+        bool unassigned = request.Token.IsEmpty;
+        if (unassigned)
+        {
+            request.Token = new byte[_tokenLength];
+        }
+
+        try
+        {
+            if (!throwWhenTooLarge)
+            {
+                return _lower.Fits(peer, request);
+            }
+
+            _lower.CheckSendable(peer, request);
+            return true;
+        }
+        finally
+        {
+            if (unassigned)
+            {
+                request.Token = default;
+            }
+        }
     }
 
     private void Remove(ClientExchange exchange)

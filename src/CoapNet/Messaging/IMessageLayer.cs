@@ -33,6 +33,14 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     void CheckSendable(CoapPeer peer, CoapMessage message);
 
     /// <summary>
+    /// True when <paramref name="message"/> fits one message to <paramref name="peer"/>: one datagram
+    /// of the size in force, or one frame within the peer's CSM Max-Message-Size (its base value of
+    /// 1152 bytes while no CSM is known, RFC 8323 section 5.3.1). Block-wise transfer asks before
+    /// splitting a request (RFC 7959 section 2.5).
+    /// </summary>
+    bool Fits(CoapPeer peer, CoapMessage message);
+
+    /// <summary>
     /// Sends the request of a client exchange. The layer assigns what its framing needs (a Message ID
     /// for datagrams), may hold it back (NSTART, a connection still being opened) and reports its
     /// fate through <paramref name="request"/>'s callbacks. Never throws for network failures.
@@ -105,7 +113,7 @@ internal interface IExchangeLayer
 internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
 {
     /// <summary>The request; its token is set. The lower layer sets the Message ID on datagram transports.</summary>
-    public CoapMessage Request { get; } = request;
+    public CoapMessage Request { get; protected set; } = request;
 
     /// <summary>The server.</summary>
     public CoapPeer Peer { get; } = peer;

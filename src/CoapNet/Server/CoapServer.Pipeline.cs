@@ -337,6 +337,7 @@ public sealed partial class CoapServer
     /// RFC 7252 section 5.4.1: an unrecognized critical option in a request is 4.02 Bad Option; so is a
     /// recognized one with an invalid length or repeated when it may not be (sections 5.4.3, 5.4.5).
     /// Unrecognized elective options are ignored. Proxy-Uri and Proxy-Scheme get 5.05 (section 5.10.2).
+    /// Block1 and Block2 are recognized (RFC 7959): the block-wise stage consumes them or the handler sees them.
     /// </summary>
     private static CoapResponse? CheckCriticalOptions(CoapMessage request)
     {
@@ -360,7 +361,8 @@ public sealed partial class CoapServer
                     return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
                 case CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch
                     or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept
-                    or CoapOptionNumber.Block2:
+                    or CoapOptionNumber.Block2 or CoapOptionNumber.Block1:
+                    // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
                     bool repeated = i > 0 && options[i - 1].Number == option.Number
                         && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
                     if (!option.HasValidLength || repeated)

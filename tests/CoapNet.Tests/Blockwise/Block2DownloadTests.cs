@@ -1,4 +1,3 @@
-using System.Net;
 using CoapNet.Blockwise;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -12,23 +11,13 @@ namespace CoapNet.Tests.Blockwise;
 /// datagram goes out block by block and arrives whole, the handler runs once, the client's early
 /// block size is honoured, and a representation that changes mid-transfer is reported.
 /// </summary>
-public sealed class Block2DownloadTests : IDisposable
+public sealed class Block2DownloadTests : InMemoryBlockwiseTests
 {
-    private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
-    private static readonly IPEndPoint ClientAddress = InMemoryNetwork.EndPoint("10.0.0.1");
-    private readonly ManualTimeProvider _time = new();
-    private readonly InMemoryNetwork _network;
-    private readonly List<IDisposable> _owned = [];
     private int _handled;
 
-    public Block2DownloadTests() => _network = new InMemoryNetwork(_time) { DeliversImmediately = true };
-
-    public void Dispose()
+    public Block2DownloadTests()
+        : base(deliversImmediately: true)
     {
-        for (int i = _owned.Count - 1; i >= 0; i--)
-        {
-            _owned[i].Dispose();
-        }
     }
 
     [Fact]
@@ -73,33 +62,9 @@ public sealed class Block2DownloadTests : IDisposable
         (await download.Should().ThrowAsync<CoapException>()).Which.Message.Should().Contain("changed during the block-wise transfer");
     }
 
-    private static CoapMessage Get(string pathAndQuery)
-    {
-        int query = pathAndQuery.IndexOf('?', StringComparison.Ordinal);
-        CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get };
-        request.UriPath = query < 0 ? pathAndQuery : pathAndQuery[..query];
-        if (query >= 0)
-        {
-            request.UriQuery = pathAndQuery[(query + 1)..];
-        }
-
-        return request;
-    }
-
-    private static byte[] Body(int size)
-    {
-        byte[] body = new byte[size];
-        for (int i = 0; i < size; i++)
-        {
-            body[i] = (byte)(i % 251);
-        }
-
-        return body;
-    }
-
     private CoapEndpoint Start(BlockwiseOptions blockwise)
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], TimeProvider = _time, Blockwise = blockwise });
+        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Blockwise = blockwise });
         server.MapGet("/body", request =>
         {
             Interlocked.Increment(ref _handled);
@@ -113,12 +78,12 @@ public sealed class Block2DownloadTests : IDisposable
             return CoapResponse.Content(body, CoapContentFormat.OctetStream);
         });
         server.Start();
-        _owned.Add(server);
-        CoapEndpoint client = new(_network.CreateTransport(ClientAddress), new CoapEndpointOptions { TimeProvider = _time, Random = new Random(3) });
+        Owned.Add(server);
+        CoapEndpoint client = new(Network.CreateTransport(ClientAddress), new CoapEndpointOptions { TimeProvider = Time, Random = new Random(3) });
         client.Start();
-        _owned.Add(client);
+        Owned.Add(client);
         return client;
     }
 
-    private List<CoapMessage> FromServer() => _network.SentBetween(ServerAddress, ClientAddress).Select(d => d.Parsed).Where(m => m.Block2 is not null).ToList();
+    private List<CoapMessage> FromServer() => Network.SentBetween(ServerAddress, ClientAddress).Select(d => d.Parsed).Where(m => m.Block2 is not null).ToList();
 }

@@ -13,20 +13,20 @@ namespace CoapNet.Tests.Messaging;
 public class CriticalResponseOptionTests
 {
     [Fact]
-    public async Task APiggybackedResponseWithAnUnprocessedBlock1IsRejectedWithAnExceptionNamingIt()
+    public async Task APiggybackedResponseWithAnUnprocessedQBlock1IsRejectedWithAnExceptionNamingIt()
     {
         using MessagingHarness h = new();
         (CoapEndpoint client, TestPeer server, Task<CoapMessage> pending, CoapMessage request) = SendGet(h);
 
-        // Block1 answers a block-wise upload, which this request was not: nothing here processes it.
+        // Q-Block1 (RFC 9177) answers a robust block-wise upload: nothing here processes it.
         CoapMessage odd = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Continue, MessageId = request.MessageId, Token = request.Token };
-        odd.Block1 = new CoapBlock(0, true, 6);
+        odd.Options.Add(CoapOptionNumber.QBlock1, new CoapBlock(0, true, 6).Encoded);
         server.Send(odd, client.LocalEndPoint);
         h.Network.DeliverAll();
 
         CoapBadOptionException rejected = (await pending.Invoking(p => p).Should().ThrowAsync<CoapBadOptionException>()).Which;
-        rejected.Option.Should().Be(CoapOptionNumber.Block1);
-        rejected.Message.Should().Contain("Block1 (27)").And.Contain("5.4.1");
+        rejected.Option.Should().Be(CoapOptionNumber.QBlock1);
+        rejected.Message.Should().Contain("Q-Block1 (19)").And.Contain("5.4.1");
     }
 
     [Fact]

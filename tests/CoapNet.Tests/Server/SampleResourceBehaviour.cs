@@ -51,7 +51,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
         reply.ContentFormat.Should().Be(CoapContentFormat.LinkFormat);
         Dictionary<string, CoapLink> links = CoapLinkFormat.Parse(reply.Text).ToDictionary(link => link.Target);
         links.Keys.Should().BeEquivalentTo(
-            ["/hello", "/time", "/counter", "/echo", "/store", "/slow", "/large"],
+            ["/hello", "/time", "/counter", "/echo", "/store", "/slow", "/large", "/upload"],
             "every sample resource is listed; /store/{name} is a template, not a link, and /.well-known/core is not listed");
 
         links["/hello"].Title.Should().Be("Greeting");
@@ -75,6 +75,19 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
 
         links["/large"].Title.Should().Be("?size=N deterministic bytes");
         links["/large"].ContentFormats.Should().Equal(CoapContentFormat.OctetStream);
+
+        links["/upload"].Title.Should().Be("PUT a body (block-wise when large); answers its SHA-256 in hex");
+        links["/upload"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+    }
+
+    [SkippableFact]
+    public async Task UploadAnswersChangedWithTheSha256OfTheBody()
+    {
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Put, "/upload") { Payload = "firmware" });
+
+        reply.Code.Should().Be(CoapCode.Changed);
+        reply.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
+        reply.Text.Should().Be(Convert.ToHexStringLower(SHA256.HashData(Utf8("firmware"))));
     }
 
     [SkippableFact]
@@ -300,11 +313,14 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
     {
         SampleReply slow = await SendAsync(new SampleRequest(CoapCode.Get, "/slow?ms=soon"));
         SampleReply large = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=-1"));
+        SampleReply tooLarge = await SendAsync(new SampleRequest(CoapCode.Get, "/large?size=16777217"));
 
         slow.Code.Should().Be(CoapCode.BadRequest);
         slow.Text.Should().Contain("ms must be");
         large.Code.Should().Be(CoapCode.BadRequest);
         large.Text.Should().Contain("size must be");
+        tooLarge.Code.Should().Be(CoapCode.BadRequest, "16 MiB is the most /large serves");
+        tooLarge.Text.Should().Be("size must be a number from 0 to 16777216.");
     }
 
     /// <summary>Sends <paramref name="request"/> to <see cref="Server"/> through the client under test.</summary>

@@ -21,12 +21,15 @@ internal static class Signaling
     /// <summary>Abort option 2, Bad-CSM-Option (section 5.6), the number of the CSM option that was not understood.</summary>
     public const CoapOptionNumber BadCsmOption = (CoapOptionNumber)2;
 
-    /// <summary>Our CSM: Max-Message-Size, and Block-Wise-Transfer since block-wise stages may run above (section 5.3).</summary>
+    /// <summary>
+    /// Our CSM: Max-Message-Size. Not Block-Wise-Transfer: that option offers BERT (RFC 8323 sections
+    /// 5.3.2 and 6, SZX 7), which the block-wise stage does not do yet; block-wise transfer with SZX 0
+    /// to 6 needs no capability, and a peer told BERT was fine (libcoap) sends SZX 7 blocks we refuse.
+    /// </summary>
     public static CoapMessage Csm(int maxMessageSize)
     {
         CoapMessage csm = new() { Code = CoapCode.Csm };
         csm.Options.Add(MaxMessageSize, (uint)maxMessageSize);
-        csm.Options.AddEmpty(BlockWiseTransfer);
         return csm;
     }
 

@@ -124,6 +124,20 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public bool Fits(CoapPeer peer, CoapMessage message)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        StreamConnection? connection;
+        lock (_gate)
+        {
+            _byPeer.TryGetValue(peer, out connection);
+        }
+
+        // Before the peer's CSM (or any connection) its limit is the base value (RFC 8323 section 5.3.1).
+        return CoapStreamChannel.MeasureForSend(message) <= (connection?.PeerMaxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
+    }
+
+    /// <inheritdoc/>
     public void SendRequest(OutgoingRequest request)
     {
         ArgumentNullException.ThrowIfNull(request);

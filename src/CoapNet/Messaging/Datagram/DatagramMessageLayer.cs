@@ -98,6 +98,20 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void CheckSendable(CoapPeer peer, CoapMessage message) => _channels.CheckSendable(message);
 
     /// <inheritdoc/>
+    public bool Fits(CoapPeer peer, CoapMessage message)
+    {
+        try
+        {
+            _channels.CheckSendable(message);
+            return true;
+        }
+        catch (ArgumentException)
+        {
+            return false;
+        }
+    }
+
+    /// <inheritdoc/>
     public void SendRequest(OutgoingRequest request)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);

@@ -1,0 +1,153 @@
+using CoapNet.Messages;
+using CoapNet.Messaging;
+
+namespace CoapNet.Blockwise;
+
+// The client side of Block1 (RFC 7959 sections 2.3, 2.5, 2.9.3): a request body too large for one
+// message goes out block by block, each sent when the previous one is answered 2.31 Continue.
+internal sealed partial class BlockwiseStage
+{
+    /// <inheritdoc/>
+    public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
+    {
+        // UDP: a body up to the block size goes whole, as a response body does; past it, only when the
+        // datagram still fits. TCP: whatever fits the peer's CSM Max-Message-Size goes whole.
+        if (request.Payload.IsEmpty || request.Block1 is not null || !CarriesBody(request.Code)
+            || (!call.Peer.IsReliable && request.Payload.Length <= _options.BlockSize)
+            || call.FitsOneMessage(request))
+        {
+            next(call, request);
+            return;
+        }
+
+        Upload upload = new(this, call, request, new MemoryBlockSource(request.Payload));
+        call.SetState(this, upload);
+        next(call, upload.First());
+    }
+
+    private static bool CarriesBody(CoapCode code)
+        => code == CoapCode.Put || code == CoapCode.Post || code == CoapCode.Fetch || code == CoapCode.Patch || code == CoapCode.IPatch;
+
+    /// <summary>
+    /// A client's upload of one body, block by block: each block is read from the source when it is
+    /// sent, and each response decides the next step (the next block, a smaller block size, or the end).
+    /// </summary>
+    private sealed class Upload(BlockwiseStage stage, IClientCall call, CoapMessage original, BlockSource source)
+    {
+        private int _exponent = stage._sizeExponent;
+        private long _offset;
+        private int _length;
+        private int _number;
+        private bool _more;
+        private bool _restarted;
+        private Action<IClientCall, CoapMessage>? _next;
+
+        /// <summary>Block 0, with Size1 announcing the whole body (RFC 7959 section 4); the caller's token, if it set one.</summary>
+        public CoapMessage First()
+        {
+            CoapMessage block = Block(0, 0);
+            block.Token = original.Token;
+            return block;
+        }
+
+        /// <summary>The response to block 0, passed up the stages: from here on every response goes to the step.</summary>
+        public void OnFirstResponse(CoapMessage response, Action<IClientCall, CoapMessage> next)
+        {
+            _next = next;
+            Step(response);
+        }
+
+        private void OnFollowUpResponse(CoapMessage response)
+        {
+            try
+            {
+                Step(response);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // A response that makes no sense fails the call, never the receive loop it arrived on.
+                call.Fail(e);
+            }
+        }
+
+        private void Step(CoapMessage response)
+        {
+            CoapBlock? ack = response.Block1;
+
+            // Section 2.3: 2.31 asks for the next block; a non-atomic server answers each block with a success and M=1.
+            if (response.Code == CoapCode.Continue || (response.Code.IsSuccess && _more && ack is { More: true }))
+            {
+                if (!_more || ack is not { } echoed || echoed.Number != _number)
+                {
+                    call.Fail(new CoapException($"{call.Peer.EndPoint} answered block {_number} of the upload with {response.Code} and {(ack is { } b ? "Block1 " + b : "no Block1 option")} (RFC 7959 section 2.3).", call.Peer.EndPoint));
+                    return;
+                }
+
+                // Section 2.5, late negotiation: a smaller SZX in the answer is used from the next block on,
+                // numbered by the new size from the byte where this block ended.
+                _exponent = Math.Min(_exponent, Math.Min(echoed.SizeExponent, 6));
+                long offset = _offset + _length;
+                long number = offset >> (_exponent + 4);
+                if (number > CoapBlock.MaxNumber)
+                {
+                    call.Fail(new CoapException($"The body is too large to upload to {call.Peer.EndPoint} in {1 << (_exponent + 4)}-byte blocks: block numbers end at {CoapBlock.MaxNumber} (RFC 7959 section 2.2).", call.Peer.EndPoint));
+                    return;
+                }
+
+                call.SendFollowUp(Block(offset, (int)number), OnFollowUpResponse);
+                return;
+            }
+
+            if (response.Code == CoapCode.RequestEntityTooLarge && ack is { } smaller && smaller.SizeExponent < _exponent && !_restarted)
+            {
+                // Section 2.9.3: the server named a block size it can take; start over once with it.
+                _restarted = true;
+                _exponent = smaller.SizeExponent;
+                call.SendFollowUp(Block(0, 0), OnFollowUpResponse);
+                return;
+            }
+
+            if (response.Code.IsSuccess && _more)
+            {
+                call.Fail(new CoapException($"{call.Peer.EndPoint} answered block {_number} of the upload with {response.Code} before the last block was sent (RFC 7959 section 2.3).", call.Peer.EndPoint));
+                return;
+            }
+
+            // The final response, or an error that ends the upload at once (4.08, 4.13, 5.03, ...): up to
+            // the caller without the Block1 echo, through Block2 when its own body comes in blocks (section 3.3).
+            CoapMessage final = ack is null ? response : CopyWithout(response, CoapOptionNumber.Block1);
+            if (ack is not null)
+            {
+                final.Type = response.Type;
+                final.MessageId = response.MessageId;
+            }
+
+            CoapMessage template = CopyWithout(original, CoapOptionNumber.Size1);
+            template.Payload = default;
+            template.Token = default;
+            stage.ReceiveBody(call, template, final, _next!);
+        }
+
+        /// <summary>The block at <paramref name="offset"/>, numbered <paramref name="number"/> at the current size; read from the source now.</summary>
+        private CoapMessage Block(long offset, int number)
+        {
+            ReadOnlyMemory<byte> data = source.Read(offset, 1 << (_exponent + 4), out bool more);
+
+            // Block2 (an early size for the response, section 2.4) goes with the last block only.
+            CoapMessage block = more ? CopyWithout(original, CoapOptionNumber.Size1, CoapOptionNumber.Block2) : CopyWithout(original, CoapOptionNumber.Size1);
+            block.Token = default;
+            block.Payload = data;
+            block.Block1 = new CoapBlock(number, more, _exponent);
+            if (offset == 0 && source.Length is long total)
+            {
+                block.Size1 = (uint)total;
+            }
+
+            _offset = offset;
+            _length = data.Length;
+            _number = number;
+            _more = more;
+            return block;
+        }
+    }
+}
