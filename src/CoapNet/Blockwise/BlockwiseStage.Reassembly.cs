@@ -99,7 +99,7 @@ internal sealed partial class BlockwiseStage
 
         // The last block: the handler sees one request with the whole body, and its response echoes
         // Block1 with M=0 (section 2.3); a large response still goes out in Block2 blocks (section 3.3).
-        CoapMessage whole = CopyWithout(request, CoapOptionNumber.Block1, CoapOptionNumber.Size1);
+        CoapMessage whole = request.CopyWithout(CoapOptionNumber.Block1, CoapOptionNumber.Size1);
         whole.Type = request.Type;
         whole.MessageId = request.MessageId;
         whole.Payload = body;
@@ -229,7 +229,7 @@ internal sealed partial class BlockwiseStage
         }
 
         // The response's options may be a handler's shared message: the echo goes on a copy.
-        CoapMessage echoed = CopyWithout(response, CoapOptionNumber.Block1);
+        CoapMessage echoed = response.CopyWithout(CoapOptionNumber.Block1);
         echoed.MessageId = response.MessageId;
         echoed.Block1 = echo;
         return echoed;

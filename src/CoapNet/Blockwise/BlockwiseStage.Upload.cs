@@ -115,14 +115,14 @@ internal sealed partial class BlockwiseStage
 
             // The final response, or an error that ends the upload at once (4.08, 4.13, 5.03, ...): up to
             // the caller without the Block1 echo, through Block2 when its own body comes in blocks (section 3.3).
-            CoapMessage final = ack is null ? response : CopyWithout(response, CoapOptionNumber.Block1);
+            CoapMessage final = ack is null ? response : response.CopyWithout(CoapOptionNumber.Block1);
             if (ack is not null)
             {
                 final.Type = response.Type;
                 final.MessageId = response.MessageId;
             }
 
-            CoapMessage template = CopyWithout(original, CoapOptionNumber.Size1);
+            CoapMessage template = original.CopyWithout(CoapOptionNumber.Size1);
             template.Payload = default;
             template.Token = default;
             stage.ReceiveBody(call, template, final, _next!);
@@ -134,7 +134,7 @@ internal sealed partial class BlockwiseStage
             ReadOnlyMemory<byte> data = source.Read(offset, 1 << (_exponent + 4), out bool more);
 
             // Block2 (an early size for the response, section 2.4) goes with the last block only.
-            CoapMessage block = more ? CopyWithout(original, CoapOptionNumber.Size1, CoapOptionNumber.Block2) : CopyWithout(original, CoapOptionNumber.Size1);
+            CoapMessage block = more ? original.CopyWithout(CoapOptionNumber.Size1, CoapOptionNumber.Block2) : original.CopyWithout(CoapOptionNumber.Size1);
             block.Token = default;
             block.Payload = data;
             block.Block1 = new CoapBlock(number, more, _exponent);

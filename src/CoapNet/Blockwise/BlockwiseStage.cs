@@ -176,7 +176,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message;
         }
 
-        CoapMessage slice = CopyWithout(response, CoapOptionNumber.Block2);
+        CoapMessage slice = response.CopyWithout(CoapOptionNumber.Block2);
         int length = (int)Math.Min(size, payload.Length - offset);
         slice.Payload = payload.Slice((int)offset, length);
         slice.Block2 = new CoapBlock(number, offset + length < payload.Length, exponent);
@@ -187,26 +187,6 @@ internal sealed partial class BlockwiseStage : CoapStage
         }
 
         return slice;
-    }
-
-    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except) => CopyWithout(message, except, except);
-
-    /// <summary>A copy of <paramref name="message"/> (sharing its payload) without the options numbered <paramref name="except"/> or <paramref name="alsoExcept"/>.</summary>
-    private static CoapMessage CopyWithout(CoapMessage message, CoapOptionNumber except, CoapOptionNumber alsoExcept)
-    {
-        CoapMessage copy = new() { Type = message.Type, Code = message.Code, Token = message.Token, Payload = message.Payload };
-        if (message.HasOptions)
-        {
-            foreach (CoapOptionEntry option in message.Options.AsSpan())
-            {
-                if (option.Number != except && option.Number != alsoExcept)
-                {
-                    copy.Options.Add(option);
-                }
-            }
-        }
-
-        return copy;
     }
 
     private bool TryGetStored(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out StoredBody? body)
@@ -237,7 +217,7 @@ internal sealed partial class BlockwiseStage : CoapStage
 
             // The payload may be a slice of a buffer the handler reuses: keep a copy of its own. Later
             // blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
-            CoapMessage kept = CopyWithout(response, CoapOptionNumber.Block2, CoapOptionNumber.Block1);
+            CoapMessage kept = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             kept.Payload = response.Payload.ToArray();
             _bodies[key] = new StoredBody(kept, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
             _storedBytes += length;
@@ -298,7 +278,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            CoapMessage follow = CopyWithout(template, CoapOptionNumber.Block2);
+            CoapMessage follow = template.CopyWithout(CoapOptionNumber.Block2);
 
             // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it);
             // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).
@@ -338,7 +318,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            CoapMessage whole = CopyWithout(first, CoapOptionNumber.Block2);
+            CoapMessage whole = first.CopyWithout(CoapOptionNumber.Block2);
             whole.Payload = _body.ToArray();
             next(call, whole);
         }

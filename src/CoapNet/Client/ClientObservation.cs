@@ -271,15 +271,8 @@ internal sealed class ClientObservation : IDisposable
 
     private static CoapMessage CopyTemplate(CoapMessage template, uint observe)
     {
-        CoapMessage copy = new() { Type = template.Type, Code = template.Code, Payload = template.Payload };
-        if (template.HasOptions)
-        {
-            foreach (CoapOptionEntry option in template.Options.AsSpan())
-            {
-                copy.Options.Add(option);
-            }
-        }
-
+        CoapMessage copy = template.CopyWithout(CoapOptionNumber.Observe);
+        copy.Token = default;
         copy.Observe = observe;
         return copy;
     }

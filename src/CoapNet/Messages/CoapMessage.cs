@@ -170,4 +170,25 @@ public sealed partial class CoapMessage
 
         return builder.ToString();
     }
+
+    /// <summary>A copy (type, code, token, the same payload memory) without the options numbered <paramref name="except"/>: for the stages, which must not modify a message a handler may share.</summary>
+    internal CoapMessage CopyWithout(CoapOptionNumber except) => CopyWithout(except, except);
+
+    /// <summary>A copy without the options numbered <paramref name="except"/> or <paramref name="alsoExcept"/>.</summary>
+    internal CoapMessage CopyWithout(CoapOptionNumber except, CoapOptionNumber alsoExcept)
+    {
+        CoapMessage copy = new() { Type = Type, Code = Code, Token = Token, Payload = Payload };
+        if (HasOptions)
+        {
+            foreach (CoapOptionEntry option in Options.AsSpan())
+            {
+                if (option.Number != except && option.Number != alsoExcept)
+                {
+                    copy.Options.Add(option);
+                }
+            }
+        }
+
+        return copy;
+    }
 }

@@ -114,18 +114,7 @@ internal sealed class ObserveStage(TimeProvider time) : CoapStage
     /// <summary>A copy of <paramref name="response"/> with its Observe option set (or removed): the handler's message and options may be shared, so they are not modified.</summary>
     private static CoapMessage WithObserve(CoapMessage response, uint? observe)
     {
-        CoapMessage copy = new() { Type = response.Type, Code = response.Code, Token = response.Token, MessageId = response.MessageId, Payload = response.Payload };
-        if (response.HasOptions)
-        {
-            foreach (CoapOptionEntry option in response.Options.AsSpan())
-            {
-                if (option.Number != CoapOptionNumber.Observe)
-                {
-                    copy.Options.Add(option);
-                }
-            }
-        }
-
+        CoapMessage copy = response.CopyWithout(CoapOptionNumber.Observe);
         copy.Observe = observe;
         return copy;
     }
