@@ -84,8 +84,11 @@ public sealed class CoapServerOptions
     /// <summary>The kernel send buffer of each UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
     public int? SocketSendBufferSize { get; init; }
 
-    /// <summary>At most this many warnings per second for malformed datagrams, per endpoint (default 10); the rest are counted in the next line.</summary>
+    /// <summary>At most this many warnings per second for malformed datagrams, and as many for aborted connections, per endpoint (default 10); the rest are counted in the next line.</summary>
     public int MalformedLogLinesPerSecond { get; init; } = 10;
+
+    /// <summary>The most options a received message may carry (default 1024); see <see cref="CoapEndpointOptions.MaxOptionCount"/>.</summary>
+    public int MaxOptionCount { get; init; } = Serialization.CoapSerializerOptions.DefaultMaxOptionCount;
 
     /// <summary>Block-wise transfer (RFC 7959): the block size for large responses and the bounds on the bodies kept for follow-up blocks.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
@@ -137,6 +140,7 @@ public sealed class CoapServerOptions
         MaxMessageSize = MaxMessageSize,
         SeparateResponseDelay = SeparateResponseDelay,
         MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
+        MaxOptionCount = MaxOptionCount,
         Blockwise = Blockwise,
     };
 }

@@ -43,7 +43,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     public DatagramMessageLayer(IDatagramTransport transport, CoapEndpointOptions options, ILogger logger)
     {
-        _channels = new DatagramChannels(transport, options.MaxMessageSize);
+        _channels = new DatagramChannels(transport, options.MaxMessageSize, options.MaxOptionCount);
         _parameters = options.TransmissionParameters;
         _time = options.TimeProvider;
         _logger = logger;
