@@ -59,6 +59,9 @@ public sealed class CoapExchange
     /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
     internal ExchangeLayer? Layer { get; set; }
 
+    /// <summary>The handler the exchange layer read when the request arrived, called once it has passed the stages.</summary>
+    internal CoapRequestHandler? Handler { get; set; }
+
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
     /// while a slow handler works; the response then goes out as a separate confirmable message
