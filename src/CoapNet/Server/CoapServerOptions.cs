@@ -53,8 +53,9 @@ public sealed class CoapServerOptions
 
     /// <summary>
     /// How many synchronous handlers run at once (default: the number of processors). They may block
-    /// their thread, so they run on workers of their own; asynchronous handlers are bounded only by
-    /// <see cref="MaxPendingRequests"/>, since one that awaits holds no thread.
+    /// their thread, so they run on threads of their own (started as needed, ended when idle), never on
+    /// the thread pool's; asynchronous handlers are bounded only by <see cref="MaxPendingRequests"/>,
+    /// since one that awaits holds no thread.
     /// </summary>
     public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;
 
