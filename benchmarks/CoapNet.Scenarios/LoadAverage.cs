@@ -22,7 +22,8 @@ internal static class LoadAverage
         return load;
     }
 
-    private static double Read()
+    /// <summary>The 1-minute load average now (NaN where /proc/loadavg does not exist).</summary>
+    public static double Read()
     {
         const string path = "/proc/loadavg";
         return File.Exists(path)

@@ -1,13 +1,11 @@
 // Whole-stack scenarios: a real server on loopback, real sockets, numbers printed as a table.
-//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders [options]
-//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- observe [options]
+//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|observe [options]
 // "slow-senders-peer" is the child process that slow-senders starts to hold the slow connections.
 using CoapNet.Scenarios;
 
 if (args.Length == 0 || args[0] is "-h" or "--help")
 {
-    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders [options]   (slow-senders --help lists them)");
-    Console.WriteLine("       CoapNet.Scenarios " + ObserveScenario.Usage);
+    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|observe [options]   (SCENARIO --help lists them)");
     return args.Length == 0 ? 2 : 0;
 }
 
@@ -18,8 +16,10 @@ try
     {
         "slow-senders" => await SlowSendersScenario.RunAsync(SlowSendersOptions.Parse(rest)),
         "slow-senders-peer" => await SlowSenderPeer.RunAsync(rest),
+        "handler-wait" => await HandlerWaitScenario.RunAsync(rest),
+        "alloc-per-request" => await AllocPerRequestScenario.RunAsync(rest),
         "observe" => await ObserveScenario.RunAsync(rest),
-        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, observe."),
+        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, observe."),
     };
 }
 catch (ArgumentException exception)

@@ -41,45 +41,38 @@ internal sealed class SlowSendersOptions
         List<int> connections = [0, 10, 100, 1000];
         int requests = 2000, warmup = 500, rounds = 3, maxConnections = 0, maxWait = 300, runSeconds = 600;
         double maxLoad = 1.0;
-        for (int i = 0; i < args.Length; i++)
+        CommandLine.Parse(args, Usage, [], (name, value) =>
         {
-            string name = args[i];
-            if (name is "-h" or "--help")
-            {
-                throw new ArgumentException(Usage);
-            }
-
-            string value = i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{name} needs a value.\n{Usage}");
             switch (name)
             {
                 case "--connections":
-                    connections = [.. value.Split(',').Select(n => ParseCount(name, n, 0))];
-                    break;
+                    connections = [.. value!.Split(',').Select(n => CommandLine.ParseCount(name, n, 0))];
+                    return true;
                 case "--requests":
-                    requests = ParseCount(name, value, 1);
-                    break;
+                    requests = CommandLine.ParseCount(name, value, 1);
+                    return true;
                 case "--warmup":
-                    warmup = ParseCount(name, value, 0);
-                    break;
+                    warmup = CommandLine.ParseCount(name, value, 0);
+                    return true;
                 case "--rounds":
-                    rounds = ParseCount(name, value, 1);
-                    break;
+                    rounds = CommandLine.ParseCount(name, value, 1);
+                    return true;
                 case "--max-connections":
-                    maxConnections = ParseCount(name, value, 1);
-                    break;
+                    maxConnections = CommandLine.ParseCount(name, value, 1);
+                    return true;
                 case "--max-load":
-                    maxLoad = double.Parse(value, CultureInfo.InvariantCulture);
-                    break;
+                    maxLoad = double.Parse(value!, CultureInfo.InvariantCulture);
+                    return true;
                 case "--max-wait":
-                    maxWait = ParseCount(name, value, 0);
-                    break;
+                    maxWait = CommandLine.ParseCount(name, value, 0);
+                    return true;
                 case "--run-seconds":
-                    runSeconds = ParseCount(name, value, 10);
-                    break;
+                    runSeconds = CommandLine.ParseCount(name, value, 10);
+                    return true;
                 default:
-                    throw new ArgumentException($"Unknown option {name}.\n{Usage}");
+                    return false;
             }
-        }
+        });
 
         int defaultMax = new CoapConnectionOptions().MaxConnections;
         return new SlowSendersOptions
@@ -94,9 +87,4 @@ internal sealed class SlowSendersOptions
             RunSeconds = runSeconds,
         };
     }
-
-    private static int ParseCount(string name, string value, int min)
-        => int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n >= min
-            ? n
-            : throw new ArgumentException($"{name} takes whole numbers from {min} up, not '{value}'.");
 }

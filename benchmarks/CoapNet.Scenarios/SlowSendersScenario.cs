@@ -82,9 +82,9 @@ internal static class SlowSendersScenario
             N = n,
             Held = held,
             Trickled = trickled,
-            P50 = ToMicroseconds(Percentile(latencies, 0.50)),
-            P99 = ToMicroseconds(Percentile(latencies, 0.99)),
-            Max = ToMicroseconds(latencies[^1]),
+            P50 = Stats.ToMicroseconds(Stats.Percentile(latencies, 0.50)),
+            P99 = Stats.ToMicroseconds(Stats.Percentile(latencies, 0.99)),
+            Max = Stats.ToMicroseconds(latencies[^1]),
             Failed = failed,
             ManagedPerConnection = held == 0 ? null : (double)(managedIdle - managedBefore) / held,
             RssPerConnection = held == 0 ? null : (double)(rssIdle - rssBefore) / held,
@@ -137,10 +137,6 @@ internal static class SlowSendersScenario
                 + $"{ShowMedian(runs.Select(r => r.TricklingPerConnection))} | {string.Join(" ", runs.Select(r => r.Load.ToString("0.00", CultureInfo.InvariantCulture)))} |"));
         }
     }
-
-    private static long Percentile(long[] sorted, double p) => sorted[Math.Clamp((int)Math.Ceiling(p * sorted.Length) - 1, 0, sorted.Length - 1)];
-
-    private static double ToMicroseconds(long ticks) => ticks * 1_000_000.0 / Stopwatch.Frequency;
 
     private static double Median(IEnumerable<double> values)
     {

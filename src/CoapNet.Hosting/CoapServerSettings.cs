@@ -59,6 +59,9 @@ public sealed class CoapServerSettings
     /// <summary>See <see cref="CoapServerOptions.MaxPeers"/>.</summary>
     public int? MaxPeers { get; set; }
 
+    /// <summary>See <see cref="CoapServerOptions.MaxOptionCount"/>.</summary>
+    public int? MaxOptionCount { get; set; }
+
     /// <summary>The RFC 7252 section 4.8 transmission parameters.</summary>
     public CoapTransmissionSettings TransmissionParameters { get; set; } = new();
 
@@ -113,6 +116,7 @@ public sealed class CoapServerSettings
             MaxMessageSize = MaxMessageSize ?? defaults.MaxMessageSize,
             DeduplicationCapacity = DeduplicationCapacity ?? defaults.DeduplicationCapacity,
             MaxPeers = MaxPeers ?? defaults.MaxPeers,
+            MaxOptionCount = MaxOptionCount ?? defaults.MaxOptionCount,
         };
     }
 

@@ -45,24 +45,26 @@ internal interface IDatagramChannelReceiver
 }
 
 /// <summary>
-/// The channels of one datagram transport: parses each received datagram with
-/// <see cref="CoapMessageSerializer.Udp"/> (the span entry point: one copy that the message slices)
+/// The channels of one datagram transport: parses each received datagram with a datagram serializer
+/// bounded by the endpoint's option count (the span entry point: one copy that the message slices)
 /// and hands it up with the channel of its sender; finds the channel for a peer to send to.
 /// </summary>
 /// <remarks>Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it.</remarks>
 internal sealed class DatagramChannels : IDatagramReceiver
 {
     private const int CacheCapacity = 4096;
-    private static readonly CoapMessageSerializer Parser = CoapMessageSerializer.Udp;
-
     private readonly IDatagramTransport _transport;
+    private readonly CoapMessageSerializer _parser;
     private readonly CoapMessageSerializer _sendSerializer;
     private readonly Dictionary<IPEndPoint, DatagramChannel> _channels = [];
     private IDatagramChannelReceiver? _receiver;
 
-    public DatagramChannels(IDatagramTransport transport, int maxMessageSize)
+    public DatagramChannels(IDatagramTransport transport, int maxMessageSize, int maxOptionCount)
     {
         _transport = transport;
+        _parser = maxOptionCount == CoapSerializerOptions.DefaultMaxOptionCount
+            ? CoapMessageSerializer.Udp
+            : new CoapMessageSerializer(CoapFraming.Datagram, new CoapSerializerOptions { MaxOptionCount = maxOptionCount });
         _sendSerializer = new CoapMessageSerializer(CoapFraming.Datagram, new CoapSerializerOptions { MaxMessageSize = maxMessageSize });
     }
 
@@ -107,7 +109,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
             }
         }
 
-        if (Parser.TryDeserialize(datagram, out CoapMessage? message, out CoapFormatError error))
+        if (_parser.TryDeserialize(datagram, out CoapMessage? message, out CoapFormatError error))
         {
             _receiver!.OnMessage(channel, message);
         }

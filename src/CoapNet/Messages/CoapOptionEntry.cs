@@ -130,6 +130,12 @@ internal static class UIntCodec
 
     public static byte[] Encode(uint value)
     {
+        // RFC 7252 section 3.2: 0 is the empty value, and one shared empty array needs no allocation.
+        if (value == 0)
+        {
+            return [];
+        }
+
         byte[] bytes = new byte[GetLength(value)];
         Write(value, bytes);
         return bytes;

@@ -30,10 +30,18 @@ public sealed class CoapResponse
     /// <param name="contentFormat">Its Content-Format, or null (for a diagnostic payload, RFC 7252 section 5.5.2).</param>
     /// <exception cref="ArgumentException"><paramref name="code"/> is not a response code.</exception>
     public CoapResponse(CoapCode code, ReadOnlyMemory<byte> payload, ushort? contentFormat)
-        : this(code)
     {
-        Message.Payload = payload;
-        Message.ContentFormat = contentFormat;
+        if (!code.IsResponse)
+        {
+            throw new ArgumentException($"{code} is not a response code.", nameof(code));
+        }
+
+        // The Content-Format in an exactly sized collection: one grown by Add starts at four entries, three of them
+        // unused in most responses, 72 bytes of every request a server answers (issue 11). More options still grow it.
+        CoapOptionCollection? options = contentFormat is ushort format
+            ? new CoapOptionCollection([new CoapOptionEntry(UIntCodec.Encode(format), CoapOptionNumber.ContentFormat)])
+            : null;
+        Message = new CoapMessage(CoapMessageType.Confirmable, code, 0, default, options, payload);
     }
 
     /// <summary>Creates a response with a text payload, text/plain by default.</summary>

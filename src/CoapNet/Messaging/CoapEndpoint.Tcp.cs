@@ -17,7 +17,7 @@ public sealed partial class CoapEndpoint
     /// <exception cref="ArgumentNullException"><paramref name="listener"/> is null.</exception>
     /// <exception cref="ArgumentException">An option is out of range; the message names it.</exception>
     public CoapEndpoint(IConnectionListener listener, CoapEndpointOptions? options = null, CoapConnectionOptions? connections = null)
-        : this(new StreamConnectionLayer(listener, connections, options?.TimeProvider, options?.LoggerFactory), options)
+        : this(new StreamConnectionLayer(listener, connections, options), options)
     {
     }
 
@@ -32,7 +32,7 @@ public sealed partial class CoapEndpoint
     /// <exception cref="ArgumentNullException"><paramref name="connector"/> is null.</exception>
     /// <exception cref="ArgumentException">An option is out of range; the message names it.</exception>
     public CoapEndpoint(IConnectionFactory connector, CoapEndpointOptions? options = null, CoapConnectionOptions? connections = null)
-        : this(new StreamConnectionLayer(connector, connections, options?.TimeProvider, options?.LoggerFactory), options)
+        : this(new StreamConnectionLayer(connector, connections, options), options)
     {
     }
 }

@@ -49,10 +49,18 @@ public sealed class CoapEndpointOptions
     public TimeSpan? SeparateResponseDelay { get; init; }
 
     /// <summary>
-    /// At most this many warnings per second for malformed datagrams (default 10); the rest are
-    /// counted and summed up in the next line written, so a flood of bad input cannot flood the log.
+    /// At most this many warnings per second for malformed datagrams (default 10), and as many again for
+    /// aborted connections over a connection transport (RFC 8323 section 5.6); the rest are counted and
+    /// summed up in the next line written, so a flood of bad input cannot flood the log.
     /// </summary>
     public int MalformedLogLinesPerSecond { get; init; } = 10;
+
+    /// <summary>
+    /// The most options a received message may carry (default <see cref="Serialization.CoapSerializerOptions.DefaultMaxOptionCount"/>,
+    /// 1024). A datagram with more is malformed: a CON is answered with RST, anything else dropped (RFC 7252
+    /// sections 4.2 and 4.3); a stream frame with more aborts its connection (RFC 8323 section 5.6).
+    /// </summary>
+    public int MaxOptionCount { get; init; } = Serialization.CoapSerializerOptions.DefaultMaxOptionCount;
 
     /// <summary>Block-wise transfer (RFC 7959): block size and the bounds on stored bodies; default <see cref="CoapNet.Blockwise.BlockwiseOptions"/>.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
@@ -85,6 +93,11 @@ public sealed class CoapEndpointOptions
         if (MaxMessageSize is < 64 or > Serialization.CoapSerializerOptions.DefaultMaxDatagramSize)
         {
             throw new ArgumentException("MaxMessageSize must be between 64 and 65507 bytes.", nameof(MaxMessageSize));
+        }
+
+        if (MaxOptionCount < 1)
+        {
+            throw new ArgumentException("MaxOptionCount must be at least 1.", nameof(MaxOptionCount));
         }
 
         if (MalformedLogLinesPerSecond < 1)

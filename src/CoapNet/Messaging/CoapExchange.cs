@@ -72,6 +72,9 @@ public sealed class CoapExchange
     internal CoapExchange ForNotification(Observe.Observation observation)
         => new(_lower, Request, Peer, LowerState) { Layer = Layer, Notification = observation, ObserveTarget = observation.Target };
 
+    /// <summary>The handler the exchange layer read when the request arrived, called once it has passed the stages.</summary>
+    internal CoapRequestHandler? Handler { get; set; }
+
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
     /// while a slow handler works; the response then goes out as a separate confirmable message

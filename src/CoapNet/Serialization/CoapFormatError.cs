@@ -37,6 +37,7 @@ public readonly struct CoapFormatError : IEquatable<CoapFormatError>
         CoapFormatErrorReason.InvalidOptionValueLength => "An option value is outside its registered length bounds (RFC 7252 section 5.4.3).",
         CoapFormatErrorReason.MessageTooLarge => "The message is larger than the configured maximum message size.",
         CoapFormatErrorReason.UnexpectedEndOfStream => "The stream ended inside a message.",
+        CoapFormatErrorReason.TooManyOptions => "The message carries more options than the configured maximum option count.",
         _ => "Unknown format error.",
     };
 

@@ -56,4 +56,7 @@ public enum CoapFormatErrorReason : byte
 
     /// <summary>The stream ended inside a message.</summary>
     UnexpectedEndOfStream,
+
+    /// <summary>The message carries more options than <see cref="CoapSerializerOptions.MaxOptionCount"/> allows.</summary>
+    TooManyOptions,
 }

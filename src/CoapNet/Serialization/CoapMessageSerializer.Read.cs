@@ -261,7 +261,7 @@ public sealed partial class CoapMessageSerializer
             // RFC 8323 section 5.2: signaling (class 7) options are numbered per signaling code, so the
             // registered bounds of request/response options (4 is ETag there, Block-Wise-Transfer here) do not apply.
             bool checkLengths = _rejectInvalidOptionLengths && code >> 5 != 7;
-            if (!ScanOptions(data, optionsStart, checkLengths, ref slots, out int payloadStart, out error))
+            if (!ScanOptions(data, optionsStart, checkLengths, _maxOptionCount, ref slots, out int payloadStart, out error))
             {
                 return false;
             }
@@ -334,9 +334,10 @@ public sealed partial class CoapMessageSerializer
 
     /// <summary>
     /// Walks the options (RFC 7252 section 3.1) from <paramref name="position"/> to the payload
-    /// marker or the end, validating each and recording (number, offset, length).
+    /// marker or the end, validating each and recording (number, offset, length); at most
+    /// <paramref name="maxOptions"/> of them, one compare per option.
     /// </summary>
-    private static bool ScanOptions(ReadOnlySpan<byte> data, int position, bool checkLengths, ref OptionSlots slots, out int payloadStart, out CoapFormatError error)
+    private static bool ScanOptions(ReadOnlySpan<byte> data, int position, bool checkLengths, int maxOptions, ref OptionSlots slots, out int payloadStart, out CoapFormatError error)
     {
         int number = 0;
         while ((uint)position < (uint)data.Length)
@@ -406,6 +407,12 @@ public sealed partial class CoapMessageSerializer
             {
                 payloadStart = 0;
                 return Fail(CoapFormatErrorReason.InvalidOptionValueLength, start, out error);
+            }
+
+            if (slots.Count == maxOptions)
+            {
+                payloadStart = 0;
+                return Fail(CoapFormatErrorReason.TooManyOptions, start, out error);
             }
 
             slots.Add(number, position, length);

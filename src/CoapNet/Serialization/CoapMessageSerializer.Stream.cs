@@ -41,9 +41,21 @@ public sealed partial class CoapMessageSerializer
 
         int headLength = StreamHeadLength(head[0]);
         ReadExactly(stream, head[1..headLength], 1);
-        byte[] frame = AllocateFrame(head[..headLength], out int frameLength);
-        ReadExactly(stream, frame.AsSpan(headLength, frameLength - headLength), headLength);
-        return ParseFrame(frame, frameLength);
+        FrameBuffer frame = StartFrame(head[..headLength], BytesKnownToFollow(stream));
+        try
+        {
+            for (Memory<byte> next = frame.Next; !next.IsEmpty; next = frame.Next)
+            {
+                ReadExactly(stream, next.Span, frame.Filled);
+                frame.Advance(next.Length);
+            }
+
+            return ParseFrame(frame.Detach(), frame.Length);
+        }
+        finally
+        {
+            frame.Release();
+        }
     }
 
     /// <inheritdoc cref="Deserialize(Stream)"/>
@@ -73,7 +85,7 @@ public sealed partial class CoapMessageSerializer
             }
 
             // Read (1) the Len/TKL byte, (2) any extended length bytes, (3) the rest of the frame (RFC 8323 section 3.2).
-            read = new FrameRead(this);
+            read = new FrameRead(this, BytesKnownToFollow(stream));
             Memory<byte> next = read.First;
             while (true)
             {
@@ -140,13 +152,15 @@ public sealed partial class CoapMessageSerializer
         // cached per thread and taken while in use, so interleaved reads never share it: allocating or renting
         // it cost as much as parsing a small message.
         private readonly byte[] _head;
+        private readonly long _knownToFollow;
         private int _headLength;
-        private byte[]? _frame;
-        private int _frameLength;
+        private FrameBuffer _frame;
+        private Memory<byte> _filling;
 
-        public FrameRead(CoapMessageSerializer serializer)
+        public FrameRead(CoapMessageSerializer serializer, long knownToFollow)
         {
             _serializer = serializer;
+            _knownToFollow = knownToFollow;
             _head = t_streamHead ?? new byte[MaxStreamLengthHeader];
             t_streamHead = null;
         }
@@ -159,12 +173,18 @@ public sealed partial class CoapMessageSerializer
 
         public Memory<byte> Advance(int read)
         {
-            if (_frame is not null)
+            if (_frame.IsStarted)
             {
-                EnsureFilled(read, _frameLength - _headLength, _headLength);
-                Message = _serializer.ParseFrame(_frame, _frameLength);
-                IsDone = true;
-                return default;
+                EnsureFilled(read, _filling.Length, _frame.Filled);
+                _frame.Advance(read);
+                _filling = _frame.Next;
+                if (_filling.IsEmpty)
+                {
+                    Message = _serializer.ParseFrame(_frame.Detach(), _frame.Length);
+                    IsDone = true;
+                }
+
+                return _filling;
             }
 
             if (_headLength == 0)
@@ -187,13 +207,15 @@ public sealed partial class CoapMessageSerializer
                 EnsureFilled(read, _headLength - 1, 1);
             }
 
-            _frame = _serializer.AllocateFrame(_head.AsSpan(0, _headLength), out _frameLength);
-            return _frame.AsMemory(_headLength, _frameLength - _headLength);
+            _frame = _serializer.StartFrame(_head.AsSpan(0, _headLength), _knownToFollow);
+            _filling = _frame.Next;
+            return _filling;
         }
 
-        /// <summary>Gives the head buffer back to this thread's cache (a default instance has none).</summary>
-        public readonly void Release()
+        /// <summary>Gives the head buffer back to this thread's cache and a pooled frame buffer to the pool (a default instance has neither).</summary>
+        public void Release()
         {
+            _frame.Release();
             if (_head is not null)
             {
                 t_streamHead = _head;
@@ -322,20 +344,116 @@ public sealed partial class CoapMessageSerializer
     private static int StreamHeadLength(byte first) => 1 + ExtendedLengthBytes(first >> 4);
 
     /// <summary>
-    /// The array for a whole frame, from its length header, with the header copied in: exactly sized, so the
-    /// message parses in place; or, for a frame that <see cref="IsPooledFrame"/>, rented (and maybe larger).
+    /// How many bytes the stream is known to hold past its position: Length - Position for a seekable stream
+    /// (a file, a <see cref="MemoryStream"/>), else 0, since a network stream cannot say what is still to come.
     /// </summary>
-    private byte[] AllocateFrame(ReadOnlySpan<byte> head, out int frameLength)
+    private static long BytesKnownToFollow(Stream stream)
+    {
+        if (!stream.CanSeek)
+        {
+            return 0;
+        }
+
+        try
+        {
+            return Math.Max(0, stream.Length - stream.Position);
+        }
+        catch (NotSupportedException)
+        {
+            return 0;
+        }
+    }
+
+    /// <summary>Starts the buffer of a frame from its length header, copied in; see <see cref="FrameBuffer"/>.</summary>
+    private FrameBuffer StartFrame(ReadOnlySpan<byte> head, long knownToFollow)
     {
         if (ReadStreamLength(head, out long length, out CoapFormatError error) != OperationStatus.Done)
         {
             ThrowFormat(error);
         }
 
-        frameLength = (int)length;
-        byte[] frame = IsPooledFrame(frameLength) ? ArrayPool<byte>.Shared.Rent(frameLength) : GC.AllocateUninitializedArray<byte>(frameLength);
-        head.CopyTo(frame);
-        return frame;
+        return new FrameBuffer(head, (int)length, knownToFollow >= length - head.Length);
+    }
+
+    /// <summary>The first buffer of a frame whose bytes are not known to be there yet; it doubles as they arrive.</summary>
+    private const int FirstFrameChunk = MaxCopySegment;
+
+    /// <summary>
+    /// The buffer one stream frame is read into. Its final form is the one <see cref="ParseFrame"/> expects: an
+    /// exactly sized array that the message slices, or, for a frame that <see cref="IsPooledFrame"/>, a rented one.
+    /// The Len field is the peer's word, not bytes received: a frame larger than <see cref="FirstFrameChunk"/> whose
+    /// bytes the stream cannot vouch for starts in a 64 KiB buffer that doubles each time it fills, so what is
+    /// allocated follows what arrived (at most twice it, plus the final array) and a 6-byte input announcing 8 MiB
+    /// costs 64 KiB, not 8 MiB. Growing buffers up to <see cref="MaxPooledFrame"/> are rented and returned.
+    /// </summary>
+    private struct FrameBuffer
+    {
+        private byte[]? _array;
+        private bool _rented;
+
+        public FrameBuffer(ReadOnlySpan<byte> head, int length, bool bytesAreThere)
+        {
+            Length = length;
+            Filled = head.Length;
+            Allocate(bytesAreThere || length <= FirstFrameChunk ? length : FirstFrameChunk);
+            head.CopyTo(_array);
+        }
+
+        /// <summary>The frame's length, from its header.</summary>
+        public int Length { get; }
+
+        /// <summary>How many of its bytes are in the buffer.</summary>
+        public int Filled { get; private set; }
+
+        public readonly bool IsStarted => _array is not null;
+
+        /// <summary>Where the next bytes go: the rest of the current buffer; empty once the frame is complete.</summary>
+        public readonly Memory<byte> Next => _array.AsMemory(Filled, Math.Min(_array!.Length, Length) - Filled);
+
+        /// <summary>Counts <paramref name="read"/> bytes as received into <see cref="Next"/>, and grows the buffer when it is full.</summary>
+        public void Advance(int read)
+        {
+            Filled += read;
+            if (Filled < Length && Filled == _array!.Length)
+            {
+                byte[] full = _array;
+                bool rented = _rented;
+                Allocate((int)Math.Min(Length, 2L * full.Length));
+                full.AsSpan(0, Filled).CopyTo(_array);
+                if (rented)
+                {
+                    ArrayPool<byte>.Shared.Return(full);
+                }
+            }
+        }
+
+        /// <summary>The complete frame's array, now owned by the caller (<see cref="ParseFrame"/> returns a rented one).</summary>
+        public byte[] Detach()
+        {
+            byte[] array = _array!;
+            _array = null;
+            _rented = false;
+            return array;
+        }
+
+        /// <summary>Returns a rented buffer of a frame that was not completed.</summary>
+        public void Release()
+        {
+            if (_rented)
+            {
+                ArrayPool<byte>.Shared.Return(_array!);
+            }
+
+            _array = null;
+            _rented = false;
+        }
+
+        // The final buffer takes the frame's form (exact, or rented when pooled); a growing one is rented while it is small.
+        private void Allocate(int size)
+        {
+            _rented = size == Length ? IsPooledFrame(Length) : size <= MaxPooledFrame;
+            _array = _rented ? ArrayPool<byte>.Shared.Rent(size) : GC.AllocateUninitializedArray<byte>(size);
+        }
     }
 
     /// <summary>
@@ -348,7 +466,7 @@ public sealed partial class CoapMessageSerializer
 
     private const int MaxPooledFrame = 1024 * 1024;
 
-    /// <summary>Parses a frame from <see cref="AllocateFrame"/>: in place, or copied out of the pooled buffer, which goes back.</summary>
+    /// <summary>Parses a complete <see cref="FrameBuffer"/>: in place, or copied out of the pooled buffer, which goes back.</summary>
     private CoapMessage ParseFrame(byte[] frame, int frameLength)
     {
         if (!IsPooledFrame(frameLength))

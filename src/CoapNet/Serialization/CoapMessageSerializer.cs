@@ -17,11 +17,15 @@ public sealed partial class CoapMessageSerializer
 {
     private readonly int _maxMessageSize;
     private readonly bool _rejectInvalidOptionLengths;
+    private readonly int _maxOptionCount;
 
     /// <summary>Creates a serializer.</summary>
     /// <param name="framing">The framing.</param>
     /// <param name="options">Limits and strictness; null for the defaults.</param>
-    /// <exception cref="ArgumentOutOfRangeException">The framing is unknown, or <see cref="CoapSerializerOptions.MaxMessageSize"/> is too small for a header.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">
+    /// The framing is unknown, <see cref="CoapSerializerOptions.MaxMessageSize"/> is too small for a header,
+    /// or <see cref="CoapSerializerOptions.MaxOptionCount"/> is negative.
+    /// </exception>
     public CoapMessageSerializer(CoapFraming framing, CoapSerializerOptions? options = null)
     {
         if (framing is not (CoapFraming.Datagram or CoapFraming.Stream))
@@ -38,6 +42,11 @@ public sealed partial class CoapMessageSerializer
         }
 
         _rejectInvalidOptionLengths = options?.RejectInvalidOptionLengths ?? false;
+        _maxOptionCount = options?.MaxOptionCount ?? CoapSerializerOptions.DefaultMaxOptionCount;
+        if (_maxOptionCount < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(options), _maxOptionCount, "MaxOptionCount must not be negative.");
+        }
     }
 
     /// <summary>The RFC 7252 datagram serializer with default options, for UDP and DTLS.</summary>
@@ -51,4 +60,7 @@ public sealed partial class CoapMessageSerializer
 
     /// <summary>The largest message, in bytes, this serializer reads or writes.</summary>
     public int MaxMessageSize => _maxMessageSize;
+
+    /// <summary>The most options a message this serializer reads may carry (<see cref="CoapSerializerOptions.MaxOptionCount"/>).</summary>
+    public int MaxOptionCount => _maxOptionCount;
 }

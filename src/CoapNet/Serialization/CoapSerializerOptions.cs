@@ -18,6 +18,21 @@ public sealed class CoapSerializerOptions
     public int? MaxMessageSize { get; init; }
 
     /// <summary>
+    /// The default limit on options per message: 1024. Real messages carry a handful (RFC 7252 section 5.10
+    /// registers about twenty, a few of them repeatable); the limit only stops a peer from making one small
+    /// message cost a table entry and a scan step per byte, up to 8 million for an 8 MiB stream frame.
+    /// </summary>
+    public const int DefaultMaxOptionCount = 1024;
+
+    /// <summary>
+    /// The most options a message may carry when read; null for <see cref="DefaultMaxOptionCount"/>. A message
+    /// with more is malformed (<see cref="CoapFormatErrorReason.TooManyOptions"/>): a datagram is answered like
+    /// any other malformed one (RST for a confirmable message, RFC 7252 sections 4.2 and 4.3, silence otherwise),
+    /// a stream frame aborts its connection (RFC 8323 section 5.6). Writing is not limited.
+    /// </summary>
+    public int? MaxOptionCount { get; init; }
+
+    /// <summary>
     /// When true, a registered option whose value length is outside its bounds makes the message
     /// malformed (<see cref="CoapFormatErrorReason.InvalidOptionValueLength"/>). When false (the
     /// default, as RFC 7252 section 5.4.3 asks), such an option is kept, reads as absent through the

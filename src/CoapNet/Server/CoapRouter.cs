@@ -1,3 +1,5 @@
+using CoapNet.Messages;
+
 namespace CoapNet.Server;
 
 /// <summary>
@@ -24,7 +26,7 @@ internal sealed class CoapRouter
             {
                 RouteSegmentKind.Literal => (node.Literals ??= new Dictionary<string, Node>(StringComparer.Ordinal)).TryGetValue(segment.Value, out Node? child)
                     ? child
-                    : node.Literals[segment.Value] = new Node(),
+                    : node.AddLiteral(segment.Value),
                 RouteSegmentKind.Parameter => node.Parameter ??= new Node(),
                 _ => node.CatchAll ??= new Node(),
             };
@@ -43,6 +45,27 @@ internal sealed class CoapRouter
         node.Route = new CoapRoute(template, segments);
         _routes.Add(node.Route);
         return node.Route;
+    }
+
+    /// <summary>
+    /// Finds the route for a request's Uri-Path options and captures its parameter values. Literal segments are
+    /// matched on the options' UTF-8 bytes, so no string is made per segment unless a parameter captures it: a
+    /// string array and a string per segment were a tenth of the bytes a request cost (issue 11). A path that is
+    /// not valid UTF-8, or is kept in a compact table, is decoded as <see cref="CoapMessage.GetUriPathSegments"/> does.
+    /// </summary>
+    public CoapRoute? Match(CoapMessage request, out Dictionary<string, string>? values)
+    {
+#if NET9_0_OR_GREATER
+        CoapOptionCollection? options = request.HasOptions ? request.Options : null;
+        ReadOnlySpan<CoapOptionEntry> path = options is null || options.IsCompact ? default : options.GetAll(CoapOptionNumber.UriPath);
+        if (options is not { IsCompact: true } && IsValidUtf8(path))
+        {
+            CoapRoute? route = Match(_root, path, 0);
+            values = route is { HasParameters: true } ? Capture(route, request.GetUriPathSegments()) : null;
+            return route;
+        }
+#endif
+        return Match(request.GetUriPathSegments(), out values);
     }
 
     /// <summary>Finds the route for the path segments and captures its parameter values.</summary>
@@ -74,6 +97,43 @@ internal sealed class CoapRouter
         return node.CatchAll?.Route;
     }
 
+#if NET9_0_OR_GREATER
+    private static bool IsValidUtf8(ReadOnlySpan<CoapOptionEntry> path)
+    {
+        foreach (CoapOptionEntry segment in path)
+        {
+            if (!System.Text.Unicode.Utf8.IsValid(segment.Value.Span))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    // The same walk as over strings: valid UTF-8 bytes are equal exactly when the strings they decode to are.
+    private static CoapRoute? Match(Node node, ReadOnlySpan<CoapOptionEntry> path, int index)
+    {
+        if (index == path.Length)
+        {
+            return node.Route ?? node.CatchAll?.Route;
+        }
+
+        ReadOnlySpan<byte> segment = path[index].Value.Span;
+        if (node.Utf8Literals is { } literals && literals.TryGetValue(segment, out Node? literal) && Match(literal, path, index + 1) is { } found)
+        {
+            return found;
+        }
+
+        if (node.Parameter is not null && segment.Length > 0 && Match(node.Parameter, path, index + 1) is { } parameter)
+        {
+            return parameter;
+        }
+
+        return node.CatchAll?.Route;
+    }
+#endif
+
     private static Dictionary<string, string> Capture(CoapRoute route, string[] path)
     {
         Dictionary<string, string> values = new(StringComparer.Ordinal);
@@ -98,10 +158,49 @@ internal sealed class CoapRouter
     {
         public Dictionary<string, Node>? Literals { get; set; }
 
+#if NET9_0_OR_GREATER
+        /// <summary>The same children as <see cref="Literals"/>, keyed by their UTF-8 bytes and looked up with a span.</summary>
+        public Dictionary<byte[], Node>.AlternateLookup<ReadOnlySpan<byte>>? Utf8Literals { get; private set; }
+#endif
+
+        public Node AddLiteral(string literal)
+        {
+            Node child = new();
+            Literals![literal] = child;
+#if NET9_0_OR_GREATER
+            Utf8Literals ??= new Dictionary<byte[], Node>(Utf8Comparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
+            Utf8Literals.Value.Dictionary[System.Text.Encoding.UTF8.GetBytes(literal)] = child;
+#endif
+            return child;
+        }
+
         public Node? Parameter { get; set; }
 
         public Node? CatchAll { get; set; }
 
         public CoapRoute? Route { get; set; }
     }
+
+#if NET9_0_OR_GREATER
+    /// <summary>Byte-wise equality of UTF-8 keys, also for spans, so a lookup needs no array.</summary>
+    private sealed class Utf8Comparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
+    {
+        public static readonly Utf8Comparer Instance = new();
+
+        public bool Equals(byte[]? x, byte[]? y) => x.AsSpan().SequenceEqual(y);
+
+        public int GetHashCode(byte[] obj) => GetHashCode((ReadOnlySpan<byte>)obj);
+
+        public bool Equals(ReadOnlySpan<byte> alternate, byte[] other) => alternate.SequenceEqual(other);
+
+        public int GetHashCode(ReadOnlySpan<byte> alternate)
+        {
+            HashCode hash = default;
+            hash.AddBytes(alternate);
+            return hash.ToHashCode();
+        }
+
+        public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
+    }
+#endif
 }

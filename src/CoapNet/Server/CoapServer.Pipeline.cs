@@ -298,7 +298,7 @@ public sealed partial class CoapServer
             return (rejected, null, null);
         }
 
-        CoapRoute? route = _router.Match(message.GetUriPathSegments(), out Dictionary<string, string>? values);
+        CoapRoute? route = _router.Match(message, out Dictionary<string, string>? values);
         if (route is null)
         {
             return (new CoapResponse(CoapCode.NotFound), null, null);

@@ -306,10 +306,15 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = Environment.ProcessorCount, EnsureOrdered = false });
 
             // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
-            // workers so they can never take every pool thread from the receive loops and async handlers.
+            // threads of their own, so they never take a pool thread from the receive loops and async handlers.
             _blocking = new ActionBlock<SyncWork>(
                 RunSynchronous,
-                new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism, EnsureOrdered = false });
+                new ExecutionDataflowBlockOptions
+                {
+                    MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism,
+                    EnsureOrdered = false,
+                    TaskScheduler = new BlockingHandlerScheduler(_options.MaxDegreeOfParallelism),
+                });
 
             try
             {

@@ -53,8 +53,9 @@ public sealed class CoapServerOptions
 
     /// <summary>
     /// How many synchronous handlers run at once (default: the number of processors). They may block
-    /// their thread, so they run on workers of their own; asynchronous handlers are bounded only by
-    /// <see cref="MaxPendingRequests"/>, since one that awaits holds no thread.
+    /// their thread, so they run on threads of their own (started as needed, ended when idle), never on
+    /// the thread pool's; asynchronous handlers are bounded only by <see cref="MaxPendingRequests"/>,
+    /// since one that awaits holds no thread.
     /// </summary>
     public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;
 
@@ -84,8 +85,11 @@ public sealed class CoapServerOptions
     /// <summary>The kernel send buffer of each UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
     public int? SocketSendBufferSize { get; init; }
 
-    /// <summary>At most this many warnings per second for malformed datagrams, per endpoint (default 10); the rest are counted in the next line.</summary>
+    /// <summary>At most this many warnings per second for malformed datagrams, and as many for aborted connections, per endpoint (default 10); the rest are counted in the next line.</summary>
     public int MalformedLogLinesPerSecond { get; init; } = 10;
+
+    /// <summary>The most options a received message may carry (default 1024); see <see cref="CoapEndpointOptions.MaxOptionCount"/>.</summary>
+    public int MaxOptionCount { get; init; } = Serialization.CoapSerializerOptions.DefaultMaxOptionCount;
 
     /// <summary>Block-wise transfer (RFC 7959): the block size for large responses and the bounds on the bodies kept for follow-up blocks.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
@@ -142,6 +146,7 @@ public sealed class CoapServerOptions
         MaxMessageSize = MaxMessageSize,
         SeparateResponseDelay = SeparateResponseDelay,
         MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
+        MaxOptionCount = MaxOptionCount,
         Blockwise = Blockwise,
     };
 }

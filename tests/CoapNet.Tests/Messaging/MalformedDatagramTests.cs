@@ -73,6 +73,9 @@ public sealed class MalformedDatagramTests : IDisposable
                 { "a truncated token in a NON", [0x54, 0x01, 0x50, 0x05, 0xAA], false },
                 { "a truncated option value in an ACK", [0x60, 0x45, 0x50, 0x06, 0xB5, 0x61], false },
             };
+            // One option past CoapSerializerOptions.DefaultMaxOptionCount: 1,025 empty options numbered 0.
+            cases.Add("1,025 options in a CON", [0x40, 0x01, 0x60, 0x01, .. new byte[1025]], true);
+            cases.Add("1,025 options in a NON", [0x50, 0x01, 0x60, 0x02, .. new byte[1025]], false);
             for (int tkl = 9; tkl <= 15; tkl++)
             {
                 byte[] datagram = new byte[4 + tkl];

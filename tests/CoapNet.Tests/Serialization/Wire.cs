@@ -16,6 +16,20 @@ internal static class Wire
     /// <summary>Parses "40 01 7d 34" (spaces optional) into bytes.</summary>
     public static byte[] Hex(string hex) => Convert.FromHexString(hex.Replace(" ", string.Empty, StringComparison.Ordinal));
 
+    /// <summary>Every value of <typeparamref name="TEntryPoint"/> with each framing, for theories over entry points.</summary>
+    public static TheoryData<CoapFraming, TEntryPoint> EveryFraming<TEntryPoint>()
+        where TEntryPoint : struct, Enum
+    {
+        TheoryData<CoapFraming, TEntryPoint> cases = [];
+        foreach (TEntryPoint entryPoint in Enum.GetValues<TEntryPoint>())
+        {
+            cases.Add(CoapFraming.Datagram, entryPoint);
+            cases.Add(CoapFraming.Stream, entryPoint);
+        }
+
+        return cases;
+    }
+
     /// <summary>Concatenates byte arrays.</summary>
     public static byte[] Concat(params byte[][] parts)
     {

@@ -46,6 +46,28 @@ public sealed class FramingTests
     }
 
     [Fact]
+    public async Task AFrameWithMoreOptionsThanTheLimitAbortsOnlyThatConnection()
+    {
+        await using TcpHarness server = TcpHarness.Server();
+        RawStreamPeer other = await server.ConnectAndHandshakeAsync(clientPort: 40001);
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync(clientPort: 40002);
+        CoapMessage request = TcpHarness.Get("x", 1);
+        for (int i = 0; i < CoapSerializerOptions.DefaultMaxOptionCount; i++)
+        {
+            request.Options.Add(CoapOptionNumber.UriPath, "y");
+        }
+
+        await peer.SendAsync(request);
+
+        CoapMessage abort = (await peer.ReceiveUntilClosedAsync()).Should().ContainSingle().Subject;
+        abort.Code.Should().Be(CoapCode.Abort);
+        abort.GetPayloadString().Should().Contain(nameof(CoapFormatErrorReason.TooManyOptions));
+        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain(nameof(CoapFormatErrorReason.TooManyOptions));
+        await other.SendAsync(TcpHarness.Get("unaffected", 2));
+        (await other.ReceiveAsync()).GetPayloadString().Should().Be("/unaffected");
+    }
+
+    [Fact]
     public async Task AFrameAboveOurMaxMessageSizeIsRejectedFromItsHeader()
     {
         await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxMessageSize = 2000 });

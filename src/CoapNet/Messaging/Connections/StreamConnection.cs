@@ -358,7 +358,7 @@ internal sealed class StreamConnection
     /// <summary>Aborts with 7.05 and a diagnostic (RFC 8323 section 5.6), and closes.</summary>
     private void Abort(string diagnostic, CoapOptionNumber? badCsmOption = null)
     {
-        Log.Aborted(_layer.Logger, Peer, diagnostic);
+        _layer.LogAborted(Peer, diagnostic, byPeer: false);
         Close(new CoapConnectionException($"Aborted the connection to {Peer}: {diagnostic}", Peer.EndPoint), Signaling.Abort(diagnostic, badCsmOption));
     }
 
@@ -405,7 +405,7 @@ internal sealed class StreamConnection
             // After our own close the transport's error is only its echo; one warning per connection is enough.
             if (!IsClosed)
             {
-                Log.Aborted(_layer.Logger, Peer, exception.Message);
+                _layer.LogAborted(Peer, exception.Message, byPeer: false);
                 Close(new CoapConnectionException($"The connection to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
             }
         }
@@ -435,7 +435,7 @@ internal sealed class StreamConnection
                             return; // Closed already (the peer went away while our last frames were queued).
                         }
 
-                        Log.Aborted(_layer.Logger, Peer, "the connection is gone or the peer stopped reading");
+                        _layer.LogAborted(Peer, "the connection is gone or the peer stopped reading", byPeer: false);
                         Close(new CoapConnectionException($"The connection to {Peer} is gone (closed, or it took nothing for {_layer.Options.SendTimeout.TotalSeconds:0.###} s).", Peer.EndPoint), null);
                         return;
                     }
@@ -645,7 +645,7 @@ internal sealed class StreamConnection
         {
             // RFC 8323 section 5.6: the peer has given up on the connection; we close it without answering.
             string diagnostic = Signaling.Diagnostic(signal);
-            Log.PeerAborted(_layer.Logger, Peer, diagnostic);
+            _layer.LogAborted(Peer, diagnostic, byPeer: true);
             Close(new CoapConnectionException($"{Peer} aborted the connection: {diagnostic}", Peer.EndPoint), null);
             return false;
         }

@@ -26,13 +26,14 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     private readonly Dictionary<CoapPeer, StreamConnection> _byPeer = [];
     private readonly HashSet<StreamConnection> _all = [];
     private readonly CancellationTokenSource _stopping = new();
+    private readonly LogRateLimiter _abortLog;
     private IExchangeLayer? _upper;
     private Task _acceptLoop = Task.CompletedTask;
     private int _disposed;
 
     /// <summary>A server-side layer: connections come from <paramref name="listener"/>, which the layer owns.</summary>
-    public StreamConnectionLayer(IConnectionListener listener, CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
-        : this(options, time, loggerFactory)
+    public StreamConnectionLayer(IConnectionListener listener, CoapConnectionOptions? options, CoapEndpointOptions? endpoint)
+        : this(options, endpoint)
     {
         ArgumentNullException.ThrowIfNull(listener);
         _listener = listener;
@@ -40,21 +41,26 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <summary>A client-side layer: connections are opened through <paramref name="factory"/> when a request needs one.</summary>
-    public StreamConnectionLayer(IConnectionFactory factory, CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
-        : this(options, time, loggerFactory)
+    public StreamConnectionLayer(IConnectionFactory factory, CoapConnectionOptions? options, CoapEndpointOptions? endpoint)
+        : this(options, endpoint)
     {
         ArgumentNullException.ThrowIfNull(factory);
         _factory = factory;
         Scheme = factory.Scheme;
     }
 
-    private StreamConnectionLayer(CoapConnectionOptions? options, TimeProvider? time, ILoggerFactory? loggerFactory)
+    // From the endpoint's options: clock, logging, the option count limit and the rate of abort warnings.
+    private StreamConnectionLayer(CoapConnectionOptions? options, CoapEndpointOptions? endpoint)
     {
+        endpoint ??= new CoapEndpointOptions();
         Options = options ?? new CoapConnectionOptions();
         Options.Validate();
-        Time = time ?? TimeProvider.System;
-        Logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.StreamConnectionLayer");
-        ReadSerializer = new CoapMessageSerializer(CoapFraming.Stream, new CoapSerializerOptions { MaxMessageSize = Options.MaxMessageSize });
+        Time = endpoint.TimeProvider ?? TimeProvider.System;
+        Logger = (endpoint.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.StreamConnectionLayer");
+        _abortLog = new LogRateLimiter(Time, Math.Max(1, endpoint.MalformedLogLinesPerSecond));
+        ReadSerializer = new CoapMessageSerializer(
+            CoapFraming.Stream,
+            new CoapSerializerOptions { MaxMessageSize = Options.MaxMessageSize, MaxOptionCount = endpoint.MaxOptionCount });
         Scheme = CoapPeer.TcpScheme;
     }
 
@@ -75,6 +81,33 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
 
     /// <summary>The serializer that reads frames, bounded by our Max-Message-Size.</summary>
     internal CoapMessageSerializer ReadSerializer { get; }
+
+    /// <summary>
+    /// Logs that a connection was aborted, by us or by the peer, at most <see cref="CoapEndpointOptions.MalformedLogLinesPerSecond"/>
+    /// lines a second for the endpoint: a flood of connections that each send one bad frame costs a bounded number
+    /// of lines, and the next line written says how many were left out.
+    /// </summary>
+    internal void LogAborted(CoapPeer peer, string reason, bool byPeer)
+    {
+        if (!Logger.IsEnabled(LogLevel.Warning) || !_abortLog.TryAcquire(out long suppressed))
+        {
+            return;
+        }
+
+        if (suppressed > 0)
+        {
+            Log.AbortsSuppressed(Logger, suppressed);
+        }
+
+        if (byPeer)
+        {
+            Log.PeerAborted(Logger, peer, reason);
+        }
+        else
+        {
+            Log.Aborted(Logger, peer, reason);
+        }
+    }
 
     /// <summary>The exchange layer above; set by <see cref="Start"/>.</summary>
     internal IExchangeLayer Upper => _upper ?? throw new InvalidOperationException("The layer is not started.");

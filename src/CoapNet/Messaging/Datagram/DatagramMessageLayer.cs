@@ -44,7 +44,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     public DatagramMessageLayer(IDatagramTransport transport, CoapEndpointOptions options, ILogger logger)
     {
-        _channels = new DatagramChannels(transport, options.MaxMessageSize);
+        _channels = new DatagramChannels(transport, options.MaxMessageSize, options.MaxOptionCount);
         _parameters = options.TransmissionParameters;
         _time = options.TimeProvider;
         _logger = logger;
@@ -136,29 +136,29 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void Acknowledge(CoapExchange exchange)
     {
-        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
+        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
         byte[] ack = SerializeEmpty(CoapMessageType.Acknowledgement, exchange.Request.MessageId);
         Settle(exchange, received, ack);
-        SendRaw(received.Channel, ack, null);
+        SendRaw(received.Channel!, ack, null);
     }
 
     /// <inheritdoc/>
     public void Reject(CoapExchange exchange)
     {
-        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
+        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
         byte[]? reset = exchange.Request.Type == CoapMessageType.Confirmable ? SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId) : null;
         Settle(exchange, received, reset);
         if (reset is not null)
         {
-            SendRaw(received.Channel, reset, null);
+            SendRaw(received.Channel!, reset, null);
         }
     }
 
     /// <inheritdoc/>
     public void SendResponse(CoapExchange exchange, CoapMessage response)
     {
-        ReceivedRequest received = (ReceivedRequest)exchange.LowerState!;
-        DatagramChannel channel = received.Channel;
+        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
+        DatagramChannel channel = received.Channel!;
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
         {
@@ -193,7 +193,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        DatagramChannel channel = ((ReceivedRequest)registration.LowerState!).Channel;
+        DatagramChannel channel = ((DeduplicationCache.Entry)registration.LowerState!).Channel!;
         bool confirmable = notification.Type == CoapMessageType.Confirmable;
         byte[] datagram;
         lock (_gate)
@@ -305,14 +305,14 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// The request's own reply is decided: record it for duplicates (RFC 7252 section 4.5), stop
     /// watching it for the automatic empty ACK, and let the deduplication entry drop the exchange.
     /// </summary>
-    private void Settle(CoapExchange exchange, ReceivedRequest received, byte[]? reply)
+    private void Settle(CoapExchange exchange, DeduplicationCache.Entry received, byte[]? reply)
     {
         lock (_gate)
         {
             if (reply is not null)
             {
-                received.Entry.Reply = reply;
-                received.Entry.Exchange = null;
+                received.Reply = reply;
+                received.Exchange = null;
             }
 
             _unanswered?.Remove(exchange);
@@ -471,7 +471,8 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         bool confirmable = request.Type == CoapMessageType.Confirmable;
-        CoapExchange exchange = new(this, request, channel.Peer, new ReceivedRequest(channel, entry));
+        entry.Channel = channel;
+        CoapExchange exchange = new(this, request, channel.Peer, entry);
         if (confirmable)
         {
             lock (_gate)
@@ -657,13 +658,5 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         transmission.Done = true;
         transmission.Timer?.Dispose();
         _unacknowledged.Remove(transmission.Key);
-    }
-
-    /// <summary>What this layer keeps for a received request: the channel to answer on and the deduplication entry that records the reply.</summary>
-    private sealed class ReceivedRequest(DatagramChannel channel, DeduplicationCache.Entry entry)
-    {
-        public DatagramChannel Channel { get; } = channel;
-
-        public DeduplicationCache.Entry Entry { get; } = entry;
     }
 }

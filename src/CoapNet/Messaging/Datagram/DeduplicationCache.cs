@@ -119,5 +119,8 @@ internal sealed class DeduplicationCache
 
         /// <summary>For a request: its exchange, so a duplicate arriving before any reply can be acknowledged.</summary>
         public CoapExchange? Exchange { get; set; }
+
+        /// <summary>For a request: the channel it came on and its answer goes back on (the entry is also the exchange's lower state).</summary>
+        public Channels.DatagramChannel? Channel { get; set; }
     }
 }

@@ -1,9 +1,10 @@
-namespace CoapNet.Messaging.Datagram;
+namespace CoapNet.Messaging;
 
 /// <summary>
 /// Lets at most a number of log lines through per second and counts the rest, so a storm of bad input
-/// costs a bounded number of lines (and their formatting) instead of one per datagram. Used from one
-/// receive loop at a time; the counts are approximate under concurrent callers, never unbounded.
+/// costs a bounded number of lines (and their formatting) instead of one per datagram or per connection. Safe
+/// from many threads (a datagram receive loop, every connection's read loop): at a window's turn a racing
+/// caller may count into the old or the new window, so the counts are approximate, never unbounded.
 /// </summary>
 internal sealed class LogRateLimiter(TimeProvider time, int perSecond)
 {
@@ -24,9 +25,8 @@ internal sealed class LogRateLimiter(TimeProvider time, int perSecond)
             _inWindow = 0;
         }
 
-        if (_inWindow < perSecond)
+        if (Interlocked.Increment(ref _inWindow) <= perSecond)
         {
-            _inWindow++;
             suppressedBefore = Interlocked.Exchange(ref _suppressed, 0);
             return true;
         }

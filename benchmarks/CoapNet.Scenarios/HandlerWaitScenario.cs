@@ -1,0 +1,238 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using CoapNet.Client;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Server;
+
+namespace CoapNet.Scenarios;
+
+/// <summary>
+/// The thesis question on the server (issue 11 item 4): does an async handler serve more? A resource waits
+/// (Thread.Sleep in the sync form, await Task.Delay in the async form, standing in for a database call); N
+/// requests at several concurrencies measure the total time against the ideal (N x wait / concurrency), while
+/// two probes time a fast route alongside: one written as a synchronous lambda, as most users write GET
+/// /hello, and one as a ValueTask that completes at once. Measures and prints; asserts nothing.
+/// </summary>
+internal static class HandlerWaitScenario
+{
+    private const int ClientShare = 50;
+
+    public const string Usage = """
+        handler-wait [--requests 1000] [--concurrency 5,50,500] [--wait-ms 100] [--forms sync,async] [--probe-ms 5]
+          --requests     requests to the waiting resource per run
+          --concurrency  how many of them are in flight at once, one run each
+          --wait-ms      how long the handler waits
+          --forms        sync (Thread.Sleep) and/or async (await Task.Delay)
+          --probe-ms     the pause between two requests of each fast-route probe
+        The server runs with the options a user gets by default (MaxDegreeOfParallelism = processor count,
+        MaxPendingRequests 1024); the load comes from a CoapClient per 50 requests in flight, NSTART raised to 50,
+        the probes from two more, each on its own socket.
+        """;
+
+    public static async Task<int> RunAsync(string[] args)
+    {
+        Settings settings = Settings.Parse(args);
+        CoapServerOptions defaults = new();
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"handler-wait: {settings.Requests} requests per run, handler waits {settings.WaitMs} ms; {Environment.ProcessorCount} cores, .NET {Environment.Version}, "
+            + $"{(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC; server MaxDegreeOfParallelism {defaults.MaxDegreeOfParallelism} (the default: processor count), "
+            + $"MaxPendingRequests {defaults.MaxPendingRequests}, SeparateResponseDelay {defaults.SeparateResponseDelay.TotalSeconds:0.###} s; probes every {settings.ProbeMs} ms"));
+        Console.WriteLine();
+        Console.WriteLine("| form | concurrency | total | ideal | total / ideal | process CPU | failed | fast route (sync lambda) p50 / p99 / max, n | fast route (ValueTask) p50 / p99 / max, n | 1-min load |");
+        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|---|---|---:|");
+        foreach (string form in settings.Forms)
+        {
+            foreach (int concurrency in settings.Concurrency)
+            {
+                RunResult result = await RunOnceAsync(form, concurrency, settings);
+                double load = LoadAverage.Read();
+                double ideal = settings.Requests * settings.WaitMs / 1000.0 / concurrency;
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"| {form} | {concurrency} | {result.Seconds:0.000} s | {ideal:0.000} s | {result.Seconds / ideal:0.00}x | {result.Cpu:0.000} s | {result.Failed} | {Show(result.SyncProbe)} | {Show(result.AsyncProbe)} | {load:0.00} |"));
+            }
+        }
+
+        return 0;
+    }
+
+    private static async Task<RunResult> RunOnceAsync(string form, int concurrency, Settings settings)
+    {
+        TimeSpan wait = TimeSpan.FromMilliseconds(settings.WaitMs);
+        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)] });
+        server.MapGet("/wait/sync", _ =>
+        {
+            Thread.Sleep(wait);
+            return CoapResponse.Content("waited");
+        });
+        server.MapGet("/wait/async", async (_, cancellationToken) =>
+        {
+            await Task.Delay(wait, cancellationToken);
+            return CoapResponse.Content("waited");
+        });
+        server.MapGet("/fast", _ => CoapResponse.Content("fast"));
+        server.MapGet("/fast-async", (_, _) => ValueTask.FromResult(CoapResponse.Content("fast")));
+        await server.StartAsync();
+        string origin = $"coap://127.0.0.1:{server.LocalEndPoints[0].Port}";
+        Uri waiting = new($"{origin}/wait/{form}");
+        Uri fast = new($"{origin}/fast");
+        Uri fastAsync = new($"{origin}/fast-async");
+
+        // A client socket per ClientShare requests in flight: the answers to a whole run's requests come back within
+        // a millisecond of each other, and 500 of them overflow one socket's default receive buffer (212 KB on
+        // Linux); each lost one would cost an ACK_TIMEOUT. NSTART (RFC 7252 section 4.7) is raised to the share.
+        CoapClient[] load = new CoapClient[(concurrency + ClientShare - 1) / ClientShare];
+        for (int c = 0; c < load.Length; c++)
+        {
+            load[c] = new CoapClient(new CoapClientOptions
+            {
+                Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = ClientShare } },
+            });
+        }
+
+        await using CoapClient syncProbe = new();
+        await using CoapClient asyncProbe = new();
+        try
+        {
+            return await MeasureAsync(load, syncProbe, asyncProbe, waiting, fast, fastAsync, concurrency, settings);
+        }
+        finally
+        {
+            foreach (CoapClient client in load)
+            {
+                await client.DisposeAsync();
+            }
+        }
+    }
+
+    private static async Task<RunResult> MeasureAsync(CoapClient[] load, CoapClient syncProbe, CoapClient asyncProbe, Uri waiting, Uri fast, Uri fastAsync, int concurrency, Settings settings)
+    {
+        // Warm-up: JIT and first sockets of every route and client, outside the measurement.
+        await RunLoadAsync(load, waiting, load.Length * 2, load.Length * 2);
+        await Probe(syncProbe, fast, Task.CompletedTask, 0);
+        await Probe(asyncProbe, fastAsync, Task.CompletedTask, 0);
+
+        TimeSpan cpuBefore = Environment.CpuUsage.TotalTime;
+        long start = Stopwatch.GetTimestamp();
+        Task<int> loadDone = RunLoadAsync(load, waiting, settings.Requests, concurrency);
+        Task<long[]> syncLatencies = Probe(syncProbe, fast, loadDone, settings.ProbeMs);
+        Task<long[]> asyncLatencies = Probe(asyncProbe, fastAsync, loadDone, settings.ProbeMs);
+        int failed = await loadDone;
+        double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+        double cpu = (Environment.CpuUsage.TotalTime - cpuBefore).TotalSeconds;
+        return new RunResult(seconds, cpu, failed, await syncLatencies, await asyncLatencies);
+    }
+
+    /// <summary>Sends <paramref name="requests"/> GETs with <paramref name="concurrency"/> in flight, spread over the clients; returns how many did not come back 2.05.</summary>
+    private static async Task<int> RunLoadAsync(CoapClient[] clients, Uri uri, int requests, int concurrency)
+    {
+        int next = -1;
+        int failed = 0;
+        Task[] workers = new Task[concurrency];
+        for (int w = 0; w < workers.Length; w++)
+        {
+            CoapClient client = clients[w % clients.Length];
+            workers[w] = Task.Run(async () =>
+            {
+                while (Interlocked.Increment(ref next) < requests)
+                {
+                    if (!await TryGetAsync(client, uri))
+                    {
+                        Interlocked.Increment(ref failed);
+                    }
+                }
+            });
+        }
+
+        await Task.WhenAll(workers);
+        return failed;
+    }
+
+    /// <summary>Sequential GETs, <paramref name="pauseMs"/> apart, until <paramref name="until"/> completes (at least one); each latency in Stopwatch ticks, sorted.</summary>
+    private static async Task<long[]> Probe(CoapClient client, Uri uri, Task until, int pauseMs)
+    {
+        List<long> latencies = [];
+        do
+        {
+            long start = Stopwatch.GetTimestamp();
+            if (await TryGetAsync(client, uri))
+            {
+                latencies.Add(Stopwatch.GetTimestamp() - start);
+            }
+
+            if (pauseMs > 0 && !until.IsCompleted)
+            {
+                await Task.Delay(pauseMs);
+            }
+        }
+        while (!until.IsCompleted);
+        long[] sorted = [.. latencies];
+        Array.Sort(sorted);
+        return sorted;
+    }
+
+    private static async Task<bool> TryGetAsync(CoapClient client, Uri uri)
+    {
+        try
+        {
+            return (await client.GetAsync(uri)).Code == CoapCode.Content;
+        }
+        catch (CoapException)
+        {
+            return false;
+        }
+    }
+
+    private static string Show(long[] sorted) => sorted.Length == 0
+        ? "none answered"
+        : string.Create(CultureInfo.InvariantCulture,
+            $"{Stats.ToMicroseconds(Stats.Percentile(sorted, 0.50)) / 1000:0.00} / {Stats.ToMicroseconds(Stats.Percentile(sorted, 0.99)) / 1000:0.00} / {Stats.ToMicroseconds(sorted[^1]) / 1000:0.00} ms, {sorted.Length}");
+
+    /// <param name="Cpu">The CPU time the process (server, clients and probes) used during the run, in seconds.</param>
+    private sealed record RunResult(double Seconds, double Cpu, int Failed, long[] SyncProbe, long[] AsyncProbe);
+
+    private sealed class Settings
+    {
+        public int Requests { get; private set; } = 1000;
+
+        public IReadOnlyList<int> Concurrency { get; private set; } = [5, 50, 500];
+
+        public int WaitMs { get; private set; } = 100;
+
+        public IReadOnlyList<string> Forms { get; private set; } = ["sync", "async"];
+
+        public int ProbeMs { get; private set; } = 5;
+
+        public static Settings Parse(string[] args)
+        {
+            Settings settings = new();
+            CommandLine.Parse(args, Usage, [], (name, value) =>
+            {
+                switch (name)
+                {
+                    case "--requests":
+                        settings.Requests = CommandLine.ParseCount(name, value, 1);
+                        return true;
+                    case "--concurrency":
+                        settings.Concurrency = [.. value!.Split(',').Select(n => CommandLine.ParseCount(name, n, 1))];
+                        return true;
+                    case "--wait-ms":
+                        settings.WaitMs = CommandLine.ParseCount(name, value, 0);
+                        return true;
+                    case "--forms":
+                        string[] forms = value!.Split(',');
+                        settings.Forms = forms.All(f => f is "sync" or "async") ? forms : throw new ArgumentException($"--forms takes sync and/or async, not '{value}'.");
+                        return true;
+                    case "--probe-ms":
+                        settings.ProbeMs = CommandLine.ParseCount(name, value, 0);
+                        return true;
+                    default:
+                        return false;
+                }
+            });
+
+            return settings;
+        }
+    }
+}

@@ -1,0 +1,59 @@
+using CoapNet.Messages;
+using CoapNet.Server;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// The router matches a request's Uri-Path options on their UTF-8 bytes; it must find exactly the route and
+/// values that matching the decoded strings finds, for literals, parameters, catch-alls, backtracking,
+/// non-ASCII and empty segments, and for paths that are not valid UTF-8.
+/// </summary>
+public sealed class RouterByteMatchTests
+{
+    private static readonly string[] Templates =
+    [
+        "/hello", "/größe", "/store/{name}", "/store/special", "/a/{x}/c", "/a/b/{*rest}", "/files/{*path}", "/", "/\uFFFD",
+    ];
+
+    public static TheoryData<string, byte[][]> Paths { get; } = new()
+    {
+        { "hello", [Utf8("hello")] },
+        { "non-ASCII literal", [Utf8("größe")] },
+        { "literal beats parameter", [Utf8("store"), Utf8("special")] },
+        { "parameter", [Utf8("store"), Utf8("lamp")] },
+        { "empty segment is no parameter", [Utf8("store"), []] },
+        { "backtracking to a parameter", [Utf8("a"), Utf8("b"), Utf8("c")] },
+        { "catch-all", [Utf8("a"), Utf8("b"), Utf8("d"), Utf8("e")] },
+        { "catch-all of nothing", [Utf8("files")] },
+        { "root", [] },
+        { "unknown", [Utf8("nothing"), Utf8("here")] },
+        { "case matters", [Utf8("Hello")] },
+        { "invalid UTF-8 decodes to U+FFFD", [[0xFF]] },
+        { "invalid UTF-8 as a parameter", [Utf8("store"), [0xC3]] },
+    };
+
+    [Theory]
+    [MemberData(nameof(Paths))]
+    public void MatchingTheOptionBytesFindsWhatMatchingTheDecodedSegmentsFinds(string name, byte[][] segments)
+    {
+        CoapRouter router = new();
+        foreach (string template in Templates)
+        {
+            router.GetOrAdd(template);
+        }
+
+        CoapMessage request = new() { Code = CoapCode.Get };
+        foreach (byte[] segment in segments)
+        {
+            request.Options.Add(CoapOptionNumber.UriPath, segment);
+        }
+
+        CoapRoute? byBytes = router.Match(request, out Dictionary<string, string>? bytesValues);
+        CoapRoute? byStrings = router.Match(request.GetUriPathSegments(), out Dictionary<string, string>? stringValues);
+
+        byBytes.Should().BeSameAs(byStrings, name);
+        bytesValues.Should().BeEquivalentTo(stringValues, name);
+    }
+
+    private static byte[] Utf8(string text) => System.Text.Encoding.UTF8.GetBytes(text);
+}
