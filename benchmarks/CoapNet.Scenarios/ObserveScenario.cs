@@ -29,10 +29,27 @@ internal static class ObserveScenario
 
     public static async Task<int> RunAsync(string[] args)
     {
-        int observers = Option(args, "--observers", 10_000);
-        int sockets = Option(args, "--sockets", 100);
-        int rate = Option(args, "--rate", 100);
-        int seconds = Option(args, "--seconds", 10);
+        int observers = 10_000, sockets = 100, rate = 100, seconds = 10;
+        CommandLine.Parse(args, Usage, [], (name, value) =>
+        {
+            switch (name)
+            {
+                case "--observers":
+                    observers = CommandLine.ParseCount(name, value, 1);
+                    return true;
+                case "--sockets":
+                    sockets = CommandLine.ParseCount(name, value, 1);
+                    return true;
+                case "--rate":
+                    rate = CommandLine.ParseCount(name, value, 1);
+                    return true;
+                case "--seconds":
+                    seconds = CommandLine.ParseCount(name, value, 1);
+                    return true;
+                default:
+                    return false;
+            }
+        });
         int perSocket = (observers + sockets - 1) / sockets;
 
         long changedAt = Stopwatch.GetTimestamp();
@@ -159,22 +176,6 @@ internal static class ObserveScenario
         }
 
         return "-";
-    }
-
-    private static int Option(string[] args, string name, int fallback)
-    {
-        int index = Array.IndexOf(args, name);
-        if (index < 0)
-        {
-            return fallback;
-        }
-
-        if (index + 1 >= args.Length || !int.TryParse(args[index + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int value) || value < 1)
-        {
-            throw new ArgumentException($"{name} needs a positive number.\n{Usage}");
-        }
-
-        return value;
     }
 
     /// <summary>One client socket holding several observations (tokens) of /sensor.</summary>
