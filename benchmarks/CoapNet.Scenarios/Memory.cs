@@ -14,16 +14,34 @@ internal static class Memory
     }
 
     // VmRSS, as the shell script samples it for the other servers; Environment.WorkingSet elsewhere.
-    private static long Rss()
+    private static long Rss() => Status("VmRSS:");
+
+    /// <summary>The peak resident set (VmHWM) since the process started or <see cref="ResetPeakRss"/>; the working set off Linux.</summary>
+    public static long PeakRss() => Status("VmHWM:");
+
+    /// <summary>Linux: writing 5 to clear_refs resets VmHWM to the current resident set; elsewhere nothing happens.</summary>
+    public static void ResetPeakRss()
+    {
+        try
+        {
+            File.WriteAllText("/proc/self/clear_refs", "5");
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Not Linux, or not allowed: the peak is then the process's peak so far.
+        }
+    }
+
+    private static long Status(string key)
     {
         const string status = "/proc/self/status";
         if (File.Exists(status))
         {
             foreach (string line in File.ReadLines(status))
             {
-                if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+                if (line.StartsWith(key, StringComparison.Ordinal))
                 {
-                    return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
+                    return long.Parse(line.AsSpan(key.Length).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
                 }
             }
         }

@@ -12,15 +12,28 @@ internal sealed partial class BlockwiseStage
     {
         // UDP: a body up to the block size goes whole, as a response body does; past it, only when the
         // datagram still fits. TCP: whatever fits the peer's CSM Max-Message-Size goes whole.
-        if (request.Payload.IsEmpty || request.Block1 is not null || !CarriesBody(request.Code)
-            || (!call.Peer.IsReliable && request.Payload.Length <= _options.BlockSize)
-            || call.FitsOneMessage(request))
+        BlockSource? streamed = call.Transfer?.Source;
+        if (streamed is not null)
+        {
+            // A body from a stream: read as far as one block to see whether it is more than one.
+            ReadOnlyMemory<byte> head = streamed.Read(0, _options.BlockSize, out bool more);
+            if (!more)
+            {
+                request.Payload = head;
+                streamed = null;
+            }
+        }
+
+        if (streamed is null
+            && (request.Payload.IsEmpty || request.Block1 is not null || !CarriesBody(request.Code)
+                || (!call.Peer.IsReliable && request.Payload.Length <= _options.BlockSize)
+                || call.FitsOneMessage(request)))
         {
             next(call, request);
             return;
         }
 
-        Upload upload = new(this, call, request, new MemoryBlockSource(request.Payload));
+        Upload upload = new(this, call, request, streamed ?? new MemoryBlockSource(request.Payload));
         call.SetState(this, upload);
         next(call, upload.First());
     }
@@ -94,6 +107,7 @@ internal sealed partial class BlockwiseStage
                     return;
                 }
 
+                Report(offset);
                 call.SendFollowUp(Block(offset, (int)number), OnFollowUpResponse);
                 return;
             }
@@ -113,6 +127,11 @@ internal sealed partial class BlockwiseStage
                 return;
             }
 
+            if (response.Code.IsSuccess)
+            {
+                Report(_offset + _length);
+            }
+
             // The final response, or an error that ends the upload at once (4.08, 4.13, 5.03, ...): up to
             // the caller without the Block1 echo, through Block2 when its own body comes in blocks (section 3.3).
             CoapMessage final = ack is null ? response : response.CopyWithout(CoapOptionNumber.Block1);
@@ -127,6 +146,9 @@ internal sealed partial class BlockwiseStage
             template.Token = default;
             stage.ReceiveBody(call, template, final, _next!);
         }
+
+        /// <summary>Tells the caller's progress handler how many body bytes the server has acknowledged.</summary>
+        private void Report(long acknowledged) => call.Transfer?.Progress?.Report(new CoapTransferProgress(acknowledged, source.Length));
 
         /// <summary>The block at <paramref name="offset"/>, numbered <paramref name="number"/> at the current size; read from the source now.</summary>
         private CoapMessage Block(long offset, int number)

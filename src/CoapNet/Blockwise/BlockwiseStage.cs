@@ -17,8 +17,8 @@ namespace CoapNet.Blockwise;
 /// The stored bodies and the uploads being joined are bounded in count, bytes and lifetime, so a
 /// peer cannot make the server hold more than <see cref="BlockwiseOptions.MaxStoredBytes"/> plus
 /// <see cref="BlockwiseOptions.MaxReassemblyBytes"/>. Over a reliable transport a response is split
-/// only when the client asks (a Block2 option in its request); otherwise the peer's CSM
-/// Max-Message-Size applies.
+/// when the client asks (a Block2 option in its request) or when it exceeds the peer's CSM
+/// Max-Message-Size.
 /// </remarks>
 internal sealed partial class BlockwiseStage : CoapStage
 {
@@ -76,6 +76,16 @@ internal sealed partial class BlockwiseStage : CoapStage
     {
         if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == 0))
         {
+            if (response.Code.IsSuccess && call.Transfer?.Destination is { } destination)
+            {
+                // A body in one message goes where a block-wise one would: the caller's stream.
+                destination.Write(response.Payload.Span);
+                call.Transfer.Progress?.Report(new CoapTransferProgress(response.Payload.Length, response.Payload.Length));
+                CoapMessage written = response.CopyWithout(CoapOptionNumber.Block2);
+                written.Payload = default;
+                response = written;
+            }
+
             next(call, response);
             return;
         }
@@ -115,7 +125,9 @@ internal sealed partial class BlockwiseStage : CoapStage
     {
         response = EchoBlock1(exchange, response);
         CoapBlock? asked = exchange.Request.Block2;
-        if (!response.Code.IsSuccess || response.Block2 is not null || (asked is null && (exchange.Peer.IsReliable || FitsOneDatagram(response))))
+        // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
+        if (!response.Code.IsSuccess || response.Block2 is not null
+            || (asked is null && (exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response))))
         {
             next(exchange, response);
             return;
@@ -260,19 +272,31 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
     private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)
     {
+        private readonly Stream? _destination = call.Transfer?.Destination;
         private readonly MemoryStream _body = new();
         private readonly ReadOnlyMemory<byte>? _etag = first.ETag;
+        private long _received;
         private int _expected;
 
         public void Continue(CoapBlock block)
         {
-            _body.Write(first.Payload.Span);
+            Write(first.Payload.Span);
             RequestAfter(block);
+        }
+
+        /// <summary>A block's bytes: to the caller's stream when it gave one (nothing is kept), else into the body.</summary>
+        private void Write(ReadOnlySpan<byte> bytes)
+        {
+            (_destination ?? _body).Write(bytes);
+            _received += bytes.Length;
+
+            // RFC 7959 section 4: Size2 with the first block, when the server sent it, is the total.
+            call.Transfer?.Progress?.Report(new CoapTransferProgress(_received, first.Size2));
         }
 
         private void RequestAfter(CoapBlock block)
         {
-            if (_body.Length > stage._options.MaxBodySize)
+            if (_destination is null && _body.Length > stage._options.MaxBodySize)
             {
                 call.Fail(new CoapException($"The body from {call.Peer.EndPoint} exceeds {stage._options.MaxBodySize} bytes, the largest this client assembles (BlockwiseOptions.MaxBodySize).", call.Peer.EndPoint));
                 return;
@@ -311,7 +335,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            _body.Write(response.Payload.Span);
+            Write(response.Payload.Span);
             if (got.More)
             {
                 RequestAfter(got);
@@ -319,7 +343,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             }
 
             CoapMessage whole = first.CopyWithout(CoapOptionNumber.Block2);
-            whole.Payload = _body.ToArray();
+            whole.Payload = _destination is null ? _body.ToArray() : default;
             next(call, whole);
         }
     }

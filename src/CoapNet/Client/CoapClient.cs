@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Threading.Channels;
+using CoapNet.Blockwise;
 using CoapNet.Channels;
 using CoapNet.LinkFormat;
 using CoapNet.Messages;
@@ -240,6 +241,59 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     public async Task<IReadOnlyList<CoapLink>> DiscoverAsync(Uri uri, string? query = null, CancellationToken cancellationToken = default)
         => ParseDiscovery(await GetAsync(WellKnownCore(uri, query), cancellationToken).ConfigureAwait(false));
 
+    /// <summary>Sends GET and reports the progress of a block-wise response (RFC 7959): bytes received so far and Size2 when the server sent it.</summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="progress">Told after each block received.</param>
+    /// <param name="cancellationToken">Cancels the request, between blocks too.</param>
+    /// <returns>The response, with the whole body.</returns>
+    public CoapResponse Get(Uri uri, IProgress<CoapTransferProgress> progress, CancellationToken cancellationToken = default)
+        => SendTransfer(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
+
+    /// <inheritdoc cref="Get(Uri, IProgress{CoapTransferProgress}, CancellationToken)"/>
+    public Task<CoapResponse> GetAsync(Uri uri, IProgress<CoapTransferProgress> progress, CancellationToken cancellationToken = default)
+        => SendTransferAsync(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
+
+    /// <summary>
+    /// Sends GET and writes a successful response's body to <paramref name="destination"/> block by block
+    /// as it arrives (RFC 7959 section 3.1), so a body of any size takes one block of memory; the body is
+    /// not kept in the returned response. An error response is returned with its diagnostic payload and
+    /// nothing is written. A change of the representation mid-transfer (its ETag) fails the call after
+    /// what came before it was written.
+    /// </summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="destination">A writable stream; written on the thread that receives each block.</param>
+    /// <param name="progress">Told after each block received; null for none.</param>
+    /// <param name="cancellationToken">Cancels the transfer, between blocks too.</param>
+    /// <returns>The response, without the body.</returns>
+    /// <exception cref="ArgumentException">The stream cannot be written.</exception>
+    public CoapResponse Download(Uri uri, Stream destination, IProgress<CoapTransferProgress>? progress = null, CancellationToken cancellationToken = default)
+        => SendTransfer(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
+
+    /// <inheritdoc cref="Download(Uri, Stream, IProgress{CoapTransferProgress}?, CancellationToken)"/>
+    public Task<CoapResponse> DownloadAsync(Uri uri, Stream destination, IProgress<CoapTransferProgress>? progress = null, CancellationToken cancellationToken = default)
+        => SendTransferAsync(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
+
+    /// <summary>
+    /// Uploads a body read from <paramref name="body"/> one block at a time as the server asks for it
+    /// (RFC 7959 Block1, with Size1 when the stream can tell its length), so a body of any size takes one
+    /// block of memory; a body that fits one message goes as one. Stops at the first error response
+    /// (4.08, 4.13, 5.03, ...), which is returned.
+    /// </summary>
+    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="body">A readable stream, read from its current position, on the thread that receives each 2.31 Continue.</param>
+    /// <param name="contentFormat">The body's Content-Format, or null.</param>
+    /// <param name="progress">Told after each block the server acknowledged; null for none.</param>
+    /// <param name="method">PUT (the default), POST, FETCH, PATCH or iPATCH.</param>
+    /// <param name="cancellationToken">Cancels the upload, between blocks too.</param>
+    /// <returns>The final response.</returns>
+    /// <exception cref="ArgumentException">The stream cannot be read, or the method carries no body.</exception>
+    public CoapResponse Upload(Uri uri, Stream body, ushort? contentFormat = null, IProgress<CoapTransferProgress>? progress = null, CoapCode? method = null, CancellationToken cancellationToken = default)
+        => SendTransfer(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
+
+    /// <inheritdoc cref="Upload(Uri, Stream, ushort?, IProgress{CoapTransferProgress}?, CoapCode?, CancellationToken)"/>
+    public Task<CoapResponse> UploadAsync(Uri uri, Stream body, ushort? contentFormat = null, IProgress<CoapTransferProgress>? progress = null, CoapCode? method = null, CancellationToken cancellationToken = default)
+        => SendTransferAsync(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
+
     /// <summary>
     /// Observes a resource (RFC 7641): sends GET with Observe=0 and yields the response, then every
     /// notification, newest state last. Notifications older than the last one are dropped (section
@@ -360,6 +414,46 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
         CoapPeer destination = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
         return await SendAsync(request, destination, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static BlockTransfer DownloadTo(Stream destination, IProgress<CoapTransferProgress>? progress)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        return destination.CanWrite
+            ? new BlockTransfer { Destination = destination, Progress = progress }
+            : throw new ArgumentException("The destination stream cannot be written.", nameof(destination));
+    }
+
+    private static CoapCode BodyMethod(CoapCode? method)
+    {
+        CoapCode chosen = method ?? CoapCode.Put;
+        return chosen == CoapCode.Put || chosen == CoapCode.Post || chosen == CoapCode.Fetch || chosen == CoapCode.Patch || chosen == CoapCode.IPatch
+            ? chosen
+            : throw new ArgumentException($"{chosen} carries no request body; upload with PUT, POST, FETCH, PATCH or iPATCH.", nameof(method));
+    }
+
+    private static BlockTransfer UploadFrom(Stream body, IProgress<CoapTransferProgress>? progress)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return body.CanRead
+            ? new BlockTransfer { Source = new StreamBlockSource(body), Progress = progress }
+            : throw new ArgumentException("The body stream cannot be read.", nameof(body));
+    }
+
+    private CoapResponse SendTransfer(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer transfer, CancellationToken cancellationToken)
+    {
+        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
+        CoapPeer peer = ResolveDestination(uri);
+
+        // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
+        return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
+    }
+
+    private async Task<CoapResponse> SendTransferAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer transfer, CancellationToken cancellationToken)
+    {
+        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
+        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
     }
 
     private CoapMessage BuildObserveRequest(Uri uri)

@@ -147,6 +147,13 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         return _exchanges.SendAsync(request, peer, cancellationToken);
     }
 
+    /// <summary>Sends a request whose block-wise transfer streams a body or reports progress.</summary>
+    internal Task<CoapMessage> SendRequestAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer transfer, CancellationToken cancellationToken)
+    {
+        CheckPeer(peer);
+        return _exchanges.SendAsync(request, peer, transfer, cancellationToken);
+    }
+
     /// <summary>
     /// Checks that a peer is alive: a CoAP ping (an empty CON answered by RST, RFC 7252 section 4.3)
     /// over UDP, a Ping signal answered by Pong (RFC 8323 section 5.4) over TCP.

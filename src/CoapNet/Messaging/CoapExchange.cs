@@ -143,6 +143,9 @@ public sealed class CoapExchange
     /// </summary>
     internal void ReplaceRequest(CoapMessage request) => Request = request;
 
+    /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
+    internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message);
+
     /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)
     {

@@ -63,6 +63,9 @@ internal interface IClientCall
     /// <summary>The server.</summary>
     CoapPeer Peer { get; }
 
+    /// <summary>What the caller asked of the call's block-wise transfer (a streamed body, progress), or null.</summary>
+    Blockwise.BlockTransfer? Transfer { get; }
+
     /// <summary>The state <paramref name="stage"/> keeps for this call (each stage has a slot of its own), or null.</summary>
     object? GetState(CoapStage stage);
 

@@ -47,6 +47,9 @@ internal sealed partial class ExchangeLayer
 
         public TokenKey Key { get; private set; }
 
+        /// <inheritdoc/>
+        public Blockwise.BlockTransfer? Transfer { get; init; }
+
         public Task<CoapMessage> Completion => _completion.Task;
 
         /// <inheritdoc/>

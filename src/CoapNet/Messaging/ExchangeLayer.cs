@@ -64,9 +64,13 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     /// <summary>Sends a request through the layers below; completes with the response.</summary>
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken)
+        => SendAsync(request, peer, null, cancellationToken);
+
+    /// <summary>Sends a request whose block-wise transfer streams its body or reports progress (<paramref name="transfer"/>); completes with the response.</summary>
+    public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return Begin(request, peer, null, cancellationToken, null, null).Completion;
+        return Begin(request, peer, null, cancellationToken, null, null, transfer).Completion;
     }
 
     /// <summary>
@@ -289,10 +293,10 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     /// may send only its first Block1 block, RFC 7959 section 2.5); then it is registered under a fresh
     /// token (or its own) and handed to the layer below.
     /// </summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
-        ClientExchange exchange = new(this, request, peer, laterResponses, parent, onFollowUpResponse, cancellationToken);
+        ClientExchange exchange = new(this, request, peer, laterResponses, parent, onFollowUpResponse, cancellationToken) { Transfer = transfer };
         if (parent is null && laterResponses is null && _stages.Length > 0)
         {
             SendRequestThroughStages(0, exchange, request);

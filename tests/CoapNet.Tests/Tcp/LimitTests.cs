@@ -34,19 +34,22 @@ public sealed class LimitTests
     }
 
     [Fact]
-    public async Task AResponseAboveThePeersMaxMessageSizeIsRefusedAndAnsweredWith500()
+    public async Task ABodyAboveThePeersMaxMessageSizeIsServedInBlocks()
     {
-        await using TcpHarness server = TcpHarness.Server(handler: exchange =>
-        {
-            CoapMessage large = new() { Code = CoapCode.Content, Payload = new byte[1200] };
-            exchange.Respond(large);
-        });
-        RawStreamPeer peer = await server.ConnectAndHandshakeAsync(maxMessageSize: null); // default 1152
+        CoapMessage response = await AnswerWith1200BytesAsync(CoapCode.Content);
 
-        await peer.SendAsync(TcpHarness.Get("large", 1));
+        response.Code.Should().Be(CoapCode.Content);
+        response.Block2.Should().Be(new CoapBlock(0, true, 6), "RFC 7959 over RFC 8323: a body past the peer's Max-Message-Size goes in blocks");
+        response.Size2.Should().Be(1200u);
+        response.Payload.Length.Should().Be(1024);
+    }
 
-        CoapMessage response = await peer.ReceiveAsync();
-        response.Code.Should().Be(CoapCode.InternalServerError);
+    [Fact]
+    public async Task AnErrorResponseAboveThePeersMaxMessageSizeIsRefusedAndAnsweredWith500()
+    {
+        CoapMessage response = await AnswerWith1200BytesAsync(CoapCode.BadRequest);
+
+        response.Code.Should().Be(CoapCode.InternalServerError, "an error body is never split into blocks, and never truncated");
         response.Token.ToArray().Should().Equal(1);
     }
 
@@ -168,5 +171,14 @@ public sealed class LimitTests
         {
             await Task.Delay(5, failSafe.Token);
         }
+    }
+
+    /// <summary>A handler answering <paramref name="code"/> with a 1,200-byte body, to a peer whose CSM keeps the default 1,152-byte limit.</summary>
+    private static async Task<CoapMessage> AnswerWith1200BytesAsync(CoapCode code)
+    {
+        await using TcpHarness server = TcpHarness.Server(handler: exchange => exchange.Respond(new CoapMessage { Code = code, Payload = new byte[1200] }));
+        RawStreamPeer peer = await server.ConnectAndHandshakeAsync(maxMessageSize: null);
+        await peer.SendAsync(TcpHarness.Get("large", 1));
+        return await peer.ReceiveAsync();
     }
 }

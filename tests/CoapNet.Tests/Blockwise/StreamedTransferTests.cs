@@ -1,0 +1,172 @@
+using CoapNet.Blockwise;
+using CoapNet.Client;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Server;
+using CoapNet.Tests.Serialization;
+
+namespace CoapNet.Tests.Blockwise;
+
+/// <summary>
+/// The client's streamed and progress-reporting forms of block-wise transfer (RFC 7959), in virtual
+/// time on the in-memory network: a download written to a stream block by block, an upload read from a
+/// stream block by block (Size1 when the stream knows its length), and the progress both report.
+/// </summary>
+public sealed class StreamedTransferTests : InMemoryBlockwiseTests
+{
+    private readonly List<byte[]> _uploads = [];
+    private readonly List<CoapMessage> _blocksToServer = [];
+
+    public StreamedTransferTests()
+        : base(deliversImmediately: true)
+    {
+    }
+
+    private static Uri Large(int size) => new($"coap://10.0.0.2/large?size={size}");
+
+    private static Uri Upload => new("coap://10.0.0.2/upload");
+
+    [Fact]
+    public async Task ADownloadIsWrittenToTheStreamBlockByBlockWithProgressUpToSize2()
+    {
+        CoapClient client = Start();
+        using MemoryStream destination = new();
+        List<CoapTransferProgress> progress = [];
+
+        CoapResponse response = await client.DownloadAsync(Large(20_000), destination, new Recorder(progress)).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.Content);
+        response.Payload.Length.Should().Be(0, "the body went to the stream");
+        destination.ToArray().Should().Equal(Body(20_000));
+        progress.Should().HaveCount(20, "one report per 1024-byte block");
+        progress.Select(p => p.BytesTransferred).Should().BeInAscendingOrder().And.EndWith(20_000);
+        progress.Should().OnlyContain(p => p.TotalBytes == 20_000, "Size2 with the first block gives the total (RFC 7959 section 4)");
+    }
+
+    [Fact]
+    public void ASynchronousDownloadOfASmallBodyWritesItToo()
+    {
+        CoapClient client = Start();
+        OneByteStream destination = new();
+
+        CoapResponse response = client.Download(Large(300), destination);
+
+        response.Code.Should().Be(CoapCode.Content);
+        destination.Written.Should().Equal(Body(300));
+    }
+
+    [Fact]
+    public async Task AnErrorResponseIsReturnedAndNothingIsWritten()
+    {
+        CoapClient client = Start();
+        using MemoryStream destination = new();
+
+        CoapResponse response = await client.DownloadAsync(new Uri("coap://10.0.0.2/missing"), destination).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.NotFound);
+        destination.Length.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task AnUploadFromANonSeekableStreamArrivesWholeWithoutSize1()
+    {
+        CoapClient client = Start();
+        List<CoapTransferProgress> progress = [];
+
+        CoapResponse response = await client.UploadAsync(Upload, new OneByteStream(Body(10_000)), CoapContentFormat.OctetStream, new Recorder(progress)).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.Changed);
+        _uploads.Should().ContainSingle().Which.Should().Equal(Body(10_000));
+        _blocksToServer.Should().HaveCount(10);
+        _blocksToServer[0].Size1.Should().BeNull("a stream that cannot seek cannot tell its length");
+        progress.Select(p => p.BytesTransferred).Should().Equal(1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 9216, 10_000);
+        progress.Should().OnlyContain(p => p.TotalBytes == null);
+    }
+
+    [Fact]
+    public void ASynchronousPostFromASeekableStreamAnnouncesSize1()
+    {
+        CoapClient client = Start();
+        using MemoryStream body = new(Body(5000));
+        body.Position = 1000;
+
+        CoapResponse response = client.Upload(Upload, body, method: CoapCode.Post);
+
+        response.Code.Should().Be(CoapCode.Changed);
+        _uploads.Should().ContainSingle().Which.Should().Equal(Body(5000)[1000..], "the stream is read from its position");
+        _blocksToServer[0].Size1.Should().Be(4000u);
+    }
+
+    [Fact]
+    public async Task ASmallStreamGoesAsOneMessage()
+    {
+        CoapClient client = Start();
+
+        CoapResponse response = await client.UploadAsync(Upload, new OneByteStream(Body(200))).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.Changed);
+        _uploads.Should().ContainSingle().Which.Should().Equal(Body(200));
+        _blocksToServer.Should().ContainSingle().Which.Block1.Should().BeNull();
+    }
+
+    [Fact]
+    public async Task GetReportsProgressAndReturnsTheWholeBody()
+    {
+        CoapClient client = Start();
+        List<CoapTransferProgress> progress = [];
+
+        CoapResponse response = await client.GetAsync(Large(3000), new Recorder(progress)).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Payload.ToArray().Should().Equal(Body(3000));
+        progress.Select(p => p.BytesTransferred).Should().Equal(1024, 2048, 3000);
+    }
+
+    [Fact]
+    public void UnwritableStreamsAndBodilessMethodsAreRefusedWithTheProblemNamed()
+    {
+        CoapClient client = Start();
+        using MemoryStream readOnly = new(new byte[10], writable: false);
+
+        Action download = () => client.Download(Large(10), readOnly);
+        Action upload = () => client.Upload(Upload, readOnly, method: CoapCode.Get);
+
+        download.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("destination");
+        upload.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("method");
+    }
+
+    private CoapClient Start()
+    {
+        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time });
+        server.MapGet("/large", request => CoapResponse.Content(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)), CoapContentFormat.OctetStream));
+        server.MapPut("/upload", Record);
+        server.MapPost("/upload", Record);
+        server.Start();
+        Owned.Add(server);
+        CoapClient client = new(Network.CreateTransport(ClientAddress), new CoapClientOptions { Endpoint = new CoapEndpointOptions { TimeProvider = Time, Random = new Random(9) } });
+        Owned.Add(client);
+        return client;
+    }
+
+    private CoapResponse Record(CoapRequest request)
+    {
+        lock (_uploads)
+        {
+            _uploads.Add(request.Payload.ToArray());
+            _blocksToServer.AddRange(Network.SentBetween(ClientAddress, ServerAddress).Select(d => d.Parsed).Where(m => m.Code == request.Method));
+        }
+
+        return new CoapResponse(CoapCode.Changed);
+    }
+
+    /// <summary>Records reports as they come (Progress&lt;T&gt; would post them to a context, out of order).</summary>
+    private sealed class Recorder(List<CoapTransferProgress> reports) : IProgress<CoapTransferProgress>
+    {
+        public void Report(CoapTransferProgress value)
+        {
+            lock (reports)
+            {
+                reports.Add(value);
+            }
+        }
+    }
+}
