@@ -113,7 +113,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         // it, without running the handler again.
         if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
         {
-            exchange.Respond(Slice(body.Response, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
+            exchange.Respond(Slice(body.Head, body.Source, body.Length, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
             return;
         }
 
@@ -125,6 +125,12 @@ internal sealed partial class BlockwiseStage : CoapStage
     {
         response = EchoBlock1(exchange, response);
         CoapBlock? asked = exchange.Request.Block2;
+        if (exchange.ResponseBody is { } stream)
+        {
+            SendStreamed(exchange, response, stream, asked, next);
+            return;
+        }
+
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
         if (!response.Code.IsSuccess || response.Block2 is not null
             || (asked is null && (exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response))))
@@ -143,13 +149,67 @@ internal sealed partial class BlockwiseStage : CoapStage
         }
 
         int number = asked?.Number ?? 0;
-        CoapMessage slice = Slice(response, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
+        MemoryBlockSource source = new(payload);
+        CoapMessage slice = Slice(response, source, payload.Length, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
         if (slice.Block2 is not null && payload.Length > 1 << (exponent + 4))
         {
-            Store(Key(exchange), response);
+            // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
+            Store(Key(exchange), response, new MemoryBlockSource(payload.ToArray()), payload.Length, payload.Length, null);
         }
 
         next(exchange, slice);
+    }
+
+    /// <summary>
+    /// A body a handler gave as a seekable stream (a file): read one block at a time, never whole, and
+    /// kept open for the follow-up block requests until the stored body expires. Its ETag is the
+    /// handler's, or one made from its length (a handler that wants changes of the same size noticed
+    /// sets its own, such as one from the file's last write time).
+    /// </summary>
+    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, CoapBlock? asked, Action<CoapExchange, CoapMessage> next)
+    {
+        StreamBlockSource source = new(stream);
+        long length = source.Length!.Value;
+        bool stored = false;
+        try
+        {
+            ReadOnlyMemory<byte> head = source.Read(0, _options.BlockSize, out bool more);
+            if (!response.Code.IsSuccess || (asked is null && !more))
+            {
+                // The whole body fits one block: it goes as a plain payload.
+                CoapMessage whole = response.CopyWithout(CoapOptionNumber.Block2);
+                whole.Payload = head;
+                next(exchange, whole);
+                return;
+            }
+
+            int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+            CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
+            keyed.Payload = default;
+            if (keyed.ETag is null)
+            {
+                byte[] etag = new byte[8];
+                System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(etag, length);
+                keyed.ETag = etag;
+            }
+
+            int number = asked?.Number ?? 0;
+            CoapMessage slice = Slice(keyed, source, length, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
+
+            if (slice.Block2 is { More: true } || number > 0)
+            {
+                stored = Store(Key(exchange), keyed, source, length, 0, stream);
+            }
+
+            next(exchange, EchoBlock1(exchange, slice));
+        }
+        finally
+        {
+            if (!stored)
+            {
+                stream.Dispose();
+            }
+        }
     }
 
     // A payload past the datagram size is not measured: the serializer refuses (throws) past 65,507 bytes.
@@ -177,25 +237,29 @@ internal sealed partial class BlockwiseStage : CoapStage
         return etag;
     }
 
-    /// <summary>Block <paramref name="number"/> of the response's body, with its code and options and Block2 (and Size2) set; 4.02 past the end.</summary>
-    private static CoapMessage Slice(CoapMessage response, int number, int exponent, bool includeSize2)
+    /// <summary>Block <paramref name="number"/> of a body of <paramref name="length"/> bytes read from <paramref name="source"/>, with <paramref name="head"/>'s code and options and Block2 (and Size2) set; 4.02 past the end.</summary>
+    private static CoapMessage Slice(CoapMessage head, BlockSource source, long length, int number, int exponent, bool includeSize2)
     {
-        ReadOnlyMemory<byte> payload = response.Payload;
         int size = 1 << (exponent + 4);
         long offset = (long)number * size;
-        if (offset >= payload.Length && payload.Length > 0)
+        if (offset >= length && length > 0)
         {
-            return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {payload.Length}-byte body.").Message;
+            return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {length}-byte body.").Message;
         }
 
-        CoapMessage slice = response.CopyWithout(CoapOptionNumber.Block2);
-        int length = (int)Math.Min(size, payload.Length - offset);
-        slice.Payload = payload.Slice((int)offset, length);
-        slice.Block2 = new CoapBlock(number, offset + length < payload.Length, exponent);
+        CoapMessage slice = head.CopyWithout(CoapOptionNumber.Block2);
+        bool more;
+        lock (source)
+        {
+            // A stream source reads (and seeks) in place: one block at a time.
+            slice.Payload = source.Read(offset, size, out more);
+        }
+
+        slice.Block2 = new CoapBlock(number, more, exponent);
         if (includeSize2)
         {
             // RFC 7959 section 4: Size2 tells the client the whole body's size.
-            slice.Size2 = (uint)payload.Length;
+            slice.Size2 = (uint)Math.Min(length, uint.MaxValue);
         }
 
         return slice;
@@ -203,71 +267,98 @@ internal sealed partial class BlockwiseStage : CoapStage
 
     private bool TryGetStored(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out StoredBody? body)
     {
+        List<StoredBody> expired;
+        bool found;
         lock (_gate)
         {
-            RemoveExpired();
-            return _bodies.TryGetValue(key, out body);
+            expired = RemoveExpired();
+            found = _bodies.TryGetValue(key, out body);
         }
+
+        foreach (StoredBody gone in expired)
+        {
+            gone.Owner?.Dispose();
+        }
+
+        return found;
     }
 
-    private void Store(string key, CoapMessage response)
+    /// <summary>
+    /// Keeps a body for follow-up block requests: its head (code and options), where its bytes come
+    /// from, and what owns them (a stream to close at the end); false when a bound refuses it.
+    /// </summary>
+    private bool Store(string key, CoapMessage response, BlockSource source, long length, long memoryBytes, IDisposable? owner)
     {
-        int length = response.Payload.Length;
+        List<StoredBody> released = [];
+        bool kept;
         lock (_gate)
         {
-            RemoveExpired();
+            released.AddRange(RemoveExpired());
             if (_bodies.Remove(key, out StoredBody? previous))
             {
-                _storedBytes -= previous.Response.Payload.Length;
+                _storedBytes -= previous.MemoryBytes;
+                released.Add(previous);
             }
 
             // Bounded: past the count or the bytes the body is not kept, and follow-up blocks run the handler again.
-            if (_bodies.Count >= _options.MaxStoredBodies || _storedBytes + length > _options.MaxStoredBytes)
+            kept = _bodies.Count < _options.MaxStoredBodies && _storedBytes + memoryBytes <= _options.MaxStoredBytes;
+            if (kept)
             {
-                return;
+                // Later blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
+                CoapMessage head = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
+                head.Payload = default;
+                _bodies[key] = new StoredBody(head, source, length, memoryBytes, owner, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
+                _storedBytes += memoryBytes;
             }
-
-            // The payload may be a slice of a buffer the handler reuses: keep a copy of its own. Later
-            // blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
-            CoapMessage kept = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
-            kept.Payload = response.Payload.ToArray();
-            _bodies[key] = new StoredBody(kept, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
-            _storedBytes += length;
         }
+
+        foreach (StoredBody body in released)
+        {
+            body.Owner?.Dispose();
+        }
+
+        return kept;
     }
 
-    // Caller holds the lock.
-    private void RemoveExpired()
+    // Caller holds the lock; the caller disposes what the removed bodies own, outside it.
+    private List<StoredBody> RemoveExpired()
     {
+        List<StoredBody> expired = [];
         if (_bodies.Count == 0)
         {
-            return;
+            return expired;
         }
 
         long now = _time.GetTimestamp();
-        List<string>? expired = null;
+        List<string>? keys = null;
         foreach (KeyValuePair<string, StoredBody> pair in _bodies)
         {
             if (pair.Value.ExpiresAt <= now)
             {
-                (expired ??= []).Add(pair.Key);
+                (keys ??= []).Add(pair.Key);
             }
         }
 
-        if (expired is not null)
+        if (keys is not null)
         {
-            foreach (string key in expired)
+            foreach (string key in keys)
             {
-                _storedBytes -= _bodies[key].Response.Payload.Length;
-                _bodies.Remove(key);
+                if (_bodies.Remove(key, out StoredBody? body))
+                {
+                    _storedBytes -= body.MemoryBytes;
+                    expired.Add(body);
+                }
             }
         }
+
+        return expired;
     }
 
     private static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
         => first is null ? later is null : later is { } l && first.Value.Span.SequenceEqual(l.Span);
 
-    private sealed record StoredBody(CoapMessage Response, long ExpiresAt);
+    /// <summary>A body kept for follow-up block requests: its head (code, options), its bytes' source and length, the memory it holds, and what to close at its end.</summary>
+    private sealed record StoredBody(CoapMessage Head, BlockSource Source, long Length, long MemoryBytes, IDisposable? Owner, long ExpiresAt);
 
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
     private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)

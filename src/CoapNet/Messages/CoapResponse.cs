@@ -92,6 +92,31 @@ public sealed class CoapResponse
         set => Message.ContentFormat = value;
     }
 
+    /// <summary>
+    /// 2.05 Content with a body read from a seekable stream (a file) as the client asks for it: the
+    /// server's block-wise stage (RFC 7959) reads one block at a time and never holds the body whole,
+    /// keeps the stream open for the follow-up block requests, and closes it when the transfer's stored
+    /// state expires. Without an ETag of the handler's, the ETag is made from the body's length. Only a
+    /// <see cref="Server.CoapServer"/> reads a stream body; the stream belongs to the response from here on.
+    /// </summary>
+    /// <param name="body">A readable, seekable stream, read from its current position.</param>
+    /// <param name="contentFormat">The body's Content-Format.</param>
+    /// <returns>The response.</returns>
+    /// <exception cref="ArgumentException">The stream cannot be read or cannot seek.</exception>
+    public static CoapResponse Content(Stream body, ushort contentFormat)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        if (!body.CanRead || !body.CanSeek)
+        {
+            throw new ArgumentException("A response body stream must be readable and seekable (the block-wise stage reads the block each request asks for).", nameof(body));
+        }
+
+        return new CoapResponse(CoapCode.Content, ReadOnlyMemory<byte>.Empty, contentFormat) { BodyStream = body };
+    }
+
+    /// <summary>The body as a stream, when the handler gave one (<see cref="Content(Stream, ushort)"/>).</summary>
+    internal Stream? BodyStream { get; private init; }
+
     /// <summary>2.05 Content with a text/plain payload.</summary>
     /// <param name="text">The text.</param>
     /// <returns>The response.</returns>

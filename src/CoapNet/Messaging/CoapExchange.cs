@@ -143,6 +143,9 @@ public sealed class CoapExchange
     /// </summary>
     internal void ReplaceRequest(CoapMessage request) => Request = request;
 
+    /// <summary>A response body the server's handler gave as a seekable stream; the block-wise stage reads it block by block and closes it.</summary>
+    internal Stream? ResponseBody { get; set; }
+
     /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
     internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message);
 

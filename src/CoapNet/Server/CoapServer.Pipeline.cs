@@ -230,6 +230,8 @@ public sealed partial class CoapServer
 
     private void Answer(CoapExchange exchange, CoapResponse response)
     {
+        // A stream body is read by the block-wise stage, block by block, on the way down.
+        exchange.ResponseBody = response.BodyStream;
         try
         {
             exchange.Respond(response.Message);
