@@ -5,6 +5,7 @@ using System.Security.Cryptography;
 using CoapNet.Blockwise;
 using CoapNet.Client;
 using CoapNet.Messages;
+using CoapNet.Samples.Server;
 using CoapNet.Server;
 
 namespace CoapNet.Scenarios;
@@ -42,18 +43,24 @@ internal static class TransferScenario
             }
         });
 
-        BlockwiseOptions blockwise = new() { MaxUploadSize = size, MaxReassemblyBytes = 2L * size, MaxStoredBytes = 2L * size, MaxBodySize = size };
+        // The sample server's resources and limits: /large (generated, read block by block) and PUT /upload (SHA-256).
+        BlockwiseOptions blockwise = SampleResources.Blockwise;
         await using CoapServer server = new(new CoapServerOptions
         {
             Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             TcpEndpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             Blockwise = blockwise,
         });
-        string expected = Convert.ToHexStringLower(SHA256.HashData(Body(size)));
-        server.MapGet("/large", _ => CoapResponse.Content(Body(size), CoapContentFormat.OctetStream));
-        server.MapPut("/upload", request => new CoapResponse(CoapCode.Changed, Convert.ToHexStringLower(SHA256.HashData(request.Payload.Span))));
+        using IDisposable ticker = SampleResources.Map(server);
         server.Start();
+        string expected;
+        using (DeterministicStream body = new(size))
+        {
+            expected = Convert.ToHexStringLower(SHA256.HashData(body));
+        }
+
         await using CoapClient client = new(new CoapClientOptions { Endpoint = new Messaging.CoapEndpointOptions { Blockwise = blockwise } });
+        string query = "?size=" + size.ToString(CultureInfo.InvariantCulture);
 
         Console.WriteLine($"transfer: {size:N0} bytes each way, {Environment.ProcessorCount} cores, {Environment.Version}, load {LoadAverage.Read():F2}");
         Console.WriteLine("| transport | direction | seconds | MB/s | blocks/s | peak managed heap | peak RSS | body intact |");
@@ -66,12 +73,12 @@ internal static class TransferScenario
                 await MeasureAsync(scheme, "download", size, async () =>
                 {
                     using HashingStream sink = new();
-                    CoapResponse response = await client.DownloadAsync(new Uri(root, "/large"), sink);
+                    CoapResponse response = await client.DownloadAsync(new Uri(root, "/large" + query), sink);
                     return response.IsSuccess && sink.Hash() == expected;
                 });
                 await MeasureAsync(scheme, "upload", size, async () =>
                 {
-                    CoapResponse response = await client.UploadAsync(new Uri(root, "/upload"), new GeneratedStream(size), CoapContentFormat.OctetStream);
+                    CoapResponse response = await client.UploadAsync(new Uri(root, "/upload"), new DeterministicStream(size), CoapContentFormat.OctetStream);
                     return response.Code == CoapCode.Changed && response.GetPayloadString() == expected;
                 });
             }
@@ -101,18 +108,6 @@ internal static class TransferScenario
         await sampler;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"| {scheme} | {direction} | {seconds:F2} | {size / seconds / 1e6:F1} | {size / 1024.0 / seconds:N0} | {peakHeap / 1048576.0:F0} MB | {Memory.PeakRss() / 1048576.0:F0} MB | {(intact ? "yes" : "NO")} |"));
-    }
-
-    /// <summary>The byte at offset i is i mod 251, as the sample's /large serves.</summary>
-    private static byte[] Body(int size)
-    {
-        byte[] body = new byte[size];
-        for (int i = 0; i < size; i++)
-        {
-            body[i] = (byte)(i % 251);
-        }
-
-        return body;
     }
 
     /// <summary>A write-only stream that hashes what it is given and keeps nothing.</summary>
@@ -152,49 +147,5 @@ internal static class TransferScenario
             _hash.Dispose();
             base.Dispose(disposing);
         }
-    }
-
-    /// <summary>A read-only, seekable stream of <c>length</c> bytes where byte i is i mod 251, generated as read.</summary>
-    private sealed class GeneratedStream(long length) : Stream
-    {
-        public override bool CanRead => true;
-
-        public override bool CanSeek => true;
-
-        public override bool CanWrite => false;
-
-        public override long Length => length;
-
-        public override long Position { get; set; }
-
-        public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
-
-        public override int Read(Span<byte> buffer)
-        {
-            int count = (int)Math.Min(buffer.Length, length - Position);
-            for (int i = 0; i < count; i++)
-            {
-                buffer[i] = (byte)((Position + i) % 251);
-            }
-
-            Position += count;
-            return count;
-        }
-
-        public override long Seek(long offset, SeekOrigin origin) => Position = origin switch
-        {
-            SeekOrigin.Begin => offset,
-            SeekOrigin.Current => Position + offset,
-            _ => length + offset,
-        };
-
-        public override void Flush()
-        {
-            // Read-only.
-        }
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-
-        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
     }
 }

@@ -88,15 +88,10 @@ public static class SampleResources
                 return CoapResponse.Diagnostic(CoapCode.BadRequest, $"size must be a number from 0 to {MaxTransferSize}.");
             }
 
-            // Deterministic content: the byte at offset i is i mod 251. A body that does not fit one
-            // datagram goes out in Block2 blocks (RFC 7959); over TCP, one frame when the client's CSM allows it.
-            byte[] body = new byte[size];
-            for (int i = 0; i < body.Length; i++)
-            {
-                body[i] = (byte)(i % 251);
-            }
-
-            return CoapResponse.Content(body, CoapContentFormat.OctetStream);
+            // Deterministic content: the byte at offset i is i mod 251, generated as read, so 16 MiB cost
+            // no memory. A body that does not fit one message goes out in Block2 blocks (RFC 7959), each
+            // read from the stream when the client asks for it.
+            return CoapResponse.Content(new DeterministicStream(size), CoapContentFormat.OctetStream);
         }).WithTitle("?size=N deterministic bytes").Produces(CoapContentFormat.OctetStream);
 
         // The body arrives whole: the server joined its Block1 blocks first (RFC 7959 section 2.5).
