@@ -21,6 +21,7 @@ internal sealed class Observation : INotificationOwner
     private bool _busy;
     private bool _dirty;
     private bool _confirmableInFlight;
+    private int _nonSinceConfirmed;
     private bool _removed;
 
     public Observation(ObservationRegistry registry, TokenKey key, CoapExchange registration, object target, uint firstSequence, long now)
@@ -93,14 +94,17 @@ internal sealed class Observation : INotificationOwner
     }
 
     /// <summary>
-    /// The type of the next notification over UDP (RFC 7641 section 4.5): CON when configured so, or
-    /// when the last proof of the observer's liveness is older than the confirmable interval; NON otherwise.
+    /// The type of the next notification over UDP (RFC 7641 section 4.5): CON when configured so, when
+    /// the last proof of the observer's liveness is older than the confirmable interval, or after
+    /// <c>confirmableEvery</c> NON ones; NON otherwise.
     /// </summary>
-    public CoapMessageType NextType(long now, long confirmableIntervalTicks, bool alwaysConfirmable)
+    public CoapMessageType NextType(long now, long confirmableIntervalTicks, bool alwaysConfirmable, int confirmableEvery)
     {
         lock (_gate)
         {
-            _confirmableInFlight = alwaysConfirmable || now - _aliveAt >= confirmableIntervalTicks;
+            _confirmableInFlight = alwaysConfirmable || now - _aliveAt >= confirmableIntervalTicks
+                || (confirmableEvery > 0 && _nonSinceConfirmed >= confirmableEvery);
+            _nonSinceConfirmed = _confirmableInFlight ? 0 : _nonSinceConfirmed + 1;
             return _confirmableInFlight ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
         }
     }

@@ -20,14 +20,21 @@ public sealed class ObserveOptions
     /// </summary>
     public TimeSpan ConfirmableInterval { get; init; } = TimeSpan.FromHours(24);
 
+    /// <summary>
+    /// Over UDP, a notification also goes as CON after this many NON ones without an acknowledged CON
+    /// (default 100; 0 turns the count off), so an observer that went away without deregistering is
+    /// found (its CON goes unacknowledged) long before <see cref="ConfirmableInterval"/> passes.
+    /// </summary>
+    public int ConfirmableEvery { get; init; } = 100;
+
     /// <summary>Over UDP, send every notification as CON (default false: NON, with a CON per <see cref="ConfirmableInterval"/>).</summary>
     public bool ConfirmableNotifications { get; init; }
 
     internal void Validate()
     {
-        if (MaxObservations < 0 || MaxObservationsPerPeer < 0)
+        if (MaxObservations < 0 || MaxObservationsPerPeer < 0 || ConfirmableEvery < 0)
         {
-            throw new ArgumentException("MaxObservations and MaxObservationsPerPeer must not be negative.", nameof(MaxObservations));
+            throw new ArgumentException("MaxObservations, MaxObservationsPerPeer and ConfirmableEvery must not be negative.", nameof(MaxObservations));
         }
 
         if (ConfirmableInterval <= TimeSpan.Zero)

@@ -107,7 +107,7 @@ internal sealed class ObserveStage(TimeProvider time) : CoapStage
             notification = WithObserve(response, null);
         }
 
-        notification.Type = observation.NextType(registry.Now, registry.ConfirmableIntervalTicks, registry.Options.ConfirmableNotifications);
+        notification.Type = observation.NextType(registry.Now, registry.ConfirmableIntervalTicks, registry.Options.ConfirmableNotifications, registry.Options.ConfirmableEvery);
         return notification;
     }
 

@@ -137,6 +137,31 @@ public sealed class ObserveServerTests : IAsyncLifetime
     }
 
     [Fact]
+    public void AfterConfirmableEveryNonNotificationsOneGoesAsConAndAnObserverThatIsGoneIsRemoved()
+    {
+        Start(new ObserveOptions { ConfirmableEvery = 3 });
+        TestPeer observer = Peer("10.0.0.1");
+        Register(observer, "/counter", token: 0x1A);
+        for (int i = 1; i <= 4; i++)
+        {
+            Interlocked.Increment(ref _counter);
+            Server.NotifyObservers("/counter");
+            WaitForMessage(observer, m => m.Observe is not null && m.GetPayloadString() == i.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        observer.Received.Where(d => d.Parsed.Observe is not null && d.Parsed.Code == CoapCode.Content && d.Parsed.Type != CoapMessageType.Acknowledgement)
+            .Select(d => d.Parsed.Type).Should().Equal(CoapMessageType.NonConfirmable, CoapMessageType.NonConfirmable, CoapMessageType.NonConfirmable, CoapMessageType.Confirmable);
+
+        // The observer went away without deregistering: its CON notification is never acknowledged.
+        for (int i = 0; i < 10; i++)
+        {
+            _time.Advance(TimeSpan.FromSeconds(15));
+        }
+
+        Server.Observations.Should().Be(0);
+    }
+
+    [Fact]
     public void AnAcknowledgedConfirmableNotificationKeepsTheObserver()
     {
         Start(new ObserveOptions { ConfirmableNotifications = true });
