@@ -66,14 +66,16 @@ internal sealed partial class BlockwiseStage
 
         CoapMessage? answer;
         ReadOnlyMemory<byte> body;
-        if (block.SizeExponent == 7)
+        bool bert = block.SizeExponent == 7;
+        if (bert && exchange.BertBlockSize == 0)
         {
-            answer = Diagnostic(CoapCode.BadRequest, "BERT blocks (SZX 7) need the Block-Wise-Transfer capability in the CSM, which this server does not announce (RFC 8323 section 6).");
+            answer = Diagnostic(CoapCode.BadRequest, "BERT blocks (SZX 7) need Block-Wise-Transfer in both CSMs and a Max-Message-Size of at least 2 KiB more than a header (RFC 8323 section 6).");
             body = default;
         }
-        else if (block.More && request.Payload.Length != block.Size)
+        else if (block.More && (bert ? request.Payload.Length == 0 || request.Payload.Length % 1024 != 0 : request.Payload.Length != block.Size))
         {
-            answer = Diagnostic(CoapCode.BadRequest, $"Block {block.Number} carries {request.Payload.Length} bytes; every block but the last carries exactly {block.Size} (RFC 7959 section 2.2).");
+            string expected = bert ? "a whole number of KiB (RFC 8323 section 6)" : $"exactly {block.Size} (RFC 7959 section 2.2)";
+            answer = Diagnostic(CoapCode.BadRequest, $"Block {block.Number} carries {request.Payload.Length} bytes; every block but the last carries {expected}.");
             body = default;
             lock (_gate)
             {
@@ -104,7 +106,7 @@ internal sealed partial class BlockwiseStage
         whole.MessageId = request.MessageId;
         whole.Payload = body;
         exchange.ReplaceRequest(whole);
-        exchange.StageState = new CoapBlock(block.Number, false, Math.Min(block.SizeExponent, _sizeExponent));
+        exchange.StageState = new CoapBlock(block.Number, false, EchoExponent(block));
         next(exchange);
     }
 
@@ -216,7 +218,7 @@ internal sealed partial class BlockwiseStage
         }
         else if (exchange.Request.Block1 is { } block)
         {
-            echo = new CoapBlock(block.Number, block.More, Math.Min(block.SizeExponent, _sizeExponent));
+            echo = new CoapBlock(block.Number, block.More, EchoExponent(block));
         }
         else
         {
@@ -239,9 +241,12 @@ internal sealed partial class BlockwiseStage
     private CoapMessage Continue(CoapBlock block)
     {
         CoapMessage answer = new() { Code = CoapCode.Continue };
-        answer.Block1 = new CoapBlock(block.Number, true, Math.Min(block.SizeExponent, _sizeExponent));
+        answer.Block1 = new CoapBlock(block.Number, true, EchoExponent(block));
         return answer;
     }
+
+    /// <summary>The SZX an echo carries: a BERT block's 7 when it was accepted (only then does it get this far), else our size when smaller.</summary>
+    private int EchoExponent(CoapBlock block) => block.SizeExponent == 7 ? 7 : Math.Min(block.SizeExponent, _sizeExponent);
 
     private static CoapMessage TooLarge(long limit, string what)
     {

@@ -13,10 +13,11 @@ internal sealed partial class BlockwiseStage
         // UDP: a body up to the block size goes whole, as a response body does; past it, only when the
         // datagram still fits. TCP: whatever fits the peer's CSM Max-Message-Size goes whole.
         BlockSource? streamed = call.Transfer?.Source;
+        int bert = call.Peer.IsReliable ? call.BertBlockSize : 0;
         if (streamed is not null)
         {
-            // A body from a stream: read as far as one block to see whether it is more than one.
-            ReadOnlyMemory<byte> head = streamed.Read(0, _options.BlockSize, out bool more);
+            // A body from a stream: read as far as one block (the size the upload will use) to see whether it is more than one.
+            ReadOnlyMemory<byte> head = streamed.Read(0, bert > 0 ? bert : _options.BlockSize, out bool more);
             if (!more)
             {
                 request.Payload = head;
@@ -33,7 +34,7 @@ internal sealed partial class BlockwiseStage
             return;
         }
 
-        Upload upload = new(this, call, request, streamed ?? new MemoryBlockSource(request.Payload));
+        Upload upload = new(this, call, request, streamed ?? new MemoryBlockSource(request.Payload), bert);
         call.SetState(this, upload);
         next(call, upload.First());
     }
@@ -45,15 +46,22 @@ internal sealed partial class BlockwiseStage
     /// A client's upload of one body, block by block: each block is read from the source when it is
     /// sent, and each response decides the next step (the next block, a smaller block size, or the end).
     /// </summary>
-    private sealed class Upload(BlockwiseStage stage, IClientCall call, CoapMessage original, BlockSource source)
+    private sealed class Upload(BlockwiseStage stage, IClientCall call, CoapMessage original, BlockSource source, int bert)
     {
-        private int _exponent = stage._sizeExponent;
+        // BERT (SZX 7) when both CSMs offered it: blocks of several KiB, numbered in KiB (RFC 8323 section 6).
+        private int _exponent = bert > 0 ? 7 : stage._sizeExponent;
         private long _offset;
         private int _length;
         private int _number;
         private bool _more;
         private bool _restarted;
         private Action<IClientCall, CoapMessage>? _next;
+
+        /// <summary>The bytes of a block at the current size: BERT's several KiB, or 2^(SZX + 4).</summary>
+        private int BlockBytes => _exponent == 7 ? bert : 1 << (_exponent + 4);
+
+        /// <summary>Block numbers count KiB for BERT (RFC 8323 section 6), blocks otherwise.</summary>
+        private int UnitShift => _exponent == 7 ? 10 : _exponent + 4;
 
         /// <summary>Block 0, with Size1 announcing the whole body (RFC 7959 section 4); the caller's token, if it set one.</summary>
         public CoapMessage First()
@@ -98,12 +106,16 @@ internal sealed partial class BlockwiseStage
 
                 // Section 2.5, late negotiation: a smaller SZX in the answer is used from the next block on,
                 // numbered by the new size from the byte where this block ended.
-                _exponent = Math.Min(_exponent, Math.Min(echoed.SizeExponent, 6));
+                if (!(_exponent == 7 && echoed.SizeExponent == 7))
+                {
+                    _exponent = Math.Min(Math.Min(_exponent, 6), Math.Min(echoed.SizeExponent, 6));
+                }
+
                 long offset = _offset + _length;
-                long number = offset >> (_exponent + 4);
+                long number = offset >> UnitShift;
                 if (number > CoapBlock.MaxNumber)
                 {
-                    call.Fail(new CoapException($"The body is too large to upload to {call.Peer.EndPoint} in {1 << (_exponent + 4)}-byte blocks: block numbers end at {CoapBlock.MaxNumber} (RFC 7959 section 2.2).", call.Peer.EndPoint));
+                    call.Fail(new CoapException($"The body is too large to upload to {call.Peer.EndPoint} in {BlockBytes}-byte blocks: block numbers end at {CoapBlock.MaxNumber} (RFC 7959 section 2.2).", call.Peer.EndPoint));
                     return;
                 }
 
@@ -153,7 +165,7 @@ internal sealed partial class BlockwiseStage
         /// <summary>The block at <paramref name="offset"/>, numbered <paramref name="number"/> at the current size; read from the source now.</summary>
         private CoapMessage Block(long offset, int number)
         {
-            ReadOnlyMemory<byte> data = source.Read(offset, 1 << (_exponent + 4), out bool more);
+            ReadOnlyMemory<byte> data = source.Read(offset, BlockBytes, out bool more);
 
             // Block2 (an early size for the response, section 2.4) goes with the last block only.
             CoapMessage block = more ? original.CopyWithout(CoapOptionNumber.Size1, CoapOptionNumber.Block2) : original.CopyWithout(CoapOptionNumber.Size1);

@@ -113,7 +113,8 @@ internal sealed partial class BlockwiseStage : CoapStage
         // it, without running the handler again.
         if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
         {
-            exchange.Respond(Slice(body.Head, body.Source, body.Length, asked.Number, Math.Min(asked.SizeExponent, 6), exchange.Request.Size2 is not null));
+            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
+            exchange.Respond(Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
             return;
         }
 
@@ -139,8 +140,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             return;
         }
 
-        // RFC 7959 section 2.3: the client's early SZX is honoured when it asks for smaller blocks than ours; SZX 7 (BERT) means 1024 here.
-        int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+        (int exponent, int bytes) = ResponseBlocks(exchange, asked);
         ReadOnlyMemory<byte> payload = response.Payload;
         if (response.ETag is null)
         {
@@ -150,8 +150,8 @@ internal sealed partial class BlockwiseStage : CoapStage
 
         int number = asked?.Number ?? 0;
         MemoryBlockSource source = new(payload);
-        CoapMessage slice = Slice(response, source, payload.Length, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
-        if (slice.Block2 is not null && payload.Length > 1 << (exponent + 4))
+        CoapMessage slice = Slice(response, source, payload.Length, number, exponent, bytes, includeSize2: exchange.Request.Size2 is not null || number == 0);
+        if (slice.Block2 is not null && payload.Length > bytes)
         {
             // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
             Store(Key(exchange), response, new MemoryBlockSource(payload.ToArray()), payload.Length, payload.Length, null);
@@ -183,7 +183,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
             CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             keyed.Payload = default;
             if (keyed.ETag is null)
@@ -194,7 +194,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             }
 
             int number = asked?.Number ?? 0;
-            CoapMessage slice = Slice(keyed, source, length, number, exponent, includeSize2: exchange.Request.Size2 is not null || number == 0);
+            CoapMessage slice = Slice(keyed, source, length, number, exponent, bytes, includeSize2: exchange.Request.Size2 is not null || number == 0);
 
             if (slice.Block2 is { More: true } || number > 0)
             {
@@ -237,11 +237,33 @@ internal sealed partial class BlockwiseStage : CoapStage
         return etag;
     }
 
-    /// <summary>Block <paramref name="number"/> of a body of <paramref name="length"/> bytes read from <paramref name="source"/>, with <paramref name="head"/>'s code and options and Block2 (and Size2) set; 4.02 past the end.</summary>
-    private static CoapMessage Slice(CoapMessage head, BlockSource source, long length, int number, int exponent, bool includeSize2)
+    /// <summary>
+    /// The blocks a response is cut into: BERT (SZX 7, as many KiB as the peer's Max-Message-Size allows,
+    /// RFC 8323 section 6) over a connection whose CSMs both offered it, unless the client asked for
+    /// smaller blocks; otherwise our block size, or the client's smaller early SZX (RFC 7959 section 2.3).
+    /// </summary>
+    private (int Exponent, int Bytes) ResponseBlocks(CoapExchange exchange, CoapBlock? asked)
     {
-        int size = 1 << (exponent + 4);
-        long offset = (long)number * size;
+        int bert = exchange.Peer.IsReliable ? exchange.BertBlockSize : 0;
+        if (bert > 0 && (asked is null || asked.Value.SizeExponent == 7))
+        {
+            return (7, bert);
+        }
+
+        // An SZX 7 request where BERT is not available gets 1024-byte blocks.
+        int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+        return (exponent, 1 << (exponent + 4));
+    }
+
+    /// <summary>
+    /// Block <paramref name="number"/> (of <paramref name="bytes"/> bytes) of a body of <paramref name="length"/> bytes read from
+    /// <paramref name="source"/>, with <paramref name="head"/>'s code and options and Block2 (and Size2) set; 4.02 past the end.
+    /// A BERT block's number counts KiB (RFC 8323 section 6), any other's counts blocks.
+    /// </summary>
+    private static CoapMessage Slice(CoapMessage head, BlockSource source, long length, int number, int exponent, int bytes, bool includeSize2)
+    {
+        int size = bytes;
+        long offset = (long)number * (exponent == 7 ? 1024 : size);
         if (offset >= length && length > 0)
         {
             return CoapResponse.Diagnostic(CoapCode.BadOption, $"Block {number} is beyond the end of the {length}-byte body.").Message;
@@ -372,7 +394,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         public void Continue(CoapBlock block)
         {
             Write(first.Payload.Span);
-            RequestAfter(block);
+            RequestAfter(block, first.Payload.Length);
         }
 
         /// <summary>A block's bytes: to the caller's stream when it gave one (nothing is kept), else into the body.</summary>
@@ -385,7 +407,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             call.Transfer?.Progress?.Report(new CoapTransferProgress(_received, first.Size2));
         }
 
-        private void RequestAfter(CoapBlock block)
+        private void RequestAfter(CoapBlock block, int received)
         {
             if (_destination is null && _body.Length > stage._options.MaxBodySize)
             {
@@ -399,7 +421,14 @@ internal sealed partial class BlockwiseStage : CoapStage
             // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).
             follow.Token = default;
             follow.Observe = null;
-            _expected = block.Number + 1;
+            // A BERT block (SZX 7, RFC 8323 section 6) carries several KiB and its number counts KiB.
+            if (block.SizeExponent == 7 && (received == 0 || received % 1024 != 0))
+            {
+                call.Fail(new CoapException($"{call.Peer.EndPoint} sent a BERT block of {received} bytes that is not the last; BERT blocks carry whole KiB (RFC 8323 section 6).", call.Peer.EndPoint));
+                return;
+            }
+
+            _expected = block.Number + (block.SizeExponent == 7 ? received / 1024 : 1);
             follow.Block2 = new CoapBlock(_expected, false, block.SizeExponent);
             call.SendFollowUp(follow, OnBlock);
         }
@@ -429,7 +458,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             Write(response.Payload.Span);
             if (got.More)
             {
-                RequestAfter(got);
+                RequestAfter(got, response.Payload.Length);
                 return;
             }
 

@@ -146,6 +146,9 @@ public sealed class CoapExchange
     /// <summary>A response body the server's handler gave as a seekable stream; the block-wise stage reads it block by block and closes it.</summary>
     internal Stream? ResponseBody { get; set; }
 
+    /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available.</summary>
+    internal int BertBlockSize => _lower.BertBlockSize(Peer);
+
     /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
     internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message);
 

@@ -63,6 +63,9 @@ internal interface IClientCall
     /// <summary>The server.</summary>
     CoapPeer Peer { get; }
 
+    /// <summary>The BERT block size toward the server (RFC 8323 section 6), or 0 when BERT is not available.</summary>
+    int BertBlockSize { get; }
+
     /// <summary>What the caller asked of the call's block-wise transfer (a streamed body, progress), or null.</summary>
     Blockwise.BlockTransfer? Transfer { get; }
 

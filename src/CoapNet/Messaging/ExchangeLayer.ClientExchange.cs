@@ -87,6 +87,9 @@ internal sealed partial class ExchangeLayer
         }
 
         /// <inheritdoc/>
+        public int BertBlockSize => _layer._lower.BertBlockSize(Peer);
+
+        /// <inheritdoc/>
         public bool FitsOneMessage(CoapMessage request) => _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
 
         public void RegisterCancellation()

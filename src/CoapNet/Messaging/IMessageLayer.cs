@@ -41,6 +41,13 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     bool Fits(CoapPeer peer, CoapMessage message);
 
     /// <summary>
+    /// The size of a BERT block toward <paramref name="peer"/> (RFC 8323 section 6, SZX 7): a multiple
+    /// of 1024 when both sides' CSMs offered Block-Wise-Transfer and the peer's Max-Message-Size leaves
+    /// room for at least two KiB; 0 when BERT is not available (always over datagrams).
+    /// </summary>
+    int BertBlockSize(CoapPeer peer);
+
+    /// <summary>
     /// Sends the request of a client exchange. The layer assigns what its framing needs (a Message ID
     /// for datagrams), may hold it back (NSTART, a connection still being opened) and reports its
     /// fate through <paramref name="request"/>'s callbacks. Never throws for network failures.

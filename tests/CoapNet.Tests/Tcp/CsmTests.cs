@@ -8,7 +8,7 @@ namespace CoapNet.Tests.Tcp;
 public sealed class CsmTests
 {
     [Fact]
-    public async Task SendsItsCsmFirstWithMaxMessageSizeAndNoBertOffer()
+    public async Task SendsItsCsmFirstWithMaxMessageSizeAndTheBertOffer()
     {
         await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxMessageSize = 4096 });
         RawStreamPeer peer = server.Connect();
@@ -18,8 +18,7 @@ public sealed class CsmTests
         csm.Code.Should().Be(CoapCode.Csm);
         csm.Options.TryGet(Signaling.MaxMessageSize, out CoapOptionEntry size).Should().BeTrue();
         size.GetUInt().Should().Be(4096u);
-        csm.Options.TryGet(Signaling.BlockWiseTransfer, out _).Should().BeFalse(
-            "Block-Wise-Transfer offers BERT (RFC 8323 section 6), which is not done yet; SZX 0-6 block-wise needs no capability");
+        csm.Options.TryGet(Signaling.BlockWiseTransfer, out _).Should().BeTrue("Block-Wise-Transfer offers BERT (RFC 8323 sections 5.3.2 and 6)");
     }
 
     [Fact]

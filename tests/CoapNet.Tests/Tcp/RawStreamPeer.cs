@@ -20,7 +20,7 @@ internal sealed class RawStreamPeer(InMemoryConnection end)
     public async Task SendBytesAsync(params byte[] bytes) => await End.Output.WriteAsync(bytes);
 
     /// <summary>Sends a CSM, with Max-Message-Size when given.</summary>
-    public Task SendCsmAsync(uint? maxMessageSize = null)
+    public Task SendCsmAsync(uint? maxMessageSize = null, bool bert = false)
     {
         CoapMessage csm = new() { Code = CoapCode.Csm };
         if (maxMessageSize is uint size)
@@ -28,15 +28,21 @@ internal sealed class RawStreamPeer(InMemoryConnection end)
             csm.Options.Add(Signaling.MaxMessageSize, size);
         }
 
+        if (bert)
+        {
+            // RFC 8323 section 5.3.2: Block-Wise-Transfer offers BERT.
+            csm.Options.AddEmpty(Signaling.BlockWiseTransfer);
+        }
+
         return SendAsync(csm);
     }
 
     /// <summary>Reads the endpoint's CSM and answers with ours: the handshake of RFC 8323 section 5.3.</summary>
-    public async Task<CoapMessage> HandshakeAsync(uint? maxMessageSize = null)
+    public async Task<CoapMessage> HandshakeAsync(uint? maxMessageSize = null, bool bert = false)
     {
         CoapMessage csm = await ReceiveAsync();
         csm.Code.Should().Be(CoapCode.Csm, "the endpoint's first message is its CSM");
-        await SendCsmAsync(maxMessageSize);
+        await SendCsmAsync(maxMessageSize, bert);
         return csm;
     }
 

@@ -79,18 +79,18 @@ internal sealed class TcpHarness : IAsyncDisposable
     }
 
     /// <summary>Opens a connection and completes the CSM handshake.</summary>
-    public async Task<RawStreamPeer> ConnectAndHandshakeAsync(int clientPort = 40000, uint? maxMessageSize = null)
+    public async Task<RawStreamPeer> ConnectAndHandshakeAsync(int clientPort = 40000, uint? maxMessageSize = null, bool bert = false)
     {
         RawStreamPeer peer = Connect(clientPort);
-        await peer.HandshakeAsync(maxMessageSize);
+        await peer.HandshakeAsync(maxMessageSize, bert);
         return peer;
     }
 
     /// <summary>Waits for the next connection the client endpoint opens, and completes its handshake as the server.</summary>
-    public async Task<RawStreamPeer> AcceptAndHandshakeAsync(uint? maxMessageSize = null)
+    public async Task<RawStreamPeer> AcceptAndHandshakeAsync(uint? maxMessageSize = null, bool bert = false)
     {
         RawStreamPeer server = new(await Connector!.NextAsync());
-        await server.HandshakeAsync(maxMessageSize);
+        await server.HandshakeAsync(maxMessageSize, bert);
         return server;
     }
 

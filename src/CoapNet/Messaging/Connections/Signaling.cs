@@ -22,14 +22,14 @@ internal static class Signaling
     public const CoapOptionNumber BadCsmOption = (CoapOptionNumber)2;
 
     /// <summary>
-    /// Our CSM: Max-Message-Size. Not Block-Wise-Transfer: that option offers BERT (RFC 8323 sections
-    /// 5.3.2 and 6, SZX 7), which the block-wise stage does not do yet; block-wise transfer with SZX 0
-    /// to 6 needs no capability, and a peer told BERT was fine (libcoap) sends SZX 7 blocks we refuse.
+    /// Our CSM: Max-Message-Size, and Block-Wise-Transfer, which offers BERT (RFC 8323 sections 5.3.2
+    /// and 6): when the peer offers it too, blocks of SZX 7 carry as many KiB as its Max-Message-Size allows.
     /// </summary>
     public static CoapMessage Csm(int maxMessageSize)
     {
         CoapMessage csm = new() { Code = CoapCode.Csm };
         csm.Options.Add(MaxMessageSize, (uint)maxMessageSize);
+        csm.Options.AddEmpty(BlockWiseTransfer);
         return csm;
     }
 

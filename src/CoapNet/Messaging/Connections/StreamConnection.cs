@@ -32,6 +32,10 @@ internal sealed class StreamConnection
     private List<HeldRequest>? _held = [];
     private State _state;
     private uint _peerMaxMessageSize = CoapConnectionOptions.BaseMaxMessageSize;
+    private bool _peerBlockWise;
+
+    /// <summary>Room left in a BERT message for its header, token and options (the body takes the rest).</summary>
+    private const int BertOverhead = 256;
     private int _incomingInFlight;
     private long _lastActivity;
     private int _backlog;
@@ -76,6 +80,23 @@ internal sealed class StreamConnection
             lock (_gate)
             {
                 return _state is State.Open or State.Releasing;
+            }
+        }
+    }
+
+    /// <summary>
+    /// The size of a BERT block toward this peer (RFC 8323 section 6): the most whole KiB its
+    /// Max-Message-Size leaves room for beside a header and options, when its CSM offered
+    /// Block-Wise-Transfer (ours always does) and that is at least 2 KiB; 0 otherwise (plain SZX 0-6 blocks).
+    /// </summary>
+    public int BertBlockSize
+    {
+        get
+        {
+            lock (_gate)
+            {
+                long units = (_peerMaxMessageSize - BertOverhead) / 1024;
+                return _peerBlockWise && units >= 2 ? (int)Math.Min(units, 1024) * 1024 : 0;
             }
         }
     }
@@ -527,7 +548,7 @@ internal sealed class StreamConnection
 
     private bool OnCsm(CoapMessage csm, bool first)
     {
-        if (!Signaling.TryReadCsm(csm, out uint? maxMessageSize, out _, out CoapOptionNumber badOption, out string why))
+        if (!Signaling.TryReadCsm(csm, out uint? maxMessageSize, out bool blockWise, out CoapOptionNumber badOption, out string why))
         {
             Abort(why, badOption);
             return false;
@@ -546,6 +567,9 @@ internal sealed class StreamConnection
             {
                 _peerMaxMessageSize = size;
             }
+
+            // RFC 8323 section 5.3.2: the capability, once announced, stands for the connection.
+            _peerBlockWise |= blockWise;
 
             if (first)
             {

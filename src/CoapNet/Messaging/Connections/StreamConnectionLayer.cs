@@ -157,6 +157,19 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public int BertBlockSize(CoapPeer peer)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        StreamConnection? connection;
+        lock (_gate)
+        {
+            _byPeer.TryGetValue(peer, out connection);
+        }
+
+        return connection?.BertBlockSize ?? 0;
+    }
+
+    /// <inheritdoc/>
     public bool Fits(CoapPeer peer, CoapMessage message)
     {
         ArgumentNullException.ThrowIfNull(peer);

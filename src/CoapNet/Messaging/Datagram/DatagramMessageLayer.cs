@@ -98,6 +98,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void CheckSendable(CoapPeer peer, CoapMessage message) => _channels.CheckSendable(message);
 
     /// <inheritdoc/>
+    public int BertBlockSize(CoapPeer peer) => 0;
+
+    /// <inheritdoc/>
     public bool Fits(CoapPeer peer, CoapMessage message)
     {
         try
