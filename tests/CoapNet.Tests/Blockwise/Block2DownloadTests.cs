@@ -51,6 +51,31 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
         FromServer().Select(b => b.Payload.Length).Should().Equal(64, 64, 64, 64, 44);
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(4)]
+    [InlineData(5)]
+    [InlineData(6)]
+    public async Task ADownloadAtEveryBlockSizeArrivesWholeInBlocksOfThatSize(int exponent)
+    {
+        CoapEndpoint client = Start(new BlockwiseOptions());
+        CoapMessage request = Get("/body?size=1500");
+        request.Block2 = new CoapBlock(0, false, exponent);
+
+        CoapMessage response = await client.SendRequestAsync(request, ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        int size = 16 << exponent;
+        response.Payload.ToArray().Should().Equal(Body(1500));
+        List<CoapMessage> blocks = FromServer();
+        blocks.Select(b => b.Block2!.Value.Number).Should().Equal(Enumerable.Range(0, (1500 + size - 1) / size));
+        blocks.Should().OnlyContain(b => b.Block2!.Value.SizeExponent == exponent);
+        blocks.SkipLast(1).Should().OnlyContain(b => b.Payload.Length == size);
+        _handled.Should().Be(1);
+    }
+
     [Fact]
     public async Task ARepresentationThatChangesMidTransferIsReported()
     {
