@@ -134,7 +134,8 @@ internal sealed partial class BlockwiseStage : CoapStage
 
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
         if (!response.Code.IsSuccess || response.Block2 is not null
-            || (asked is null && (exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response))))
+            || (asked is null && (exchange.ResponseBlockSize is int chosen ? response.Payload.Length <= chosen
+                : exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response))))
         {
             next(exchange, response);
             return;
@@ -244,14 +245,16 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// </summary>
     private (int Exponent, int Bytes) ResponseBlocks(CoapExchange exchange, CoapBlock? asked)
     {
-        int bert = exchange.Peer.IsReliable ? exchange.BertBlockSize : 0;
+        // A handler's own block size (CoapResponse.BlockSize) replaces ours and BERT for its body.
+        int ours = exchange.ResponseBlockSize is int chosen ? CoapBlock.GetSizeExponent(chosen) : _sizeExponent;
+        int bert = exchange.Peer.IsReliable && exchange.ResponseBlockSize is null ? exchange.BertBlockSize : 0;
         if (bert > 0 && (asked is null || asked.Value.SizeExponent == 7))
         {
             return (7, bert);
         }
 
-        // An SZX 7 request where BERT is not available gets 1024-byte blocks.
-        int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), _sizeExponent) : _sizeExponent;
+        // An SZX 7 request where BERT is not available gets 1024-byte blocks (or the handler's).
+        int exponent = asked is { } block ? Math.Min(Math.Min(block.SizeExponent, 6), ours) : ours;
         return (exponent, 1 << (exponent + 4));
     }
 

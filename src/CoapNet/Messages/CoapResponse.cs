@@ -63,6 +63,8 @@ public sealed class CoapResponse
     /// <summary>The response message.</summary>
     public CoapMessage Message { get; }
 
+    private int? _blockSize;
+
     /// <summary>Who sent the response (for responses a client received); null for one built by a handler.</summary>
     public IPEndPoint? RemoteEndPoint { get; }
 
@@ -112,6 +114,26 @@ public sealed class CoapResponse
         }
 
         return new CoapResponse(CoapCode.Content, ReadOnlyMemory<byte>.Empty, contentFormat) { BodyStream = body };
+    }
+
+    /// <summary>
+    /// The block size this response's body is cut into when it does not fit one message (RFC 7959
+    /// section 2.2): 16 to 1024, a power of two; null for the server's <c>BlockwiseOptions.BlockSize</c>.
+    /// A client asking for smaller blocks still gets those; over TCP it also turns BERT off for this body.
+    /// </summary>
+    /// <exception cref="ArgumentException">The size is not a power of two from 16 to 1024.</exception>
+    public int? BlockSize
+    {
+        get => _blockSize;
+        set
+        {
+            if (value is int size && (size is < 16 or > 1024 || (size & (size - 1)) != 0))
+            {
+                throw new ArgumentException($"BlockSize {size} is not a power of two from 16 to 1024 (RFC 7959 section 2.2).", nameof(value));
+            }
+
+            _blockSize = value;
+        }
     }
 
     /// <summary>The body as a stream, when the handler gave one (<see cref="Content(Stream, ushort)"/>).</summary>

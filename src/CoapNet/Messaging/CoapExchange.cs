@@ -143,6 +143,9 @@ public sealed class CoapExchange
     /// </summary>
     internal void ReplaceRequest(CoapMessage request) => Request = request;
 
+    /// <summary>The block size the handler chose for its response body (RFC 7959 section 2.2), or null for the server's.</summary>
+    internal int? ResponseBlockSize { get; set; }
+
     /// <summary>A response body the server's handler gave as a seekable stream; the block-wise stage reads it block by block and closes it.</summary>
     internal Stream? ResponseBody { get; set; }
 

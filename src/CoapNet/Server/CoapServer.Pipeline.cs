@@ -232,6 +232,7 @@ public sealed partial class CoapServer
     {
         // A stream body is read by the block-wise stage, block by block, on the way down.
         exchange.ResponseBody = response.BodyStream;
+        exchange.ResponseBlockSize = response.BlockSize;
         try
         {
             exchange.Respond(response.Message);

@@ -77,6 +77,19 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
     }
 
     [Fact]
+    public async Task AHandlerChoosesItsOwnBlockSize()
+    {
+        CoapEndpoint client = Start(new BlockwiseOptions());
+
+        CoapMessage response = await client.SendRequestAsync(Get("/small-blocks"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Payload.ToArray().Should().Equal(Body(600));
+        FromServer().Select(b => b.Payload.Length).Should().Equal(256, 256, 88);
+        Action invalid = () => _ = new CoapResponse(CoapCode.Content) { BlockSize = 100 };
+        invalid.Should().Throw<ArgumentException>().Which.Message.Should().Contain("power of two");
+    }
+
+    [Fact]
     public async Task ARepresentationThatChangesMidTransferIsReported()
     {
         // Nothing stored: each block runs the handler again, and the body changes in between.
@@ -95,6 +108,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
             Interlocked.Increment(ref _handled);
             return CoapResponse.Content(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)), CoapContentFormat.OctetStream);
         });
+        server.MapGet("/small-blocks", _ => new CoapResponse(CoapCode.Content, Body(600), CoapContentFormat.OctetStream) { BlockSize = 256 });
         server.MapGet("/changing", request =>
         {
             int version = Interlocked.Increment(ref _handled);
