@@ -27,8 +27,25 @@ public sealed class AbortLogRateTests
         await AbortWithABadFrameAsync(server, 42000);
 
         server.Log.Warnings.Should().HaveCount(12);
-        server.Log.Warnings[10].Should().StartWith("20 more connections were aborted");
+        server.Log.Warnings[10].Should().StartWith("20 more connections were aborted or refused");
         server.Log.Warnings[11].Should().Contain("Aborted the connection");
+    }
+
+    [Fact]
+    public async Task AStormOfConnectionsPastMaxConnectionsWritesABoundedNumberOfWarnings()
+    {
+        await using TcpHarness server = TcpHarness.Server(new CoapNet.Messaging.CoapConnectionOptions { MaxConnections = 1 });
+        await server.ConnectAndHandshakeAsync(43000);
+
+        for (int i = 1; i <= 30; i++)
+        {
+            (await server.Connect(clientPort: 43000 + i).ReceiveUntilClosedAsync()).Should().BeEmpty("refused at once");
+        }
+
+        server.Log.Warnings.Should().HaveCount(10).And.AllSatisfy(w => w.Should().Contain("already holds 1 connections"));
+        server.Time.Advance(TimeSpan.FromSeconds(1));
+        (await server.Connect(clientPort: 43100).ReceiveUntilClosedAsync()).Should().BeEmpty();
+        server.Log.Warnings[10].Should().StartWith("20 more connections were aborted or refused");
     }
 
     private static async Task AbortWithABadFrameAsync(TcpHarness server, int clientPort)

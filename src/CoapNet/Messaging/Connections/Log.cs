@@ -44,7 +44,7 @@ internal static partial class Log
     [LoggerMessage(111, LogLevel.Error, "The connection listener failed; no more connections will be accepted")]
     public static partial void AcceptFailed(ILogger logger, Exception exception);
 
-    [LoggerMessage(113, LogLevel.Warning, "{Count} more connections were aborted without a line each (the warning is rate-limited)")]
+    [LoggerMessage(113, LogLevel.Warning, "{Count} more connections were aborted or refused without a line each (the warning is rate-limited)")]
     public static partial void AbortsSuppressed(ILogger logger, long count);
 
     [LoggerMessage(112, LogLevel.Debug, "CSM from {Peer}: Max-Message-Size {MaxMessageSize}")]

@@ -83,20 +83,43 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     internal CoapMessageSerializer ReadSerializer { get; }
 
     /// <summary>
+    /// Logs a connection refused past MaxConnections, within the same budget as aborts: a flood of
+    /// connection attempts costs a bounded number of lines.
+    /// </summary>
+    private void LogRefused(CoapPeer peer)
+    {
+        if (MayWarn())
+        {
+            Log.Refused(Logger, peer, Options.MaxConnections);
+        }
+    }
+
+    /// <summary>True when a connection warning may be written now; first writes how many were left out since the last one.</summary>
+    private bool MayWarn()
+    {
+        if (!Logger.IsEnabled(LogLevel.Warning) || !_abortLog.TryAcquire(out long suppressed))
+        {
+            return false;
+        }
+
+        if (suppressed > 0)
+        {
+            Log.AbortsSuppressed(Logger, suppressed);
+        }
+
+        return true;
+    }
+
+    /// <summary>
     /// Logs that a connection was aborted, by us or by the peer, at most <see cref="CoapEndpointOptions.MalformedLogLinesPerSecond"/>
     /// lines a second for the endpoint: a flood of connections that each send one bad frame costs a bounded number
     /// of lines, and the next line written says how many were left out.
     /// </summary>
     internal void LogAborted(CoapPeer peer, string reason, bool byPeer)
     {
-        if (!Logger.IsEnabled(LogLevel.Warning) || !_abortLog.TryAcquire(out long suppressed))
+        if (!MayWarn())
         {
             return;
-        }
-
-        if (suppressed > 0)
-        {
-            Log.AbortsSuppressed(Logger, suppressed);
         }
 
         if (byPeer)
@@ -415,7 +438,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
             if (connection is null)
             {
                 // Beyond MaxConnections: closed at once, before any CoAP is spoken, so it costs the others nothing.
-                Log.Refused(Logger, peer, Options.MaxConnections);
+                LogRefused(peer);
                 accepted.Abort(new CoapConnectionException("Too many connections.", peer.EndPoint));
                 await accepted.DisposeAsync().ConfigureAwait(false);
                 continue;
