@@ -68,6 +68,9 @@ public sealed class CoapServerSettings
     /// <summary>The limits of TCP connections.</summary>
     public CoapConnectionSettings Connections { get; set; } = new();
 
+    /// <summary>The bounds on observations and the type of notifications (RFC 7641).</summary>
+    public CoapObserveSettings Observe { get; set; } = new();
+
     /// <summary>Builds the server's options: these settings, with the host's logging and clock.</summary>
     /// <param name="loggerFactory">The host's logger factory, or null.</param>
     /// <param name="timeProvider">The clock; null for the system's.</param>
@@ -109,6 +112,7 @@ public sealed class CoapServerSettings
             TimeProvider = timeProvider ?? TimeProvider.System,
             TransmissionParameters = TransmissionParameters.ToParameters(),
             Connections = Connections.ToOptions(),
+            Observe = Observe.ToOptions(),
             MaxPendingRequests = MaxPendingRequests ?? defaults.MaxPendingRequests,
             MaxDegreeOfParallelism = MaxDegreeOfParallelism ?? defaults.MaxDegreeOfParallelism,
             LoadSheddingMaxAge = LoadSheddingMaxAge ?? defaults.LoadSheddingMaxAge,

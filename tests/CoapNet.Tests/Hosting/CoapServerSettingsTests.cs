@@ -27,6 +27,8 @@ public sealed class CoapServerSettingsTests
             ["Coap:TransmissionParameters:NStart"] = "2",
             ["Coap:Connections:IdleTimeout"] = "00:01:00",
             ["Coap:Connections:MaxConnections"] = "10",
+            ["Coap:Observe:MaxObservations"] = "500",
+            ["Coap:Observe:ConfirmableEvery"] = "10",
         }).ToServerOptions();
 
         options.Endpoints.Should().Equal(new IPEndPoint(IPAddress.IPv6Any, 5683), new IPEndPoint(IPAddress.Loopback, 0));
@@ -39,6 +41,9 @@ public sealed class CoapServerSettingsTests
         options.TransmissionParameters.MaxRetransmit.Should().Be(4, "what configuration leaves out keeps the RFC's default");
         options.Connections!.IdleTimeout.Should().Be(TimeSpan.FromMinutes(1));
         options.Connections.MaxConnections.Should().Be(10);
+        options.Observe.MaxObservations.Should().Be(500);
+        options.Observe.ConfirmableEvery.Should().Be(10);
+        options.Observe.MaxObservationsPerPeer.Should().Be(new CoapNet.Observe.ObserveOptions().MaxObservationsPerPeer);
         options.MaxDegreeOfParallelism.Should().Be(new CoapServerOptions().MaxDegreeOfParallelism);
     }
 
