@@ -22,9 +22,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly CoapStage[] _stages;
 
     // The continuation each stage calls, built once: a lambda per request and stage cost two allocations
-    // (closure and delegate) per stage on each of the two paths, a quarter of a request's bytes (issue 11).
+    // (closure and delegate) per stage on each of the four paths, a quarter of a request's bytes (issue 11).
     private readonly Action<CoapExchange>[] _receiveNext;
     private readonly Action<CoapExchange, CoapMessage>[] _sendNext;
+    private readonly Action<IClientCall, CoapMessage>[] _requestNext;
+    private readonly Action<IClientCall, CoapMessage>[] _responseNext;
     private readonly object _gate = new();
     private readonly Dictionary<TokenKey, ClientExchange> _exchanges = [];
     private int _disposed;
@@ -39,11 +41,15 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _stages = stages;
         _receiveNext = new Action<CoapExchange>[stages.Length];
         _sendNext = new Action<CoapExchange, CoapMessage>[stages.Length];
+        _requestNext = new Action<IClientCall, CoapMessage>[stages.Length];
+        _responseNext = new Action<IClientCall, CoapMessage>[stages.Length];
         for (int i = 0; i < stages.Length; i++)
         {
             int index = i;
             _receiveNext[i] = next => ReceiveThroughStages(index - 1, next);
             _sendNext[i] = (e, r) => SendResponseThroughStages(index + 1, e, r);
+            _requestNext[i] = (call, r) => SendRequestThroughStages(index + 1, (ClientExchange)call, r);
+            _responseNext[i] = (call, r) => ReceiveResponseThroughStages(index - 1, (ClientExchange)call, r);
         }
     }
 
@@ -317,7 +323,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             return;
         }
 
-        _stages[index].SendRequest(exchange, request, (call, r) => SendRequestThroughStages(index + 1, (ClientExchange)call, r));
+        _stages[index].SendRequest(exchange, request, _requestNext[index]);
     }
 
     /// <summary>Registers <paramref name="request"/>, what goes on the wire for <paramref name="exchange"/>, and sends it.</summary>
@@ -409,7 +415,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
         try
         {
-            _stages[index].ReceiveResponse(exchange, response, (call, r) => ReceiveResponseThroughStages(index - 1, (ClientExchange)call, r));
+            _stages[index].ReceiveResponse(exchange, response, _responseNext[index]);
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
