@@ -174,7 +174,10 @@ internal sealed partial class BlockwiseStage : CoapStage
         bool stored = false;
         try
         {
-            ReadOnlyMemory<byte> head = source.Read(0, _options.BlockSize, out bool more);
+            // The same block size a byte-array body would get (the handler's, the client's, ours or BERT's);
+            // reading the first block at that size also tells whether there is more.
+            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
+            ReadOnlyMemory<byte> head = source.Read(0, bytes, out bool more);
             if (!response.Code.IsSuccess || (asked is null && !more))
             {
                 // The whole body fits one block: it goes as a plain payload.
@@ -184,7 +187,6 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
             CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             keyed.Payload = default;
             if (keyed.ETag is null)

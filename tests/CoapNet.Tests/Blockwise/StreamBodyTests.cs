@@ -50,6 +50,17 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     }
 
     [Fact]
+    public async Task AStreamBodyIsCutAtTheHandlersOwnBlockSize()
+    {
+        CoapEndpoint client = Start();
+
+        CoapMessage response = await client.SendRequestAsync(Get("/file?size=600&block=256"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Payload.ToArray().Should().Equal(Body(600));
+        Network.SentBetween(ServerAddress, ClientAddress).Select(d => d.Parsed.Payload.Length).Should().Equal(256, 256, 88);
+    }
+
+    [Fact]
     public void AStreamThatCannotSeekIsRefusedWithTheProblemNamed()
     {
         Action create = () => CoapResponse.Content(new NonSeekable(), CoapContentFormat.OctetStream);
@@ -68,7 +79,13 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
                 _streams.Add(stream);
             }
 
-            return CoapResponse.Content(stream, CoapContentFormat.OctetStream);
+            CoapResponse response = CoapResponse.Content(stream, CoapContentFormat.OctetStream);
+            if (request.GetQueryValue("block") is string block)
+            {
+                response.BlockSize = int.Parse(block, System.Globalization.CultureInfo.InvariantCulture);
+            }
+
+            return response;
         });
         server.Start();
         Owned.Add(server);
