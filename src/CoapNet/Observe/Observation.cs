@@ -96,14 +96,16 @@ internal sealed class Observation : INotificationOwner
     /// <summary>
     /// The type of the next notification over UDP (RFC 7641 section 4.5): CON when configured so, when
     /// the last proof of the observer's liveness is older than the confirmable interval, or after
-    /// <c>confirmableEvery</c> NON ones; NON otherwise.
+    /// <see cref="ObserveOptions.ConfirmableEvery"/> NON ones; NON otherwise.
     /// </summary>
-    public CoapMessageType NextType(long now, long confirmableIntervalTicks, bool alwaysConfirmable, int confirmableEvery)
+    public CoapMessageType NextType()
     {
+        ObserveOptions options = _registry.Options;
+        long now = _registry.Now;
         lock (_gate)
         {
-            _confirmableInFlight = alwaysConfirmable || now - _aliveAt >= confirmableIntervalTicks
-                || (confirmableEvery > 0 && _nonSinceConfirmed >= confirmableEvery);
+            _confirmableInFlight = options.ConfirmableNotifications || now - _aliveAt >= _registry.ConfirmableIntervalTicks
+                || (options.ConfirmableEvery > 0 && _nonSinceConfirmed >= options.ConfirmableEvery);
             _nonSinceConfirmed = _confirmableInFlight ? 0 : _nonSinceConfirmed + 1;
             return _confirmableInFlight ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
         }

@@ -59,12 +59,18 @@ internal sealed partial class ObservationRegistry
         }
     }
 
-    /// <summary>True when nobody observes anything: read without the lock, so requests pay nothing for Observe until someone observes.</summary>
-    public bool IsEmpty => Volatile.Read(ref _count) == 0;
-
-    /// <summary>The observation with this peer and token, or null.</summary>
-    public Observation? Find(TokenKey key)
+    /// <summary>
+    /// The observation of <paramref name="peer"/> with <paramref name="token"/>, or null. While nobody
+    /// observes anything this reads one field and builds no key, so requests pay nothing for Observe.
+    /// </summary>
+    public Observation? Find(CoapPeer peer, ReadOnlySpan<byte> token)
     {
+        if (Volatile.Read(ref _count) == 0)
+        {
+            return null;
+        }
+
+        TokenKey key = TokenKey.From(peer, token);
         lock (_gate)
         {
             return _byKey.TryGetValue(key, out Observation? observation) ? observation : null;

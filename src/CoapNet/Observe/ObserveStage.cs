@@ -22,7 +22,7 @@ internal sealed class ObserveStage(TimeProvider time) : CoapStage
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        if (Registry is { IsEmpty: false } registry && registry.Find(TokenKey.From(exchange.Peer, exchange.Request.Token.Span)) is { } observation)
+        if (Registry is { } registry && registry.Find(exchange.Peer, exchange.Request.Token.Span) is { } observation)
         {
             CoapMessage request = exchange.Request;
             bool reRegistration = request.Code == CoapCode.Get && request.Observe == 0;
@@ -57,7 +57,7 @@ internal sealed class ObserveStage(TimeProvider time) : CoapStage
                 // RFC 7641 section 4.1: the response that adds the observer carries the Observe option.
                 response = WithObserve(response, registered.NextSequence());
             }
-            else if (!registry.IsEmpty && registry.Find(TokenKey.From(exchange.Peer, request.Token.Span)) is { } previous)
+            else if (registry.Find(exchange.Peer, request.Token.Span) is { } previous)
             {
                 // Not (or no longer) observable, refused, or an error: a re-registration that fails ends the old one.
                 registry.Remove(previous, "its re-registration was not accepted");
@@ -107,7 +107,7 @@ internal sealed class ObserveStage(TimeProvider time) : CoapStage
             notification = WithObserve(response, null);
         }
 
-        notification.Type = observation.NextType(registry.Now, registry.ConfirmableIntervalTicks, registry.Options.ConfirmableNotifications, registry.Options.ConfirmableEvery);
+        notification.Type = observation.NextType();
         return notification;
     }
 
