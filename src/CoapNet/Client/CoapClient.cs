@@ -66,17 +66,17 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
-    public CoapResponse Get(Uri uri, CancellationToken cancellationToken = default) => Send(CoapCode.Get, uri, default, null, cancellationToken);
+    public CoapResponse Get(Uri uri, CancellationToken cancellationToken = default) => Send(CoapCode.Get, uri, default, null, null, cancellationToken);
 
     /// <inheritdoc cref="Get(Uri, CancellationToken)"/>
-    public Task<CoapResponse> GetAsync(Uri uri, CancellationToken cancellationToken = default) => SendAsync(CoapCode.Get, uri, default, null, cancellationToken);
+    public Task<CoapResponse> GetAsync(Uri uri, CancellationToken cancellationToken = default) => SendAsync(CoapCode.Get, uri, default, null, null, cancellationToken);
 
     /// <summary>Sends DELETE (RFC 7252 section 5.8.4).</summary>
     /// <inheritdoc cref="Get(Uri, CancellationToken)"/>
-    public CoapResponse Delete(Uri uri, CancellationToken cancellationToken = default) => Send(CoapCode.Delete, uri, default, null, cancellationToken);
+    public CoapResponse Delete(Uri uri, CancellationToken cancellationToken = default) => Send(CoapCode.Delete, uri, default, null, null, cancellationToken);
 
     /// <inheritdoc cref="Delete(Uri, CancellationToken)"/>
-    public Task<CoapResponse> DeleteAsync(Uri uri, CancellationToken cancellationToken = default) => SendAsync(CoapCode.Delete, uri, default, null, cancellationToken);
+    public Task<CoapResponse> DeleteAsync(Uri uri, CancellationToken cancellationToken = default) => SendAsync(CoapCode.Delete, uri, default, null, null, cancellationToken);
 
     /// <summary>Sends POST with a payload (RFC 7252 section 5.8.2).</summary>
     /// <param name="uri">A coap:// URI.</param>
@@ -93,47 +93,47 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     public CoapResponse Post(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => Send(CoapCode.Post, uri, payload, contentFormat, cancellationToken);
+        => Send(CoapCode.Post, uri, payload, contentFormat, null, cancellationToken);
 
     /// <inheritdoc cref="Post(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public Task<CoapResponse> PostAsync(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => SendAsync(CoapCode.Post, uri, payload, contentFormat, cancellationToken);
+        => SendAsync(CoapCode.Post, uri, payload, contentFormat, null, cancellationToken);
 
     /// <summary>Sends PUT with a payload (RFC 7252 section 5.8.3).</summary>
     /// <inheritdoc cref="Post(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public CoapResponse Put(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => Send(CoapCode.Put, uri, payload, contentFormat, cancellationToken);
+        => Send(CoapCode.Put, uri, payload, contentFormat, null, cancellationToken);
 
     /// <inheritdoc cref="Put(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public Task<CoapResponse> PutAsync(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => SendAsync(CoapCode.Put, uri, payload, contentFormat, cancellationToken);
+        => SendAsync(CoapCode.Put, uri, payload, contentFormat, null, cancellationToken);
 
     /// <summary>Sends FETCH with a payload that selects what to return (RFC 8132 section 2).</summary>
     /// <inheritdoc cref="Post(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public CoapResponse Fetch(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => Send(CoapCode.Fetch, uri, payload, contentFormat, cancellationToken);
+        => Send(CoapCode.Fetch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <inheritdoc cref="Fetch(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public Task<CoapResponse> FetchAsync(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => SendAsync(CoapCode.Fetch, uri, payload, contentFormat, cancellationToken);
+        => SendAsync(CoapCode.Fetch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <summary>Sends PATCH with a patch document (RFC 8132 section 3).</summary>
     /// <inheritdoc cref="Post(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public CoapResponse Patch(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => Send(CoapCode.Patch, uri, payload, contentFormat, cancellationToken);
+        => Send(CoapCode.Patch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <inheritdoc cref="Patch(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public Task<CoapResponse> PatchAsync(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => SendAsync(CoapCode.Patch, uri, payload, contentFormat, cancellationToken);
+        => SendAsync(CoapCode.Patch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <summary>Sends iPATCH, the idempotent PATCH (RFC 8132 section 3).</summary>
     /// <inheritdoc cref="Post(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public CoapResponse IPatch(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => Send(CoapCode.IPatch, uri, payload, contentFormat, cancellationToken);
+        => Send(CoapCode.IPatch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <inheritdoc cref="IPatch(Uri, ReadOnlyMemory{byte}, ushort?, CancellationToken)"/>
     public Task<CoapResponse> IPatchAsync(Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat = null, CancellationToken cancellationToken = default)
-        => SendAsync(CoapCode.IPatch, uri, payload, contentFormat, cancellationToken);
+        => SendAsync(CoapCode.IPatch, uri, payload, contentFormat, null, cancellationToken);
 
     /// <summary>
     /// Sends a request built by hand to <paramref name="destination"/>. Its type (CON or NON), code and
@@ -247,11 +247,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <param name="cancellationToken">Cancels the request, between blocks too.</param>
     /// <returns>The response, with the whole body.</returns>
     public CoapResponse Get(Uri uri, IProgress<CoapTransferProgress> progress, CancellationToken cancellationToken = default)
-        => SendTransfer(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
+        => Send(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
 
     /// <inheritdoc cref="Get(Uri, IProgress{CoapTransferProgress}, CancellationToken)"/>
     public Task<CoapResponse> GetAsync(Uri uri, IProgress<CoapTransferProgress> progress, CancellationToken cancellationToken = default)
-        => SendTransferAsync(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
+        => SendAsync(CoapCode.Get, uri, default, null, new BlockTransfer { Progress = progress ?? throw new ArgumentNullException(nameof(progress)) }, cancellationToken);
 
     /// <summary>
     /// Sends GET and writes a successful response's body to <paramref name="destination"/> block by block
@@ -267,11 +267,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <returns>The response, without the body.</returns>
     /// <exception cref="ArgumentException">The stream cannot be written.</exception>
     public CoapResponse Download(Uri uri, Stream destination, IProgress<CoapTransferProgress>? progress = null, CancellationToken cancellationToken = default)
-        => SendTransfer(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
+        => Send(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
 
     /// <inheritdoc cref="Download(Uri, Stream, IProgress{CoapTransferProgress}?, CancellationToken)"/>
     public Task<CoapResponse> DownloadAsync(Uri uri, Stream destination, IProgress<CoapTransferProgress>? progress = null, CancellationToken cancellationToken = default)
-        => SendTransferAsync(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
+        => SendAsync(CoapCode.Get, uri, default, null, DownloadTo(destination, progress), cancellationToken);
 
     /// <summary>
     /// Uploads a body read from <paramref name="body"/> one block at a time as the server asks for it
@@ -288,11 +288,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <returns>The final response.</returns>
     /// <exception cref="ArgumentException">The stream cannot be read, or the method carries no body.</exception>
     public CoapResponse Upload(Uri uri, Stream body, ushort? contentFormat = null, IProgress<CoapTransferProgress>? progress = null, CoapCode? method = null, CancellationToken cancellationToken = default)
-        => SendTransfer(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
+        => Send(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
 
     /// <inheritdoc cref="Upload(Uri, Stream, ushort?, IProgress{CoapTransferProgress}?, CoapCode?, CancellationToken)"/>
     public Task<CoapResponse> UploadAsync(Uri uri, Stream body, ushort? contentFormat = null, IProgress<CoapTransferProgress>? progress = null, CoapCode? method = null, CancellationToken cancellationToken = default)
-        => SendTransferAsync(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
+        => SendAsync(BodyMethod(method), uri, default, contentFormat, UploadFrom(body, progress), cancellationToken);
 
     /// <summary>
     /// Observes a resource (RFC 7641): sends GET with Observe=0 and yields the response, then every
@@ -403,17 +403,21 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return CoapLinkFormat.Parse(response.GetPayloadString());
     }
 
-    private CoapResponse Send(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, CancellationToken cancellationToken)
+    // Every URI-built request: with a block-wise transfer (a streamed body, progress) or without one.
+    private CoapResponse Send(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        return Send(request, ResolveDestination(uri), cancellationToken);
+        CoapPeer peer = ResolveDestination(uri);
+
+        // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
+        return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
     }
 
-    private async Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, CancellationToken cancellationToken)
+    private async Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer destination = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
-        return await SendAsync(request, destination, cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
     }
 
     private static BlockTransfer DownloadTo(Stream destination, IProgress<CoapTransferProgress>? progress)
@@ -438,22 +442,6 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return body.CanRead
             ? new BlockTransfer { Source = new StreamBlockSource(body), Progress = progress }
             : throw new ArgumentException("The body stream cannot be read.", nameof(body));
-    }
-
-    private CoapResponse SendTransfer(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer transfer, CancellationToken cancellationToken)
-    {
-        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer peer = ResolveDestination(uri);
-
-        // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
-        return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
-    }
-
-    private async Task<CoapResponse> SendTransferAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer transfer, CancellationToken cancellationToken)
-    {
-        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
-        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
     }
 
     private CoapMessage BuildObserveRequest(Uri uri)

@@ -147,8 +147,8 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         return _exchanges.SendAsync(request, peer, cancellationToken);
     }
 
-    /// <summary>Sends a request whose block-wise transfer streams a body or reports progress.</summary>
-    internal Task<CoapMessage> SendRequestAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer transfer, CancellationToken cancellationToken)
+    /// <summary>Sends a request whose block-wise transfer streams a body or reports progress (when <paramref name="transfer"/> is not null).</summary>
+    internal Task<CoapMessage> SendRequestAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         CheckPeer(peer);
         return _exchanges.SendAsync(request, peer, transfer, cancellationToken);
