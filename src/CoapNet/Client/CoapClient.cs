@@ -334,7 +334,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         ArgumentNullException.ThrowIfNull(onNotification);
         CoapMessage request = BuildObserveRequest(uri);
         CoapPeer peer = ResolveDestination(uri);
-        ClientObservation observation = new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+        ClientObservation observation = CreateObservation(request, peer);
         TaskCompletionSource first = new(TaskCreationOptions.RunContinuationsAsynchronously);
         CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static state => ((ClientObservation)state!).Dispose(), observation);
         observation.Start();
@@ -444,6 +444,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             : throw new ArgumentException("The body stream cannot be read.", nameof(body));
     }
 
+    private ClientObservation CreateObservation(CoapMessage request, CoapPeer peer)
+        => new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+
     private CoapMessage BuildObserveRequest(Uri uri)
     {
         CoapMessage request = BuildRequest(CoapCode.Get, uri, default, null);
@@ -454,7 +457,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, [EnumeratorCancellation] CancellationToken cancellationToken)
     {
         CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
-        using ClientObservation observation = new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+        using ClientObservation observation = CreateObservation(request, peer);
         observation.Start();
         ChannelReader<CoapResponse> reader = observation.Reader;
         while (await reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
