@@ -13,8 +13,18 @@ internal static class Memory
         return (managed, Rss());
     }
 
-    // VmRSS, as the shell script samples it for the other servers; Environment.WorkingSet elsewhere.
-    private static long Rss() => Status("VmRSS:");
+    /// <summary>The live managed heap after a blocking, compacting full collection (the GC's own count, without fragmentation).</summary>
+    public static long LiveHeap()
+    {
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.WaitForPendingFinalizers();
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GCMemoryInfo info = GC.GetGCMemoryInfo(GCKind.FullBlocking);
+        return info.HeapSizeBytes - info.FragmentedBytes;
+    }
+
+    /// <summary>VmRSS, as the shell script samples it for the other servers; Environment.WorkingSet elsewhere.</summary>
+    public static long Rss() => Status("VmRSS:");
 
     /// <summary>The peak resident set (VmHWM) since the process started or <see cref="ResetPeakRss"/>; the working set off Linux.</summary>
     public static long PeakRss() => Status("VmHWM:");

@@ -91,7 +91,7 @@ internal static class ObserveScenario
         }
 
         await Task.Delay(100);
-        (long managedBefore, long rssBefore) = (LiveHeap(), Memory.Collect().Rss);
+        (long managedBefore, long rssBefore) = (Memory.LiveHeap(), Memory.Rss());
         // Paced, and repeated for what a full socket buffer dropped: a registration with the same token only renews (RFC 7641 section 4.1).
         for (int round = 0; round < 5 && server.Observations < observers + 1; round++)
         {
@@ -111,7 +111,7 @@ internal static class ObserveScenario
         }
 
         int registered = server.Observations - 1;
-        (long managedAfter, long rssAfter) = (LiveHeap(), Memory.Collect().Rss);
+        (long managedAfter, long rssAfter) = (Memory.LiveHeap(), Memory.Rss());
         foreach (Observer client in clients)
         {
             client.Reset();
@@ -170,16 +170,6 @@ internal static class ObserveScenario
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"| {delivered:N0} | {delivered / changing:N0} | {100.0 * delivered / Math.Max(1, changes * registered):F1}% | {Percentile(histogram, 0.50)} | {Percentile(histogram, 0.99)} | {perObservation:N0} B | {rssAfter / 1048576.0:F0} MB (was {rssBefore / 1048576.0:F0}) |"));
         return 0;
-    }
-
-    /// <summary>The live managed heap after a blocking, compacting full collection.</summary>
-    private static long LiveHeap()
-    {
-        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-        GC.WaitForPendingFinalizers();
-        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-        GCMemoryInfo info = GC.GetGCMemoryInfo(GCKind.FullBlocking);
-        return info.HeapSizeBytes - info.FragmentedBytes;
     }
 
     private static string Percentile(long[] histogram, double quantile)
