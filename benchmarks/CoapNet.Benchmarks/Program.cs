@@ -4,8 +4,22 @@ namespace CoapNet.Benchmarks;
 
 internal static class Program
 {
-    public static void Main(string[] args)
+    public static int Main(string[] args)
     {
+        // The interleaved async/sync harness is not a BenchmarkDotNet run (see its remarks).
+        if (InterleavedAsyncRatio.IsRequested(args))
+        {
+            try
+            {
+                return InterleavedAsyncRatio.Run(args[1..]);
+            }
+            catch (ArgumentException exception)
+            {
+                Console.Error.WriteLine(exception.Message);
+                return 2;
+            }
+        }
+
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it
         // by accident: it joins the switcher only when named (`--filter *Gigabyte*`) or when listing.
         List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks)];
@@ -19,5 +33,6 @@ internal static class Program
         }
 
         BenchmarkSwitcher.FromTypes([.. types]).Run(args, BenchmarkConfig.Create());
+        return 0;
     }
 }

@@ -34,7 +34,7 @@ internal readonly struct CoapMessageBytes
             return _source.Slice(offset - _shift, length);
         }
 
-        // Few segments (one per 64 KiB), so a binary search for the last start at or before offset is cheap.
+        // Few segments (one per 84,000 bytes), so a binary search for the last start at or before offset is cheap.
         int k = Array.BinarySearch(_starts!, offset);
         k = k >= 0 ? k : ~k - 1;
         return _segments[k].AsMemory(offset - _starts![k], length);

@@ -76,6 +76,11 @@ public sealed partial class CoapMessageSerializer
     /// <exception cref="ArgumentNullException">An argument is null.</exception>
     /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
+    /// <remarks>
+    /// A payload over 16 KiB is written and flushed in 64 KiB pieces, so the reader's back-pressure applies while
+    /// it is written. A cancellation between two pieces leaves a partial frame in the pipe: the connection cannot
+    /// carry another message after it (RFC 8323 section 3.3 has no way to skip one) and should be aborted.
+    /// </remarks>
     public async ValueTask SerializeAsync(PipeWriter writer, CoapMessage message, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(writer);
@@ -90,8 +95,26 @@ public sealed partial class CoapMessageSerializer
         }
         else
         {
-            // WriteAsync flushes as it goes, so the reader's back-pressure bounds the memory a large payload takes.
-            await writer.WriteAsync(message.Payload, cancellationToken).ConfigureAwait(false);
+            // A large payload goes in pieces of PipePayloadChunk, each copied into one buffer of that size (a Pipe
+            // rents it whole rather than filling its 4 KiB segments one by one) and flushed, so the reader's
+            // back-pressure bounds the memory the payload takes to about one piece beyond the pipe's threshold.
+            ReadOnlyMemory<byte> remaining = message.Payload;
+            while (!remaining.IsEmpty)
+            {
+                int length = Math.Min(remaining.Length, PipePayloadChunk);
+                remaining.Span[..length].CopyTo(writer.GetSpan(length));
+                writer.Advance(length);
+                remaining = remaining[length..];
+                FlushResult result = await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
+                if (result.IsCompleted)
+                {
+                    // The reader is gone: writing on would only buffer bytes nobody reads.
+                    return;
+                }
+            }
         }
     }
+
+    /// <summary>The piece a large payload is written to a pipe in: big enough that the copy dominates, small enough to stay off the Large Object Heap.</summary>
+    private const int PipePayloadChunk = 64 * 1024;
 }

@@ -273,15 +273,14 @@ public sealed partial class CoapMessageSerializer
                 if (data.Length - tokenStart <= MaxCopySegment)
                 {
                     // The copying entry points copy everything after the fixed header once; offsets shift by tokenStart.
-                    byte[] copy = GC.AllocateUninitializedArray<byte>(data.Length - tokenStart);
-                    data[tokenStart..].CopyTo(copy);
+                    byte[] copy = CopyUninitialized(data[tokenStart..]);
                     bytes = new CoapMessageBytes(copy, tokenStart);
                     payload = payloadStart == data.Length ? default : copy.AsMemory(payloadStart - tokenStart);
                 }
                 else
                 {
                     bytes = CopySegmented(data, tokenStart, payloadStart, slots.Packed);
-                    payload = payloadStart == data.Length ? default : data[payloadStart..].ToArray();
+                    payload = payloadStart == data.Length ? default : CopyUninitialized(data[payloadStart..]);
                 }
             }
 
@@ -297,12 +296,22 @@ public sealed partial class CoapMessageSerializer
     }
 
     /// <summary>
-    /// The most bytes the copying entry points copy into one array. A larger message is copied in pieces of at
-    /// most this size, cut between options, plus its payload on its own: every array but a payload of 85,000
-    /// bytes or more then stays below the Large Object Heap threshold, whose gen2 collections doubled the cost of
-    /// parsing an option in messages of tens of thousands of options. The largest option (5 + 65,804 bytes) fits too.
+    /// The most bytes the copying entry points copy into one array: the largest byte array that stays below the
+    /// Large Object Heap's 85,000-byte object threshold (the array header included), whose gen2 collections
+    /// doubled the cost of parsing an option in messages of tens of thousands of options. A larger message is
+    /// copied in pieces of at most this size, cut between options, plus its payload on its own, so every array
+    /// but a payload of 85,000 bytes or more stays off the Large Object Heap; a 64 KiB payload with its head is
+    /// still one copy. The largest option (5 + 65,804 bytes) fits in one piece.
     /// </summary>
-    private const int MaxCopySegment = 64 * 1024;
+    private const int MaxCopySegment = 84_000;
+
+    /// <summary>Copies bytes into a new array without first zeroing it (every byte is overwritten).</summary>
+    private static byte[] CopyUninitialized(ReadOnlySpan<byte> source)
+    {
+        byte[] copy = GC.AllocateUninitializedArray<byte>(source.Length);
+        source.CopyTo(copy);
+        return copy;
+    }
 
     /// <summary>Copies data[start..end) (token and options) in segments of at most <see cref="MaxCopySegment"/> bytes, cut only after an option's value.</summary>
     private static CoapMessageBytes CopySegmented(ReadOnlySpan<byte> data, int start, int end, ReadOnlySpan<ulong> slots)
@@ -326,7 +335,7 @@ public sealed partial class CoapMessageSerializer
         for (int k = 0; k < segments.Length; k++)
         {
             int segmentEnd = k + 1 < starts.Count ? starts[k + 1] : end;
-            segments[k] = data[starts[k]..segmentEnd].ToArray();
+            segments[k] = CopyUninitialized(data[starts[k]..segmentEnd]);
         }
 
         return new CoapMessageBytes(segments, [.. starts]);

@@ -382,9 +382,9 @@ public sealed partial class CoapMessageSerializer
     /// The buffer one stream frame is read into. Its final form is the one <see cref="ParseFrame"/> expects: an
     /// exactly sized array that the message slices, or, for a frame that <see cref="IsPooledFrame"/>, a rented one.
     /// The Len field is the peer's word, not bytes received: a frame larger than <see cref="FirstFrameChunk"/> whose
-    /// bytes the stream cannot vouch for starts in a 64 KiB buffer that doubles each time it fills, so what is
+    /// bytes the stream cannot vouch for starts in an 84,000-byte buffer that doubles each time it fills, so what is
     /// allocated follows what arrived (at most twice it, plus the final array) and a 6-byte input announcing 8 MiB
-    /// costs 64 KiB, not 8 MiB. Growing buffers up to <see cref="MaxPooledFrame"/> are rented and returned.
+    /// costs 84,000 bytes, not 8 MiB. Growing buffers up to <see cref="MaxPooledFrame"/> are rented and returned.
     /// </summary>
     private struct FrameBuffer
     {
@@ -457,7 +457,7 @@ public sealed partial class CoapMessageSerializer
     }
 
     /// <summary>
-    /// A frame between 64 KiB and 1 MiB is read into a pooled buffer and parsed with the copying parser,
+    /// A frame between <see cref="MaxCopySegment"/> (the largest array off the Large Object Heap) and 1 MiB is read into a pooled buffer and parsed with the copying parser,
     /// which keeps its arrays off the Large Object Heap (see <see cref="MaxCopySegment"/>); the extra copy
     /// costs less than the gen2 collections an exact-size array of that size brings. Larger frames are
     /// payload-heavy (the 1 GB case): they keep one exact-size array, read into once.
