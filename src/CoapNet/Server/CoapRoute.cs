@@ -8,6 +8,9 @@ internal sealed class RouteHandler(Func<CoapRequest, CoapResponse>? sync, Func<C
     public Func<CoapRequest, CoapResponse>? Sync { get; } = sync;
 
     public Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>>? Async { get; } = async;
+
+    /// <summary>The lane a synchronous handler runs on, opened by <see cref="SynchronousLanes"/> at its first request.</summary>
+    public System.Threading.Tasks.Dataflow.ActionBlock<CoapServer.SyncWork>? Lane { get; set; }
 }
 
 /// <summary>One registered path template with its handlers per method and its discovery attributes.</summary>

@@ -116,7 +116,7 @@ public sealed partial class CoapServer
             }
             else if (handler!.Sync is { } sync)
             {
-                done = !_blocking!.Post(new SyncWork(exchange, sync, request!));
+                done = !_blocking!.Post(handler, new SyncWork(exchange, sync, request!));
                 if (done)
                 {
                     Shed(exchange);
@@ -483,7 +483,8 @@ public sealed partial class CoapServer
     }
 
     /// <summary>A synchronous handler's work item for the blocking block.</summary>
-    private readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, CoapRequest Request);
+    /// <summary>A synchronous handler's call, waiting for its lane.</summary>
+    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, CoapRequest Request);
 
     private static partial class Log
     {

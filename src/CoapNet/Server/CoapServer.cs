@@ -38,7 +38,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private readonly object _lifecycle = new();
     private readonly Observe.ObservationRegistry _observations;
     private ActionBlock<CoapExchange>? _dispatch;
-    private ActionBlock<SyncWork>? _blocking;
+    private SynchronousLanes? _blocking;
     private int _admitted;
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
@@ -306,15 +306,9 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = Environment.ProcessorCount, EnsureOrdered = false });
 
             // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
-            // threads of their own, so they never take a pool thread from the receive loops and async handlers.
-            _blocking = new ActionBlock<SyncWork>(
-                RunSynchronous,
-                new ExecutionDataflowBlockOptions
-                {
-                    MaxDegreeOfParallelism = _options.MaxDegreeOfParallelism,
-                    EnsureOrdered = false,
-                    TaskScheduler = new BlockingHandlerScheduler(_options.MaxDegreeOfParallelism),
-                });
+            // threads of their own per route, so they never take a pool thread from the receive loops and async
+            // handlers, and a route that blocks never stalls another route.
+            _blocking = new SynchronousLanes(RunSynchronous, _options.MaxDegreeOfParallelism);
 
             try
             {

@@ -52,9 +52,11 @@ public sealed class CoapServerOptions
     public int MaxPendingRequests { get; init; } = 1024;
 
     /// <summary>
-    /// How many synchronous handlers run at once (default: the number of processors). They may block
-    /// their thread, so they run on threads of their own (started as needed, ended when idle), never on
-    /// the thread pool's; asynchronous handlers are bounded only by <see cref="MaxPendingRequests"/>,
+    /// How many calls of one synchronous handler run at once (default: the number of processors). They
+    /// may block their thread, so each route's synchronous handler runs on threads of its own (started as
+    /// needed, ended when idle), never on the thread pool's: a route whose handler blocks queues only its
+    /// own requests, and those that wait past <see cref="SeparateResponseDelay"/> get an empty ACK and a
+    /// separate response. Asynchronous handlers are bounded only by <see cref="MaxPendingRequests"/>,
     /// since one that awaits holds no thread.
     /// </summary>
     public int MaxDegreeOfParallelism { get; init; } = Environment.ProcessorCount;

@@ -4,8 +4,8 @@ using CoapNet.Server;
 namespace CoapNet.Tests.Server;
 
 /// <summary>
-/// Synchronous handlers run on threads of their own, at most MaxDegreeOfParallelism, so handlers that block
-/// never hold the thread pool's threads; the threads end when idle.
+/// Synchronous handlers run on threads of their own, at most MaxDegreeOfParallelism per route, so handlers that
+/// block never hold the thread pool's threads or another route's; the threads end when idle.
 /// </summary>
 public sealed class BlockingHandlerSchedulerTests
 {
@@ -24,6 +24,55 @@ public sealed class BlockingHandlerSchedulerTests
 
         (await peer.ReceiveAsync()).Message.GetPayloadString().Should().Be("here");
         onPool.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task ASynchronousRouteThatBlocksStallsOnlyItself()
+    {
+        // One call at a time per route; /slow blocks its only thread and has two more requests queued behind it.
+        using ManualResetEventSlim release = new();
+        using SemaphoreSlim entered = new(0);
+        await using LoopbackServer server = LoopbackServer.Start(
+            s =>
+            {
+                s.MapGet("/slow", _ =>
+                {
+                    entered.Release();
+                    release.Wait(TimeSpan.FromSeconds(30));
+                    return CoapResponse.Content("slow");
+                });
+                s.MapGet("/hello", _ => CoapResponse.Content("hello"));
+            },
+            LoopbackServer.Options(maxDegreeOfParallelism: 1, separateResponseDelay: TimeSpan.FromMinutes(5)));
+        using RawPeer peer = new(server.EndPoint);
+        try
+        {
+            for (byte token = 1; token <= 3; token++)
+            {
+                await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/slow", token));
+            }
+
+            (await entered.WaitAsync(TimeSpan.FromSeconds(10))).Should().BeTrue("the first /slow call starts");
+
+            // Another synchronous route answers at once, although /slow holds as many threads as a route may.
+            await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/hello", token: 9));
+            CoapMessage answer = (await peer.ReceiveAsync()).Message;
+            answer.Token.ToArray().Should().Equal(9);
+            answer.GetPayloadString().Should().Be("hello");
+        }
+        finally
+        {
+            release.Set();
+        }
+
+        // The blocked route then serves its queue in turn.
+        List<string> slow = [];
+        for (int i = 0; i < 3; i++)
+        {
+            slow.Add((await peer.ReceiveAsync()).Message.GetPayloadString());
+        }
+
+        slow.Should().Equal("slow", "slow", "slow");
     }
 
     [Fact]
