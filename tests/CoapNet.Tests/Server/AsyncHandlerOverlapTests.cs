@@ -60,9 +60,12 @@ public sealed class AsyncHandlerOverlapTests
         (await peer.ReceiveAsync()).Message.GetPayloadString().Should().StartWith("slow ");
     }
 
-    [Fact]
-    public async Task ABlockedSynchronousHandlerDoesNotDelayAnAsyncRoute()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ABlockedSynchronousHandlerDelaysNoOtherRoute(bool otherIsSynchronous)
     {
+        // One call at a time per route: /blocking holds its only thread, with two more requests queued behind it.
         using ManualResetEventSlim release = new();
         using SemaphoreSlim entered = new(0);
         await using LoopbackServer server = LoopbackServer.Start(
@@ -74,23 +77,44 @@ public sealed class AsyncHandlerOverlapTests
                     release.Wait(TimeSpan.FromSeconds(30));
                     return CoapResponse.Content("unblocked");
                 });
-                s.MapGet("/async", async (request, cancellationToken) =>
+                if (otherIsSynchronous)
                 {
-                    await Task.Yield();
-                    return CoapResponse.Content("async");
-                });
+                    s.MapGet("/other", _ => CoapResponse.Content("other"));
+                }
+                else
+                {
+                    s.MapGet("/other", async (request, cancellationToken) =>
+                    {
+                        await Task.Yield();
+                        return CoapResponse.Content("other");
+                    });
+                }
             },
             LoopbackServer.Options(maxDegreeOfParallelism: 1, separateResponseDelay: TimeSpan.FromMinutes(5)));
         using RawPeer peer = new(server.EndPoint);
-        await peer.SendAsync(peer.Request(CoapMessageType.NonConfirmable, CoapCode.Get, "/blocking", 1));
-        (await entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue();
+        try
+        {
+            for (byte token = 1; token <= 3; token++)
+            {
+                await peer.SendAsync(peer.Request(CoapMessageType.NonConfirmable, CoapCode.Get, "/blocking", token));
+            }
 
-        await using CoapClient client = new();
-        CoapResponse answer = await client.GetAsync(server.Uri("/async")).WaitAsync(TimeSpan.FromSeconds(30));
+            (await entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue();
 
-        answer.GetPayloadString().Should().Be("async");
-        release.Set();
-        (await peer.ReceiveAsync()).Message.GetPayloadString().Should().Be("unblocked");
+            await using CoapClient client = new();
+            CoapResponse answer = await client.GetAsync(server.Uri("/other")).WaitAsync(TimeSpan.FromSeconds(30));
+            answer.GetPayloadString().Should().Be("other");
+        }
+        finally
+        {
+            release.Set();
+        }
+
+        // The blocked route then serves its own queue in turn.
+        for (int i = 0; i < 3; i++)
+        {
+            (await peer.ReceiveAsync()).Message.GetPayloadString().Should().Be("unblocked");
+        }
     }
 
     private static async Task WaitUntilAsync(Func<bool> condition)

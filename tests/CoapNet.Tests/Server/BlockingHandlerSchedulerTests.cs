@@ -27,55 +27,6 @@ public sealed class BlockingHandlerSchedulerTests
     }
 
     [Fact]
-    public async Task ASynchronousRouteThatBlocksStallsOnlyItself()
-    {
-        // One call at a time per route; /slow blocks its only thread and has two more requests queued behind it.
-        using ManualResetEventSlim release = new();
-        using SemaphoreSlim entered = new(0);
-        await using LoopbackServer server = LoopbackServer.Start(
-            s =>
-            {
-                s.MapGet("/slow", _ =>
-                {
-                    entered.Release();
-                    release.Wait(TimeSpan.FromSeconds(30));
-                    return CoapResponse.Content("slow");
-                });
-                s.MapGet("/hello", _ => CoapResponse.Content("hello"));
-            },
-            LoopbackServer.Options(maxDegreeOfParallelism: 1, separateResponseDelay: TimeSpan.FromMinutes(5)));
-        using RawPeer peer = new(server.EndPoint);
-        try
-        {
-            for (byte token = 1; token <= 3; token++)
-            {
-                await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/slow", token));
-            }
-
-            (await entered.WaitAsync(TimeSpan.FromSeconds(10))).Should().BeTrue("the first /slow call starts");
-
-            // Another synchronous route answers at once, although /slow holds as many threads as a route may.
-            await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/hello", token: 9));
-            CoapMessage answer = (await peer.ReceiveAsync()).Message;
-            answer.Token.ToArray().Should().Equal(9);
-            answer.GetPayloadString().Should().Be("hello");
-        }
-        finally
-        {
-            release.Set();
-        }
-
-        // The blocked route then serves its queue in turn.
-        List<string> slow = [];
-        for (int i = 0; i < 3; i++)
-        {
-            slow.Add((await peer.ReceiveAsync()).Message.GetPayloadString());
-        }
-
-        slow.Should().Equal("slow", "slow", "slow");
-    }
-
-    [Fact]
     public async Task AtMostTheLimitRunsAtOnceAndIdleThreadsEnd()
     {
         BlockingHandlerScheduler scheduler = new(maxThreads: 2, idleExit: TimeSpan.FromMilliseconds(200));
