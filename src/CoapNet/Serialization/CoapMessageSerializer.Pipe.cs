@@ -88,14 +88,14 @@ public sealed partial class CoapMessageSerializer
         Layout layout = Measure(message);
         WriteHead(message, layout, writer.GetSpan(layout.Head));
         writer.Advance(layout.Head);
-        if (layout.Total <= InlinePayloadLimit)
+        if (message.Payload.Length <= InlinePayloadLimit)
         {
             writer.Write(message.Payload.Span);
             await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
         }
         else
         {
-            // A large payload goes in pieces of PipePayloadChunk, each copied into one buffer of that size (a Pipe
+            // A large payload (so at least one piece, and a flush) goes in pieces of PipePayloadChunk, each copied into one buffer of that size (a Pipe
             // rents it whole rather than filling its 4 KiB segments one by one) and flushed, so the reader's
             // back-pressure bounds the memory the payload takes to about one piece beyond the pipe's threshold.
             ReadOnlyMemory<byte> remaining = message.Payload;

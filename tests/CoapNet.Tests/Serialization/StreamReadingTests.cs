@@ -213,6 +213,24 @@ public class StreamReadingTests
     }
 
     [Fact]
+    public async Task PipeWriteFlushesAMessageWhoseOptionsAloneExceedTheInlineLimit()
+    {
+        // 3,000 Uri-Path options of 7 bytes (about 24 KB of head) and no payload: the frame must reach the
+        // reader when SerializeAsync returns, without the writer being completed.
+        (CoapOptionNumber, byte[])[] options = new (CoapOptionNumber, byte[])[3000];
+        Array.Fill(options, (CoapOptionNumber.UriPath, "segment"u8.ToArray()));
+        CoapMessage message = TestMessages.Signal(CoapCode.Get, [7], options);
+        byte[] expected = CoapMessageSerializer.Tcp.Serialize(message);
+        System.IO.Pipelines.Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
+
+        await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, message);
+
+        pipe.Reader.TryRead(out ReadResult result).Should().BeTrue("the message was flushed");
+        result.Buffer.ToArray().ShouldEqualBytes(expected, "from SerializeAsync(PipeWriter)");
+        pipe.Reader.AdvanceTo(result.Buffer.End);
+    }
+
+    [Fact]
     public async Task WritesALargePayloadAsynchronouslyWithTheSameBytesAsSerialize()
     {
         CoapMessage message = TestMessages.Signal(CoapCode.Content, [1, 2, 3, 4], [(CoapOptionNumber.ContentFormat, [42])], Filler(200 * 1024));
