@@ -243,6 +243,12 @@ awk -v source="$([[ "$ratios" == "$work/async-sync.txt" ]] && echo "results/asyn
     }
   }' "$ratios" >> "$out/targets.md"
 
+# 7b. The interleaved async/sync harness (Program: interleaved-async), when its output was saved: one process,
+#     batches alternating, minimum per side, so the per-cell ratio is not the guest's case-to-case noise.
+if [[ -f "$results/interleaved-async.md" ]]; then
+  { echo ""; echo "Async / sync on every cell, interleaved in one process (results/interleaved-async.md)"; echo ""; grep -v '^#' "$results/interleaved-async.md"; grep '^# worst' "$results/interleaved-async.md" | sed 's/^# //'; } >> "$out/targets.md"
+fi
+
 # 8. The everyday messages as a Markdown table, when that class was run too.
 everyday="$results/CoapNet.Benchmarks.EverydayMessageBenchmarks-report.csv"
 if [[ -f "$everyday" ]]; then
