@@ -5,6 +5,7 @@
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
 #                             [--rounds N] [--seconds S] [--warmup S] [--sockets C] [--window W]
 #                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
+#                             [--tcp] [--tcp-connections C] [--tcp-window W]
 #
 #   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port
 #   --pre-tcp-dll LABEL=PATH  one from before TCP support (d3ef726 and older): only --address and --port
@@ -16,6 +17,10 @@
 #   --window W     requests outstanding per socket (default 2)
 #   --max-load L   before each round, wait until the 1-minute load average is below L (default 1.0)
 #   --max-wait S   ... but at most S seconds; the round then runs anyway and its load is recorded (default 300)
+#   --tcp          also a TCP round per server that speaks coap+tcp (libcoap on the same port, the CoapNet
+#                  builds on a --tcp-port of their own), driven by benchmarks/tools/coap-tcp-load.c: C
+#                  connections (default 64), each with a CSM first and then W requests pipelined (default
+#                  16), so as many requests are outstanding as in the UDP rounds by default
 #
 # Every server is pinned to core 0 and the generator to core 1 (taskset), all bound to 127.0.0.1.
 # The servers run side by side and are measured in turn, round by round, so a change in the
@@ -33,7 +38,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/../shared/tools"
 rounds=3 seconds=8 warmup=3 sockets=512 window=2 max_load=1.0 max_wait=300
-use_libcoap=1 use_echo=1
+use_libcoap=1 use_echo=1 use_tcp=0 tcp_connections=64 tcp_window=16
 labels=() dlls=() pre_tcp=()
 
 die() { echo "server-load: $*" >&2; exit 2; }
@@ -54,7 +59,10 @@ while (($#)); do
     --max-wait) max_wait=$2; shift 2 ;;
     --no-libcoap) use_libcoap=0; shift ;;
     --no-udp-echo) use_echo=0; shift ;;
-    -h | --help) sed -n '2,32p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --tcp) use_tcp=1; shift ;;
+    --tcp-connections) tcp_connections=$2; shift 2 ;;
+    --tcp-window) tcp_window=$2; shift 2 ;;
+    -h | --help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
 done
@@ -82,6 +90,7 @@ trap 'exit 130' INT TERM
 
 cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
 cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
+((use_tcp)) && cc -O2 -o "$work/coap-tcp-load" "$repo/benchmarks/tools/coap-tcp-load.c"
 
 if ((${#dlls[@]} == 0)); then
   echo "Building the sample server of $repo in Release..."
@@ -90,25 +99,29 @@ if ((${#dlls[@]} == 0)); then
 fi
 for dll in "${dlls[@]}"; do [[ -f "$dll" ]] || die "no such server DLL: $dll"; done
 
-# A free UDP port on 127.0.0.1: ephemeral-range ports are what the kernel hands out, so stay below it.
+# A port free for UDP and TCP on 127.0.0.1: ephemeral-range ports are what the kernel hands out, so stay below it.
 # Sets $port (not echoed: a command substitution's subshell would lose the list of ports taken).
 used_ports=" "
 free_port() {
   while :; do
     port=$((20000 + RANDOM % 12000))
     [[ "$used_ports" == *" $port "* ]] && continue
-    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
+    ss -Hlnut "sport = :$port" 2> /dev/null | grep -q . && continue
     used_ports+="$port "
     return
   done
 }
 
-names=() ports=() paths=() spids=()
-start_server() { # name path command...
-  local name=$1 path=$2 port
-  shift 2
+names=() ports=() tports=() paths=() spids=()
+start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own" for @TPORT@, "none")
+  local name=$1 path=$2 tcp=$3 port tport=
+  shift 3
   free_port
+  local udp=$port
+  if [[ $tcp == own ]]; then free_port; tport=$port; elif [[ $tcp == same ]]; then tport=$udp; fi
+  port=$udp
   local args=("${@//@PORT@/$port}")
+  args=("${args[@]//@TPORT@/${tport:-0}}")
   taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
@@ -117,20 +130,22 @@ start_server() { # name path command...
   for ((i = 0; i < 60; i++)); do
     kill -0 "$pid" 2> /dev/null || { cat "$work/$name.log" >&2; die "$name exited at start"; }
     if taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "$port" -u "$path" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1; then
-      names+=("$name") ports+=("$port") paths+=("$path") spids+=("$pid")
+      names+=("$name") ports+=("$port") tports+=("$tport") paths+=("$path") spids+=("$pid")
       return
     fi
   done
   die "$name did not answer on 127.0.0.1:$port within 60 s"
 }
 
-if ((use_echo)); then start_server udp-echo / "$work/udp-echo" @PORT@; fi
-if ((use_libcoap)); then start_server libcoap / coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
+if ((use_echo)); then start_server udp-echo / none "$work/udp-echo" @PORT@; fi
+if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
 for i in "${!dlls[@]}"; do
   if ((pre_tcp[i])); then
-    start_server "${labels[i]}" /hello dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@
+    start_server "${labels[i]}" /hello none dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@
+  elif ((use_tcp)); then
+    start_server "${labels[i]}" /hello own dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port @TPORT@
   else
-    start_server "${labels[i]}" /hello dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port 0
+    start_server "${labels[i]}" /hello none dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port 0
   fi
 done
 
@@ -147,6 +162,7 @@ field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
 echo "coap-load -c $sockets -w $window -d $seconds; $rounds rounds per server and type; servers on core 0, generator on core 1"
+((use_tcp)) && echo "TCP: coap-tcp-load -c $tcp_connections -w $tcp_window -d $seconds against the servers that speak coap+tcp"
 echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
 
 for i in "${!names[@]}"; do
@@ -155,19 +171,26 @@ done
 
 results="$work/results.tsv"
 printf 'round\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\n' | tee "$results"
+types=(CON NON)
+((use_tcp)) && types+=(TCP)
 for ((r = 1; r <= rounds; r++)); do
-  for type in CON NON; do
+  for type in "${types[@]}"; do
     flag=()
     [[ $type == NON ]] && flag=(-n)
     for i in "${!names[@]}"; do
+      [[ $type == TCP && -z "${tports[i]}" ]] && continue
       wait_for_quiet
       before=$(load1)
-      out=$(taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$seconds" "${flag[@]}" || true)
+      if [[ $type == TCP ]]; then
+        out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$tcp_connections" -w "$tcp_window" -d "$seconds" || true)
+      else
+        out=$(taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$seconds" "${flag[@]}" || true)
+      fi
       after=$(load1)
       rps=$(field "$out" rps)
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
         "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" | tee -a "$results"
-      if [[ -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
+      if [[ $type != TCP && -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
         echo "  warning: $rps req/s over $sockets sockets reuses Message IDs within EXCHANGE_LIFETIME; raise --sockets" >&2
       fi
     done
@@ -182,8 +205,9 @@ echo "| server | type | req/s | p50 | p99 | timeouts | RSS | 1-min load at round
 echo "|---|---|---:|---:|---:|---:|---:|---|"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A med
-for type in CON NON; do
+for type in "${types[@]}"; do
   for name in "${names[@]}"; do
+    [[ $type == TCP ]] && ! awk -F'\t' -v s="$name" 'NR > 1 && $2 == "TCP" && $3 == s { found = 1 } END { exit !found }' "$results" && continue
     sel() { awk -F'\t' -v t="$type" -v s="$name" -v c="$1" 'NR > 1 && $2 == t && $3 == s { print $c }' "$results"; }
     rps=$(sel 4 | median) p50=$(sel 5 | median) p99=$(sel 6 | median) to=$(sel 7 | median)
     rss=$(sel 8 | sort -g | tail -1) loads=$(sel 9 | paste -sd' ')
@@ -195,10 +219,11 @@ done
 echo
 echo "Ratios of median req/s:"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-for type in CON NON; do
+for type in "${types[@]}"; do
   for i in "${!labels[@]}"; do
+    [[ -n "${med[$type,${labels[i]}]:-}" ]] || continue
     line="  $type ${labels[i]}:"
-    ((use_echo)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,udp-echo]}")x udp-echo,"
+    ((use_echo)) && [[ $type != TCP ]] && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,udp-echo]}")x udp-echo,"
     ((use_libcoap)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,libcoap]}")x libcoap,"
     ((i > 0)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,${labels[0]}]}")x ${labels[0]}"
     echo "${line%,}"

@@ -1,0 +1,246 @@
+/*
+ * coap-tcp-load: a closed-loop CoAP-over-TCP (RFC 8323) load generator, the TCP twin of
+ * ../shared/tools/coap-load.c with the same options and output.
+ *
+ * Opens C connections to one server, sends each one's CSM (RFC 8323 section 5.3), then keeps W
+ * requests outstanding per connection for D seconds, matching responses by token, and prints
+ * throughput and latency percentiles.
+ *
+ *   coap-tcp-load [-h host] [-p port] [-u /path] [-c connections] [-w window] [-d seconds]
+ *
+ * Output: one line of key=value pairs, as coap-load prints:
+ *   sent=... ok=... bad=... timeouts=0 rps=... p50_us=... p99_us=... max_us=...
+ * (TCP retransmits below us: a request is never lost, so timeouts is always 0.) A peer's Ping
+ * (7.02) is answered with a Pong (7.03); other signals are skipped. Exit status 0 when at least
+ * one response arrived, 1 otherwise; 2 on a usage or connection error, or when the server
+ * closes a connection (an Abort, 7.05, or a reset) during the run.
+ *
+ * Build: cc -O2 -o coap-tcp-load coap-tcp-load.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CONNECTIONS 1024
+#define MAX_WINDOW 256
+#define HIST_BUCKETS 200000 /* 10 us buckets up to 2 s */
+#define INPUT 65536
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000u;
+}
+
+typedef struct {
+  int fd;
+  uint64_t sent_at[MAX_WINDOW]; /* 0 = free slot */
+  uint8_t in[INPUT];
+  size_t have;
+} conn_t;
+
+static uint64_t hist[HIST_BUCKETS];
+
+/* Uri-Path options (RFC 7252 section 3.1) for path; returns their length. */
+static size_t path_options(uint8_t *buf, const char *path) {
+  size_t n = 0;
+  unsigned prev = 0;
+  const char *p = path;
+  while (*p == '/') p++;
+  while (*p) {
+    const char *e = strchr(p, '/');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    unsigned delta = 11 - prev;
+    prev = 11;
+    if (len < 13) {
+      buf[n++] = (uint8_t)(delta << 4 | len);
+    } else {
+      buf[n++] = (uint8_t)(delta << 4 | 13);
+      buf[n++] = (uint8_t)(len - 13);
+    }
+    memcpy(buf + n, p, len);
+    n += len;
+    p += len;
+    while (*p == '/') p++;
+  }
+  return n;
+}
+
+/* One RFC 8323 section 3.2 frame: Len|TKL, extended length, code, token, options. */
+static size_t frame(uint8_t *buf, int code, const uint8_t *token, int tkl, const uint8_t *options, size_t length) {
+  size_t n = 0;
+  if (length < 13) {
+    buf[n++] = (uint8_t)(length << 4 | tkl);
+  } else if (length < 269) {
+    buf[n++] = (uint8_t)(13 << 4 | tkl);
+    buf[n++] = (uint8_t)(length - 13);
+  } else {
+    buf[n++] = (uint8_t)(14 << 4 | tkl);
+    buf[n++] = (uint8_t)((length - 269) >> 8);
+    buf[n++] = (uint8_t)(length - 269);
+  }
+  buf[n++] = (uint8_t)code;
+  memcpy(buf + n, token, (size_t)tkl);
+  n += (size_t)tkl;
+  memcpy(buf + n, options, length);
+  return n + length;
+}
+
+static int send_all(int fd, const uint8_t *buf, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        poll(&p, 1, 100);
+        continue;
+      }
+      return -1;
+    }
+    buf += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *host = "127.0.0.1", *path = "/", *port = "5683";
+  int conns = 1, window = 16, seconds = 5;
+  int opt;
+  while ((opt = getopt(argc, argv, "h:p:u:c:w:d:")) != -1) {
+    switch (opt) {
+    case 'h': host = optarg; break;
+    case 'p': port = optarg; break;
+    case 'u': path = optarg; break;
+    case 'c': conns = atoi(optarg); break;
+    case 'w': window = atoi(optarg); break;
+    case 'd': seconds = atoi(optarg); break;
+    default:
+      fprintf(stderr, "usage: see the comment at the top of coap-tcp-load.c\n");
+      return 2;
+    }
+  }
+  if (conns < 1 || conns > MAX_CONNECTIONS || window < 1 || window > MAX_WINDOW || strlen(path) > 200) {
+    fprintf(stderr, "coap-tcp-load: -c 1..%d, -w 1..%d, a path under 200 bytes\n", MAX_CONNECTIONS, MAX_WINDOW);
+    return 2;
+  }
+  struct addrinfo hints = {0}, *ai;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &ai) != 0) {
+    fprintf(stderr, "coap-tcp-load: cannot resolve %s\n", host);
+    return 2;
+  }
+
+  uint8_t options[256];
+  size_t options_length = path_options(options, path);
+  conn_t *cl = calloc((size_t)conns, sizeof *cl);
+  struct pollfd *pfd = calloc((size_t)conns, sizeof *pfd);
+  uint8_t out[512];
+  uint64_t sent = 0, ok = 0, bad = 0, max_us = 0;
+  for (int i = 0; i < conns; i++) {
+    cl[i].fd = socket(ai->ai_family, SOCK_STREAM, 0);
+    if (cl[i].fd < 0 || connect(cl[i].fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+      perror("coap-tcp-load: connect");
+      return 2;
+    }
+    int one = 1;
+    setsockopt(cl[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    pfd[i].fd = cl[i].fd;
+    pfd[i].events = POLLIN;
+
+    /* RFC 8323 section 5.3.1: a CSM first, here with no options (the defaults). */
+    size_t n = frame(out, 0xE1, NULL, 0, NULL, 0);
+    for (int s = 0; s < window; s++) {
+      uint32_t token = (uint32_t)s;
+      n += frame(out + n, 1, (const uint8_t *)&token, 4, options, options_length);
+      if (n > sizeof out - 260) {
+        if (send_all(cl[i].fd, out, n) < 0) { perror("coap-tcp-load: send"); return 2; }
+        n = 0;
+      }
+    }
+    uint64_t t = now_us();
+    for (int s = 0; s < window; s++) cl[i].sent_at[s] = t;
+    if (n && send_all(cl[i].fd, out, n) < 0) { perror("coap-tcp-load: send"); return 2; }
+    sent += (uint64_t)window;
+  }
+
+  uint64_t start = now_us(), end = start + (uint64_t)seconds * 1000000u;
+  while (now_us() < end) {
+    int r = poll(pfd, (nfds_t)conns, 10);
+    if (r <= 0) continue;
+    for (int i = 0; i < conns; i++) {
+      if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      conn_t *c = &cl[i];
+      ssize_t got = recv(c->fd, c->in + c->have, INPUT - c->have, MSG_DONTWAIT);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        fprintf(stderr, "coap-tcp-load: the server closed connection %d\n", i);
+        return 2;
+      }
+      if (got < 0) continue;
+      c->have += (size_t)got;
+      size_t at = 0, n_out = 0;
+      for (;;) {
+        if (c->have - at < 2) break;
+        uint8_t *f = c->in + at;
+        size_t len = f[0] >> 4, ext = 0;
+        int tkl = f[0] & 0x0f;
+        if (len == 13) { ext = 1; } else if (len == 14) { ext = 2; } else if (len == 15) { ext = 4; }
+        if (c->have - at < 1 + ext + 1) break;
+        if (ext == 1) len = 13 + f[1];
+        else if (ext == 2) len = 269 + ((size_t)f[1] << 8 | f[2]);
+        else if (ext == 4) len = 65805 + ((size_t)f[1] << 24 | (size_t)f[2] << 16 | (size_t)f[3] << 8 | f[4]);
+        size_t total = 1 + ext + 1 + (size_t)tkl + len;
+        if (total > INPUT) { fprintf(stderr, "coap-tcp-load: a %zu-byte frame\n", total); return 2; }
+        if (c->have - at < total) break;
+        int code = f[1 + ext];
+        const uint8_t *token = f + 2 + ext;
+        at += total;
+        if (code >> 5 == 7) {
+          if (code == 0xE2 && n_out < sizeof out - 20) n_out += frame(out + n_out, 0xE3, token, tkl, NULL, 0); /* Ping: Pong */
+          continue;
+        }
+        uint32_t slot;
+        if (tkl != 4) { bad++; continue; }
+        memcpy(&slot, token, 4);
+        if (slot >= (uint32_t)window || c->sent_at[slot] == 0) { bad++; continue; }
+        uint64_t now = now_us();
+        uint64_t lat = now - c->sent_at[slot];
+        if (code >> 5 == 2) ok++; else bad++;
+        uint64_t b = lat / 10;
+        hist[b < HIST_BUCKETS ? b : HIST_BUCKETS - 1]++;
+        if (lat > max_us) max_us = lat;
+        if (n_out > sizeof out - 260) { if (send_all(c->fd, out, n_out) < 0) return 2; n_out = 0; }
+        n_out += frame(out + n_out, 1, token, 4, options, options_length);
+        c->sent_at[slot] = now_us();
+        sent++;
+      }
+      if (n_out && send_all(c->fd, out, n_out) < 0) { fprintf(stderr, "coap-tcp-load: send failed\n"); return 2; }
+      memmove(c->in, c->in + at, c->have - at);
+      c->have -= at;
+    }
+  }
+  double secs = (double)(now_us() - start) / 1e6;
+  uint64_t total = 0, acc = 0, p50 = 0, p99 = 0;
+  for (int b = 0; b < HIST_BUCKETS; b++) total += hist[b];
+  for (int b = 0; b < HIST_BUCKETS; b++) {
+    acc += hist[b];
+    if (!p50 && acc * 2 >= total) p50 = (uint64_t)b * 10 + 10;
+    if (!p99 && acc * 100 >= total * 99) { p99 = (uint64_t)b * 10 + 10; break; }
+  }
+  printf("sent=%llu ok=%llu bad=%llu timeouts=0 rps=%.0f p50_us=%llu p99_us=%llu max_us=%llu\n",
+         (unsigned long long)sent, (unsigned long long)ok, (unsigned long long)bad, (double)ok / secs,
+         (unsigned long long)p50, (unsigned long long)p99, (unsigned long long)max_us);
+  return ok > 0 ? 0 : 1;
+}
