@@ -6,10 +6,16 @@ using System.Net.Sockets;
 namespace CoapNet.Transports;
 
 /// <summary>
-/// One UDP socket bound to one local endpoint. Receives with the allocation-free
-/// <see cref="SocketAddress"/> overloads into one pooled buffer; a known peer costs no allocation
-/// per datagram.
+/// One UDP socket bound to one local endpoint. Receives on a thread of its own with blocking calls and the
+/// allocation-free <see cref="SocketAddress"/> overloads into one pooled buffer; a known peer costs no
+/// allocation per datagram.
 /// </summary>
+/// <remarks>
+/// A blocking receive thread rather than an awaited <c>ReceiveFromAsync</c> loop: when the socket's queue
+/// runs dry an awaited receive parks in the runtime's event loop and resumes on a thread-pool thread, a hand-off
+/// per burst; the blocking call wakes its own thread. The measurements that chose it are in issue 11 of
+/// benchmarks/RESULTS.md. Disposing the socket interrupts the blocking call, which ends the thread.
+/// </remarks>
 public sealed class UdpTransport : IDatagramTransport
 {
     // Bounds of the address caches: a peer that sprays source ports cannot grow them without limit.
@@ -73,7 +79,25 @@ public sealed class UdpTransport : IDatagramTransport
             throw new InvalidOperationException("The transport is already started.");
         }
 
-        _receiveLoop = Task.Run(() => ReceiveLoopAsync(receiver));
+        TaskCompletionSource ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        _receiveLoop = ended.Task;
+        new Thread(() =>
+        {
+            try
+            {
+                ReceiveLoop(receiver);
+                ended.TrySetResult();
+            }
+            catch (Exception e)
+            {
+                // As a faulted receive task did before: the loop ends, and closing the transport observes why.
+                ended.TrySetException(e);
+            }
+        })
+        {
+            IsBackground = true,
+            Name = "CoapNet UDP receive",
+        }.Start();
     }
 
     /// <inheritdoc/>
@@ -153,7 +177,7 @@ public sealed class UdpTransport : IDatagramTransport
         return address;
     }
 
-    private async Task ReceiveLoopAsync(IDatagramReceiver receiver)
+    private void ReceiveLoop(IDatagramReceiver receiver)
     {
         byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
         SocketAddress received = new(_socket.AddressFamily);
@@ -167,9 +191,9 @@ public sealed class UdpTransport : IDatagramTransport
                 int length;
                 try
                 {
-                    length = await _socket.ReceiveFromAsync(buffer, SocketFlags.None, received, stopping).ConfigureAwait(false);
+                    length = _socket.ReceiveFrom(buffer, SocketFlags.None, received);
                 }
-                catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize)
+                catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !stopping.IsCancellationRequested)
                 {
                     // ICMP port unreachable from an earlier send (Windows) or an oversized datagram: keep serving.
                     continue;
