@@ -22,7 +22,9 @@ namespace CoapNet.Client;
 /// <remarks>
 /// One client may be used from many threads at once. The synchronous methods send on the calling
 /// thread and block it until the response; they never need the caller's synchronization context,
-/// so they do not deadlock under a single-threaded one.
+/// so they do not deadlock under a single-threaded one. Each client holds a UDP socket and the thread
+/// that receives on it (and a TCP connection per server once used), so share one client across an
+/// application rather than creating one per request or per device.
 /// </remarks>
 public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 {
