@@ -23,7 +23,6 @@ public sealed class UdpTransport : IDatagramTransport
 
     private readonly Socket _socket;
     private readonly int _receiveBufferSize;
-    private readonly CancellationTokenSource _stopping = new();
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
     private Task? _receiveLoop;
     private int _disposed;
@@ -122,7 +121,6 @@ public sealed class UdpTransport : IDatagramTransport
             return;
         }
 
-        _stopping.Cancel();
         _socket.Dispose();
         try
         {
@@ -132,8 +130,6 @@ public sealed class UdpTransport : IDatagramTransport
         {
             // The loop ends by its receive being aborted; nothing to report.
         }
-
-        _stopping.Dispose();
     }
 
     /// <summary>Closes the socket and waits for the receive loop to end.</summary>
@@ -145,14 +141,11 @@ public sealed class UdpTransport : IDatagramTransport
             return;
         }
 
-        await _stopping.CancelAsync().ConfigureAwait(false);
         _socket.Dispose();
         if (_receiveLoop is not null)
         {
             await _receiveLoop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         }
-
-        _stopping.Dispose();
     }
 
     private SocketAddress GetSocketAddress(IPEndPoint remote)
@@ -177,23 +170,25 @@ public sealed class UdpTransport : IDatagramTransport
         return address;
     }
 
+    /// <summary>Set before the socket is closed, so the receive it interrupts is known to be the shutdown.</summary>
+    private bool Stopping => Volatile.Read(ref _disposed) != 0;
+
     private void ReceiveLoop(IDatagramReceiver receiver)
     {
         byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
         SocketAddress received = new(_socket.AddressFamily);
         IPEndPoint template = _socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
         Dictionary<SocketAddress, IPEndPoint> peers = [];
-        CancellationToken stopping = _stopping.Token;
         try
         {
-            while (!stopping.IsCancellationRequested)
+            while (!Stopping)
             {
                 int length;
                 try
                 {
                     length = _socket.ReceiveFrom(buffer, SocketFlags.None, received);
                 }
-                catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !stopping.IsCancellationRequested)
+                catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !Stopping)
                 {
                     // ICMP port unreachable from an earlier send (Windows) or an oversized datagram: keep serving.
                     continue;
@@ -222,7 +217,7 @@ public sealed class UdpTransport : IDatagramTransport
                 }
             }
         }
-        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException || (e is SocketException && stopping.IsCancellationRequested))
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException || (e is SocketException && Stopping))
         {
             // Shutdown: the socket was closed under the pending receive.
         }
