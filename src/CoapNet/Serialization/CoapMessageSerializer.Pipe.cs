@@ -95,9 +95,10 @@ public sealed partial class CoapMessageSerializer
         }
         else
         {
-            // A large payload (so at least one piece, and a flush) goes in pieces of PipePayloadChunk, each copied into one buffer of that size (a Pipe
-            // rents it whole rather than filling its 4 KiB segments one by one) and flushed, so the reader's
-            // back-pressure bounds the memory the payload takes to about one piece beyond the pipe's threshold.
+            // A large payload (so at least one piece, and a flush) goes in pieces of PipePayloadChunk, each copied
+            // into one buffer of that size (a Pipe rents it whole rather than filling its 4 KiB segments one by
+            // one) and flushed, so the reader's back-pressure bounds the memory it takes to about one piece beyond
+            // the pipe's threshold.
             ReadOnlyMemory<byte> remaining = message.Payload;
             while (!remaining.IsEmpty)
             {

@@ -482,7 +482,6 @@ public sealed partial class CoapServer
         return false;
     }
 
-    /// <summary>A synchronous handler's work item for the blocking block.</summary>
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>
     internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, CoapRequest Request);
 
