@@ -117,9 +117,13 @@ start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own"
   local name=$1 path=$2 tcp=$3 port tport=
   shift 3
   free_port
-  local udp=$port
-  if [[ $tcp == own ]]; then free_port; tport=$port; elif [[ $tcp == same ]]; then tport=$udp; fi
-  port=$udp
+  if [[ $tcp == same ]]; then
+    tport=$port
+  elif [[ $tcp == own ]]; then
+    local udp=$port
+    free_port # sets $port: take it as the TCP port and restore the UDP one
+    tport=$port port=$udp
+  fi
   local args=("${@//@PORT@/$port}")
   args=("${args[@]//@TPORT@/${tport:-0}}")
   taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &

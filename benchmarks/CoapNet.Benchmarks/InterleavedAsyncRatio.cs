@@ -1,5 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
+using CoapNet.Scenarios;
+using ScenarioCommandLine = CoapNet.Scenarios.CommandLine;
 
 namespace CoapNet.Benchmarks;
 
@@ -19,14 +21,35 @@ internal static class InterleavedAsyncRatio
 {
     public const string Command = "interleaved-async";
 
+    private const string Usage = """
+        interleaved-async [--batches 60] [--batch-ms 10]
+          --batches   timed batches per side and cell
+          --batch-ms  about how long one batch runs
+        """;
+
     private static readonly int[] Cells = [0, 1024, 4096, 65536, 131072];
 
     public static int Run(string[] args)
     {
-        int batches = IntOption(args, "--batches", 60);
-        double batchMilliseconds = IntOption(args, "--batch-ms", 10);
+        int batches = 60;
+        double batchMilliseconds = 10;
+        ScenarioCommandLine.Parse(args, Usage, [], (name, value) =>
+        {
+            switch (name)
+            {
+                case "--batches":
+                    batches = ScenarioCommandLine.ParseCount(name, value, 1);
+                    return true;
+                case "--batch-ms":
+                    batchMilliseconds = ScenarioCommandLine.ParseCount(name, value, 1);
+                    return true;
+                default:
+                    return false;
+            }
+        });
+
         Console.WriteLine($"# Interleaved async/sync, {batches} batches per side of about {batchMilliseconds} ms each; ns per call (min, median); ratio = async / sync");
-        Console.WriteLine($"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, load {LoadAverage()}");
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, load {LoadAverage.Read():F2}"));
         Console.WriteLine("| options | payload B | DeserializeStream | DeserializeAsync | read ratio (min) | read ratio (median) | SerializeStream | SerializeAsync | write ratio (min) | write ratio (median) |");
         Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         double worstRead = 0;
@@ -64,7 +87,7 @@ internal static class InterleavedAsyncRatio
             }
         }
 
-        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# worst ratio of minimums: read {worstRead:F2}x, write {worstWrite:F2}x; load {LoadAverage()}"));
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# worst ratio of minimums: read {worstRead:F2}x, write {worstWrite:F2}x; load {LoadAverage.Read():F2}"));
         return 0;
     }
 
@@ -139,34 +162,6 @@ internal static class InterleavedAsyncRatio
         }
 
         return Stopwatch.GetElapsedTime(start).TotalNanoseconds / calls;
-    }
-
-    private static int IntOption(string[] args, string name, int fallback)
-    {
-        int at = Array.IndexOf(args, name);
-        if (at < 0)
-        {
-            return fallback;
-        }
-
-        if (at + 1 >= args.Length || !int.TryParse(args[at + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int value) || value < 1)
-        {
-            throw new ArgumentException($"{name} takes a positive whole number.");
-        }
-
-        return value;
-    }
-
-    private static string LoadAverage()
-    {
-        try
-        {
-            return File.ReadAllText("/proc/loadavg").Split(' ')[0];
-        }
-        catch (IOException)
-        {
-            return "unknown";
-        }
     }
 
     /// <summary>One side's batch times, in ns per call.</summary>
