@@ -5,11 +5,13 @@
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
 #                             [--rounds N] [--seconds S] [--warmup S] [--sockets C] [--window W]
 #                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
-#                             [--tcp] [--tcp-connections C] [--tcp-window W]
+#                             [--tcp] [--tcp-connections C] [--tcp-window W] [--aot]
 #
-#   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port
+#   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port, or the
+#                             native executable `dotnet publish -r linux-x64` makes of it (Native AOT)
 #   --pre-tcp-dll LABEL=PATH  one from before TCP support (d3ef726 and older): only --address and --port
 #   Without either, the sample server of this tree is built in Release and measured as "this-tree".
+#   --aot          also publish this tree's sample server with Native AOT and measure it as "this-tree-aot"
 #   --rounds N     recorded rounds per server and message type (default 3)
 #   --seconds S    length of a round (default 8)
 #   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
@@ -38,7 +40,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/../shared/tools"
 rounds=3 seconds=8 warmup=3 sockets=512 window=2 max_load=1.0 max_wait=300
-use_libcoap=1 use_echo=1 use_tcp=0 tcp_connections=64 tcp_window=16
+use_libcoap=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16
 labels=() dlls=() pre_tcp=()
 
 die() { echo "server-load: $*" >&2; exit 2; }
@@ -62,6 +64,7 @@ while (($#)); do
     --tcp) use_tcp=1; shift ;;
     --tcp-connections) tcp_connections=$2; shift 2 ;;
     --tcp-window) tcp_window=$2; shift 2 ;;
+    --aot) use_aot=1; shift ;;
     -h | --help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
@@ -97,7 +100,13 @@ if ((${#dlls[@]} == 0)); then
   dotnet build -c Release --nologo -v q "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; die "the Release build failed"; }
   labels=(this-tree) dlls=("$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll") pre_tcp=(0)
 fi
-for dll in "${dlls[@]}"; do [[ -f "$dll" ]] || die "no such server DLL: $dll"; done
+if ((use_aot)); then
+  echo "Publishing the sample server of $repo with Native AOT..."
+  dotnet publish -c Release -r linux-x64 --nologo -v q -o "$work/aot" "$repo/samples/CoapNet.Samples.Server" > "$work/publish.log" 2>&1 \
+    || { cat "$work/publish.log" >&2; die "the Native AOT publish failed (it needs clang, or -p:CppCompilerAndLinker=gcc)"; }
+  labels+=(this-tree-aot) dlls+=("$work/aot/CoapNet.Samples.Server") pre_tcp+=(0)
+fi
+for dll in "${dlls[@]}"; do [[ -f "$dll" ]] || die "no such server DLL or executable: $dll"; done
 
 # A port free for UDP and TCP on 127.0.0.1: ephemeral-range ports are what the kernel hands out, so stay below it.
 # Sets $port (not echoed: a command substitution's subshell would lose the list of ports taken).
@@ -144,12 +153,14 @@ start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own"
 if ((use_echo)); then start_server udp-echo / none "$work/udp-echo" @PORT@; fi
 if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
 for i in "${!dlls[@]}"; do
+  run=("${dlls[i]}") # a native executable runs as it is
+  [[ "${dlls[i]}" == *.dll ]] && run=(dotnet "${dlls[i]}")
   if ((pre_tcp[i])); then
-    start_server "${labels[i]}" /hello none dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@
+    start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@
   elif ((use_tcp)); then
-    start_server "${labels[i]}" /hello own dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port @TPORT@
+    start_server "${labels[i]}" /hello own "${run[@]}" --address 127.0.0.1 --port @PORT@ --tcp-port @TPORT@
   else
-    start_server "${labels[i]}" /hello none dotnet "${dlls[i]}" --address 127.0.0.1 --port @PORT@ --tcp-port 0
+    start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@ --tcp-port 0
   fi
 done
 

@@ -14,12 +14,15 @@ namespace CoapNet.Scenarios;
 /// process answers GET /hello on loopback UDP, driven by raw sockets from one thread that allocates nothing per
 /// request; <c>GC.GetTotalAllocatedBytes(precise: true)</c> across N answered requests, minus what the driving
 /// thread allocated (printed, expected 0), divided by N. With --types, the runtime's allocation sampling
-/// (GCAllocationTick, about one event per 100 KB) names what the bytes were. Measures and prints; asserts nothing.
+/// (GCAllocationTick, about one event per 100 KB) names what the bytes were. With --shared-response the handler
+/// returns one response built at start, as a handler with a cached answer may (CoapExchange.Respond does not modify
+/// it), so only the library's own bytes are counted; without it the handler builds its response each time, as the
+/// sample's does. Measures and prints; asserts nothing.
 /// </summary>
 internal static class AllocPerRequestScenario
 {
     public const string Usage = """
-        alloc-per-request [--requests 200000] [--warmup 20000] [--sockets 64] [--rounds 3] [--types]
+        alloc-per-request [--requests 200000] [--warmup 20000] [--sockets 64] [--rounds 3] [--types] [--shared-response]
           --requests  requests answered per measured round
           --warmup    requests before the first round (JIT, tiering, caches filled)
           --sockets   client sockets, one request in flight on each; each socket counts its own Message IDs
@@ -27,22 +30,26 @@ internal static class AllocPerRequestScenario
                       must stay below 65536), so no request is taken for a duplicate
           --rounds    measured rounds, printed one by one
           --types     also print the allocated types the runtime sampled during the rounds
+          --shared-response
+                      the handler returns one response built once (the library's bytes alone), instead of
+                      CoapResponse.Content("Hello, CoAP!") built per request (the library's and a handler's)
         """;
 
     public static async Task<int> RunAsync(string[] args)
     {
-        (int requests, int warmup, int sockets, int rounds, bool types) = Parse(args);
+        (int requests, int warmup, int sockets, int rounds, bool types, bool shared) = Parse(args);
         if (warmup + ((long)rounds * requests) > (long)sockets * ushort.MaxValue)
         {
             throw new ArgumentException("More requests per socket than there are Message IDs: raise --sockets.");
         }
 
         await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)] });
-        server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"));
+        CoapResponse hello = CoapResponse.Content("Hello, CoAP!");
+        server.MapGet("/hello", shared ? _ => hello : _ => CoapResponse.Content("Hello, CoAP!"));
         await server.StartAsync();
         IPEndPoint target = new(IPAddress.Loopback, server.LocalEndPoints[0].Port);
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"alloc-per-request: GET /hello (CON, piggybacked 2.05) from {sockets} raw sockets, one in flight each; {warmup} warm-up, {rounds} x {requests} measured; "
+            $"alloc-per-request: GET /hello (CON, piggybacked 2.05, {(shared ? "one shared response" : "a response built per request")}) from {sockets} raw sockets, one in flight each; {warmup} warm-up, {rounds} x {requests} measured; "
             + $"{Environment.ProcessorCount} cores, .NET {Environment.Version}, {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC"));
 
         using Driver driver = new(target, sockets);
@@ -59,16 +66,19 @@ internal static class AllocPerRequestScenario
         return 0;
     }
 
-    private static (int Requests, int Warmup, int Sockets, int Rounds, bool Types) Parse(string[] args)
+    private static (int Requests, int Warmup, int Sockets, int Rounds, bool Types, bool Shared) Parse(string[] args)
     {
         int requests = 200_000, warmup = 20_000, sockets = 64, rounds = 3;
-        bool types = false;
-        CommandLine.Parse(args, Usage, ["--types"], (name, value) =>
+        bool types = false, shared = false;
+        CommandLine.Parse(args, Usage, ["--types", "--shared-response"], (name, value) =>
         {
             switch (name)
             {
                 case "--types":
                     types = true;
+                    return true;
+                case "--shared-response":
+                    shared = true;
                     return true;
                 case "--requests":
                     requests = CommandLine.ParseCount(name, value, 1);
@@ -87,7 +97,7 @@ internal static class AllocPerRequestScenario
             }
         });
 
-        return (requests, warmup, sockets, rounds, types);
+        return (requests, warmup, sockets, rounds, types, shared);
     }
 
     /// <summary>Connected UDP sockets with a prebuilt CON GET /hello each; only the Message ID changes between sends.</summary>

@@ -9,6 +9,9 @@ namespace CoapNet.Server;
 /// overridden answers 4.05 Method Not Allowed; the overridden ones are the methods the resource declares.
 /// </summary>
 /// <remarks>The discovery attributes (RFC 6690) are taken from the properties when the resource is registered.</remarks>
+// The server finds which handlers a resource overrides by reflection over its public methods; this keeps them
+// (and lets GetType() satisfy the trimmer) under trimming and Native AOT, for every derived resource.
+[System.Diagnostics.CodeAnalysis.DynamicallyAccessedMembers(System.Diagnostics.CodeAnalysis.DynamicallyAccessedMemberTypes.PublicMethods)]
 public abstract class CoapResource
 {
     private readonly List<CoapRouteBuilder> _routes = [];
