@@ -15,6 +15,10 @@ public sealed class CoapExchange
     private readonly IMessageLayer _lower;
     private int _state; // 0 new, 1 accepted (empty ACK sent), 2 responded
 
+    // What only some requests need (a trace, Observe, an upload, a stream body), in an object of its own made on
+    // first use: every request allocates an exchange, and these six fields were a third of it (issue 11).
+    private Extras? _extras;
+
     internal CoapExchange(IMessageLayer lower, CoapMessage request, CoapPeer peer, object? lowerState)
     {
         _lower = lower;
@@ -41,8 +45,11 @@ public sealed class CoapExchange
     /// <summary>True once a response was sent.</summary>
     public bool HasResponded => Volatile.Read(ref _state) == 2;
 
-    /// <summary>The layer below's per-request state (the deduplication entry over UDP, the connection over TCP).</summary>
+    /// <summary>The layer below's per-request state (the channel over UDP, the connection over TCP).</summary>
     internal object? LowerState { get; }
+
+    /// <summary>The layer below's number for this request (over UDP, its deduplication entry, where the reply is recorded for duplicates).</summary>
+    internal long LowerTicket { get; init; }
 
     /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
     internal bool RespondsAfterAcknowledgement { get; private set; }
@@ -51,26 +58,42 @@ public sealed class CoapExchange
     internal long ArrivedAt { get; set; }
 
     /// <summary>The server's activity for this request, when something listens.</summary>
-    internal System.Diagnostics.Activity? Activity { get; set; }
+    internal System.Diagnostics.Activity? Activity
+    {
+        get => _extras?.Activity;
+        set => SetExtra(value, static (extras, v) => extras.Activity = v);
+    }
 
     /// <summary>The template of the route that matched, for metrics; null before routing or when none did.</summary>
     internal string? Route { get; set; }
 
     /// <summary>A stage's note on this exchange (block-wise: the Block1 option its response echoes after a reassembled upload).</summary>
-    internal object? StageState { get; set; }
+    internal object? StageState
+    {
+        get => _extras?.StageState;
+        set => SetExtra(value, static (extras, v) => extras.StageState = v);
+    }
 
     /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
     internal ExchangeLayer? Layer { get; set; }
 
     /// <summary>What the request observes when it registers (the server's route), set by routing when the resource is observable (RFC 7641).</summary>
-    internal object? ObserveTarget { get; set; }
+    internal object? ObserveTarget
+    {
+        get => _extras?.ObserveTarget;
+        set => SetExtra(value, static (extras, v) => extras.ObserveTarget = v);
+    }
 
     /// <summary>Set on the exchange a server makes for one notification: its response goes to this observer as a notification (RFC 7641 section 4.2).</summary>
-    internal Observe.Observation? Notification { get; private init; }
+    internal Observe.Observation? Notification
+    {
+        get => _extras?.Notification;
+        private init => SetExtra(value, static (extras, v) => extras.Notification = v);
+    }
 
     /// <summary>An exchange for one notification of <paramref name="observation"/>: the registering request again, answered toward the same observer.</summary>
     internal CoapExchange ForNotification(Observe.Observation observation)
-        => new(_lower, Request, Peer, LowerState) { Layer = Layer, Notification = observation, ObserveTarget = observation.Target };
+        => new(_lower, Request, Peer, LowerState) { LowerTicket = LowerTicket, Layer = Layer, Notification = observation, ObserveTarget = observation.Target };
 
     /// <summary>The handler the exchange layer read when the request arrived, called once it has passed the stages.</summary>
     internal CoapRequestHandler? Handler { get; set; }
@@ -144,10 +167,18 @@ public sealed class CoapExchange
     internal void ReplaceRequest(CoapMessage request) => Request = request;
 
     /// <summary>The block size the handler chose for its response body (RFC 7959 section 2.2), or null for the server's.</summary>
-    internal int? ResponseBlockSize { get; set; }
+    internal int? ResponseBlockSize
+    {
+        get => _extras?.ResponseBlockSize;
+        set => SetExtra(value, static (extras, v) => extras.ResponseBlockSize = v);
+    }
 
     /// <summary>A response body the server's handler gave as a seekable stream; the block-wise stage reads it block by block and closes it.</summary>
-    internal Stream? ResponseBody { get; set; }
+    internal Stream? ResponseBody
+    {
+        get => _extras?.ResponseBody;
+        set => SetExtra(value, static (extras, v) => extras.ResponseBody = v);
+    }
 
     /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available.</summary>
     internal int BertBlockSize => _lower.BertBlockSize(Peer);
@@ -165,5 +196,32 @@ public sealed class CoapExchange
         }
 
         _lower.SendResponse(this, wire);
+    }
+    /// <summary>Sets a field of <see cref="Extras"/>; a null value where nothing was set allocates nothing.</summary>
+    private void SetExtra<T>(T? value, Action<Extras, T?> set)
+    {
+        Extras? extras = _extras;
+        if (extras is null)
+        {
+            if (value is null)
+            {
+                return;
+            }
+
+            // The stages, routing and the answer set these one after another, never at once; the exchange is still made thread-safe.
+            extras = Interlocked.CompareExchange(ref _extras, new Extras(), null) ?? _extras!;
+        }
+
+        set(extras, value);
+    }
+
+    private sealed class Extras
+    {
+        public System.Diagnostics.Activity? Activity;
+        public object? StageState;
+        public object? ObserveTarget;
+        public Observe.Observation? Notification;
+        public int? ResponseBlockSize;
+        public Stream? ResponseBody;
     }
 }

@@ -139,29 +139,26 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void Acknowledge(CoapExchange exchange)
     {
-        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
         byte[] ack = SerializeEmpty(CoapMessageType.Acknowledgement, exchange.Request.MessageId);
-        Settle(exchange, received, ack);
-        SendRaw(received.Channel!, ack, null);
+        Settle(exchange, ack);
+        SendRaw((DatagramChannel)exchange.LowerState!, ack, null);
     }
 
     /// <inheritdoc/>
     public void Reject(CoapExchange exchange)
     {
-        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
         byte[]? reset = exchange.Request.Type == CoapMessageType.Confirmable ? SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId) : null;
-        Settle(exchange, received, reset);
+        Settle(exchange, reset);
         if (reset is not null)
         {
-            SendRaw(received.Channel!, reset, null);
+            SendRaw((DatagramChannel)exchange.LowerState!, reset, null);
         }
     }
 
     /// <inheritdoc/>
     public void SendResponse(CoapExchange exchange, CoapMessage response)
     {
-        DeduplicationCache.Entry received = (DeduplicationCache.Entry)exchange.LowerState!;
-        DatagramChannel channel = received.Channel!;
+        DatagramChannel channel = (DatagramChannel)exchange.LowerState!;
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
         {
@@ -169,7 +166,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             response.Type = CoapMessageType.Acknowledgement;
             response.MessageId = exchange.Request.MessageId;
             byte[] bytes = channel.Encode(response);
-            Settle(exchange, received, bytes);
+            Settle(exchange, bytes);
             SendRaw(channel, bytes, response);
             return;
         }
@@ -196,7 +193,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        DatagramChannel channel = ((DeduplicationCache.Entry)registration.LowerState!).Channel!;
+        DatagramChannel channel = (DatagramChannel)registration.LowerState!;
         bool confirmable = notification.Type == CoapMessageType.Confirmable;
         byte[] datagram;
         lock (_gate)
@@ -308,14 +305,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// The request's own reply is decided: record it for duplicates (RFC 7252 section 4.5), stop
     /// watching it for the automatic empty ACK, and let the deduplication entry drop the exchange.
     /// </summary>
-    private void Settle(CoapExchange exchange, DeduplicationCache.Entry received, byte[]? reply)
+    private void Settle(CoapExchange exchange, byte[]? reply)
     {
         lock (_gate)
         {
             if (reply is not null)
             {
-                received.Reply = reply;
-                received.Exchange = null;
+                _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
             }
 
             _unanswered?.Remove(exchange);
@@ -468,19 +464,18 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnRequest(DatagramChannel channel, CoapMessage request)
     {
-        if (IsDuplicate(channel, request, out DeduplicationCache.Entry entry))
+        if (IsDuplicate(channel, request, out DeduplicationCache.Ticket ticket))
         {
             return;
         }
 
         bool confirmable = request.Type == CoapMessageType.Confirmable;
-        entry.Channel = channel;
-        CoapExchange exchange = new(this, request, channel.Peer, entry);
+        CoapExchange exchange = new(this, request, channel.Peer, channel) { LowerTicket = ticket.Packed };
         if (confirmable)
         {
             lock (_gate)
             {
-                entry.Exchange = exchange;
+                _deduplication.SetExchange(ticket, exchange);
                 _unanswered?.Add(exchange, _time.GetTimestamp());
             }
         }
@@ -493,7 +488,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// is a duplicate; a duplicate CON gets the recorded ACK, RST or piggybacked response again, and
     /// nothing above sees it twice. Sends outside the lock, like every send.
     /// </summary>
-    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, out DeduplicationCache.Entry entry)
+    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, out DeduplicationCache.Ticket ticket)
     {
         bool confirmable = message.Type == CoapMessageType.Confirmable;
         bool duplicate;
@@ -501,9 +496,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         CoapExchange? inProgress;
         lock (_gate)
         {
-            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out entry);
-            reply = entry.Reply;
-            inProgress = entry.Exchange;
+            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress);
         }
 
         if (!duplicate || !confirmable)
@@ -531,7 +524,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnResponse(DatagramChannel channel, CoapMessage response)
     {
-        if (IsDuplicate(channel, response, out DeduplicationCache.Entry entry))
+        if (IsDuplicate(channel, response, out DeduplicationCache.Ticket ticket))
         {
             return;
         }
@@ -549,7 +542,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             byte[] reply = SerializeEmpty(matched ? CoapMessageType.Acknowledgement : CoapMessageType.Reset, response.MessageId);
             lock (_gate)
             {
-                entry.Reply = reply;
+                _deduplication.Record(ticket, reply);
             }
 
             SendRaw(channel, reply, null);

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using CoapNet.Channels;
 
 namespace CoapNet.Messaging.Datagram;
@@ -13,114 +14,227 @@ namespace CoapNet.Messaging.Datagram;
 /// is full the entry that expires first is evicted to admit the new one (oldest-first eviction). A peer that sprays distinct Message IDs therefore evicts its own and
 /// others' oldest entries instead of growing the heap; the cost is that a duplicate arriving after
 /// its entry was evicted under such a flood is processed again. Not thread-safe: the message layer's lock guards it.
+/// <para>
+/// Every request passes through here, so nothing is allocated per message (issue 11): an entry is a
+/// slot in an array that is reused once the entry expires or is evicted, the queues hold
+/// <see cref="Ticket"/>s by value, and the index maps a key to its slot. A ticket carries the slot's
+/// generation, so a holder whose entry was evicted meanwhile (an exchange recording its reply late)
+/// finds the slot changed and records nothing, instead of writing into the slot's next entry.
+/// </para>
 /// </remarks>
 internal sealed class DeduplicationCache
 {
-    private readonly Dictionary<Key, Entry> _entries;
+    private readonly Dictionary<Key, int> _index;
+
     // One queue per lifetime (CON: EXCHANGE_LIFETIME, NON: NON_LIFETIME): within each, arrival order is expiry order.
-    private readonly Dictionary<long, Queue<Entry>> _queues = [];
+    private readonly List<(long Lifetime, Queue<Ticket> Queue)> _queues = new(2);
     private readonly int _capacity;
+    private Slot[] _slots;
+    private int _slotsUsed;
+    private int _free = -1;
 
     public DeduplicationCache(int capacity)
     {
         _capacity = capacity;
-        _entries = new Dictionary<Key, Entry>(Math.Min(capacity, 1024));
+        int initial = Math.Min(capacity, 1024);
+        _index = new Dictionary<Key, int>(initial);
+        _slots = new Slot[initial];
     }
 
-    public int Count => _entries.Count;
+    public int Count => _index.Count;
 
     /// <summary>How many live entries were evicted to make room (a sign of a flood).</summary>
     public long Evictions { get; private set; }
 
-    /// <summary>Finds an unexpired entry for (remote, Message ID), or adds one.</summary>
-    /// <returns>True when the message is a duplicate (the existing entry is returned).</returns>
-    public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Entry entry)
+    /// <summary>
+    /// Finds an unexpired entry for (remote, Message ID), or adds one. For a duplicate, <paramref name="reply"/>
+    /// and <paramref name="inProgress"/> are what the first copy recorded; for a new message, <paramref name="ticket"/>
+    /// names its entry for <see cref="Record"/> and <see cref="SetExchange"/>.
+    /// </summary>
+    /// <returns>True when the message is a duplicate.</returns>
+    public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Ticket ticket, out byte[]? reply, out CoapExchange? inProgress)
     {
         RemoveExpired(now);
         Key key = new(remote, messageId);
-        if (_entries.TryGetValue(key, out Entry? existing))
+        if (_index.Count >= _capacity)
         {
+            // Evicted before the lookup below, so that the dictionary is not changed while a reference into it is held.
+            EvictFirstToExpire(key);
+        }
+
+        ref int index = ref CollectionsMarshal.GetValueRefOrAddDefault(_index, key, out bool exists);
+        if (exists)
+        {
+            ref Slot existing = ref _slots[index];
             if (existing.ExpiresAt > now)
             {
-                entry = existing;
+                ticket = new Ticket(index, existing.Generation);
+                reply = existing.Reply;
+                inProgress = existing.Exchange;
                 return true;
             }
 
-            // Expired but still queued behind a longer-lived entry: replace it.
-            existing.Removed = true;
-            _entries.Remove(key);
+            // Expired but still queued behind a longer-lived entry: its slot is freed (its ticket goes stale) and the key gets a new one.
+            Free(index);
         }
 
-        while (_entries.Count >= _capacity && TryDequeueFirstToExpire(out Entry? oldest))
+        index = Allocate(key, now + lifetimeTicks);
+        ticket = new Ticket(index, _slots[index].Generation);
+        QueueFor(lifetimeTicks).Enqueue(ticket);
+        reply = null;
+        inProgress = null;
+        return false;
+    }
+
+    /// <summary>The reply sent for the message, replayed for its duplicates; the exchange is no longer in progress. Nothing when the entry is gone.</summary>
+    public void Record(Ticket ticket, byte[] reply)
+    {
+        if (IsLive(ticket))
         {
-            if (!oldest.Removed)
+            ref Slot slot = ref _slots[ticket.Index];
+            slot.Reply = reply;
+            slot.Exchange = null;
+        }
+    }
+
+    /// <summary>The exchange of a confirmable request while no reply is recorded, so a duplicate can be acknowledged.</summary>
+    public void SetExchange(Ticket ticket, CoapExchange exchange)
+    {
+        if (IsLive(ticket))
+        {
+            _slots[ticket.Index].Exchange = exchange;
+        }
+    }
+
+    private bool IsLive(Ticket ticket) => ticket.Index < _slotsUsed && _slots[ticket.Index].Generation == ticket.Generation && _slots[ticket.Index].InUse;
+
+    private Queue<Ticket> QueueFor(long lifetimeTicks)
+    {
+        foreach ((long lifetime, Queue<Ticket> queue) in _queues)
+        {
+            if (lifetime == lifetimeTicks)
             {
-                oldest.Removed = true;
-                _entries.Remove(oldest.Key);
-                Evictions++;
+                return queue;
             }
         }
 
-        entry = new Entry(key, now + lifetimeTicks);
-        _entries.Add(key, entry);
-        if (!_queues.TryGetValue(lifetimeTicks, out Queue<Entry>? queue))
+        Queue<Ticket> added = new();
+        _queues.Add((lifetimeTicks, added));
+        return added;
+    }
+
+    private int Allocate(Key key, long expiresAt)
+    {
+        int index;
+        if (_free >= 0)
         {
-            _queues[lifetimeTicks] = queue = new Queue<Entry>();
+            index = _free;
+            _free = _slots[index].NextFree;
+        }
+        else
+        {
+            if (_slotsUsed == _slots.Length)
+            {
+                Array.Resize(ref _slots, Math.Min(_slots.Length * 2, Math.Max(_capacity, 1)));
+            }
+
+            index = _slotsUsed++;
         }
 
-        queue.Enqueue(entry);
-        return false;
+        ref Slot slot = ref _slots[index];
+        slot.Key = key;
+        slot.ExpiresAt = expiresAt;
+        slot.InUse = true;
+        return index;
+    }
+
+    /// <summary>Frees a slot (its key is removed from the index by the caller or replaced): its generation moves on, so its tickets go stale.</summary>
+    private void Free(int index)
+    {
+        ref Slot slot = ref _slots[index];
+        slot.Generation++;
+        slot.InUse = false;
+        slot.Key = default;
+        slot.Reply = null;
+        slot.Exchange = null;
+        slot.NextFree = _free;
+        _free = index;
     }
 
     private void RemoveExpired(long now)
     {
-        foreach (Queue<Entry> queue in _queues.Values)
+        foreach ((long _, Queue<Ticket> queue) in _queues)
         {
-            while (queue.TryPeek(out Entry? oldest) && (oldest.Removed || oldest.ExpiresAt <= now))
+            while (queue.TryPeek(out Ticket oldest) && (!IsLive(oldest) || _slots[oldest.Index].ExpiresAt <= now))
             {
                 queue.Dequeue();
-                if (!oldest.Removed)
+                if (IsLive(oldest))
                 {
-                    oldest.Removed = true;
-                    _entries.Remove(oldest.Key);
+                    _index.Remove(_slots[oldest.Index].Key);
+                    Free(oldest.Index);
                 }
             }
         }
     }
 
-    private bool TryDequeueFirstToExpire([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Entry? first)
+    /// <summary>Evicts the live entry that expires first, unless it is <paramref name="spared"/> (the message being looked up, which is then a duplicate).</summary>
+    private void EvictFirstToExpire(Key spared)
     {
-        Queue<Entry>? from = null;
-        foreach (Queue<Entry> queue in _queues.Values)
+        while (_index.Count >= _capacity)
         {
-            if (queue.TryPeek(out Entry? head) && (from is null || head.ExpiresAt < from.Peek().ExpiresAt))
+            Queue<Ticket>? from = null;
+            long first = long.MaxValue;
+            foreach ((long _, Queue<Ticket> queue) in _queues)
             {
-                from = queue;
-            }
-        }
+                // Stale tickets at a front are dropped on the way: they hold no entry.
+                while (queue.TryPeek(out Ticket head) && !IsLive(head))
+                {
+                    queue.Dequeue();
+                }
 
-        first = from?.Dequeue();
-        return first is not null;
+                if (queue.TryPeek(out Ticket live) && _slots[live.Index].ExpiresAt < first)
+                {
+                    from = queue;
+                    first = _slots[live.Index].ExpiresAt;
+                }
+            }
+
+            if (from is null || _slots[from.Peek().Index].Key == spared)
+            {
+                return;
+            }
+
+            Ticket evicted = from.Dequeue();
+            _index.Remove(_slots[evicted.Index].Key);
+            Free(evicted.Index);
+            Evictions++;
+        }
     }
 
     internal readonly record struct Key(CoapPeer Remote, ushort MessageId);
 
-    /// <summary>One remembered message: the reply to replay for a duplicate (null while it is being processed).</summary>
-    internal sealed class Entry(Key key, long expiresAt)
+    /// <summary>Names one entry: its slot, and the slot's generation when the entry was made.</summary>
+    internal readonly record struct Ticket(int Index, int Generation)
     {
-        public Key Key { get; } = key;
+        /// <summary>The ticket in one number, for an exchange to carry.</summary>
+        public long Packed => ((long)Generation << 32) | (uint)Index;
 
-        public long ExpiresAt { get; } = expiresAt;
+        public static Ticket Unpack(long packed) => new((int)(uint)packed, (int)(packed >> 32));
+    }
 
-        public bool Removed { get; set; }
+    /// <summary>One remembered message: the reply to replay for a duplicate (null while it is being processed).</summary>
+    private struct Slot
+    {
+        public Key Key;
+        public long ExpiresAt;
+        public int Generation;
+        public int NextFree;
+        public bool InUse;
 
         /// <summary>The ACK, RST or piggybacked response sent for the message, replayed for duplicates.</summary>
-        public byte[]? Reply { get; set; }
+        public byte[]? Reply;
 
         /// <summary>For a request: its exchange, so a duplicate arriving before any reply can be acknowledged.</summary>
-        public CoapExchange? Exchange { get; set; }
-
-        /// <summary>For a request: the channel it came on and its answer goes back on (the entry is also the exchange's lower state).</summary>
-        public Channels.DatagramChannel? Channel { get; set; }
+        public CoapExchange? Exchange;
     }
 }

@@ -1,0 +1,101 @@
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Messaging.Datagram;
+
+namespace CoapNet.Tests.Messaging;
+
+/// <summary>
+/// The deduplication cache on its own (RFC 7252 section 4.5): lifetimes, the capacity bound with
+/// first-to-expire eviction, and reused slots, whose stale tickets must never write into the entry that
+/// took the slot over.
+/// </summary>
+public class DeduplicationCacheTests
+{
+    private const long Con = 247_000;
+    private const long Non = 145_000;
+    private static readonly CoapPeer Peer = CoapPeer.Udp(new IPEndPoint(IPAddress.Loopback, 5683));
+    private static readonly CoapPeer Other = CoapPeer.Udp(new IPEndPoint(IPAddress.Loopback, 5684));
+
+    [Fact]
+    public void ACopyWithinItsLifetimeIsADuplicateWithTheRecordedReply()
+    {
+        DeduplicationCache cache = new(16);
+        byte[] reply = [0x60, 0x00, 0x00, 0x07];
+
+        cache.TryGetOrAdd(Peer, 7, now: 0, Con, out DeduplicationCache.Ticket ticket, out _, out _).Should().BeFalse();
+        cache.Record(ticket, reply);
+
+        cache.TryGetOrAdd(Peer, 7, now: Con - 1, Con, out _, out byte[]? replayed, out _).Should().BeTrue();
+        replayed.Should().BeSameAs(reply);
+        cache.TryGetOrAdd(Other, 7, now: 1, Con, out _, out _, out _).Should().BeFalse("the key is the peer and the Message ID");
+    }
+
+    [Fact]
+    public void AfterItsLifetimeTheSameMessageIdIsNewAgain()
+    {
+        DeduplicationCache cache = new(16);
+        cache.TryGetOrAdd(Peer, 7, now: 0, Non, out DeduplicationCache.Ticket first, out _, out _);
+        cache.Record(first, [1]);
+
+        cache.TryGetOrAdd(Peer, 7, now: Non, Non, out DeduplicationCache.Ticket second, out byte[]? reply, out _).Should().BeFalse();
+        reply.Should().BeNull();
+        cache.Count.Should().Be(1);
+
+        // The first entry's ticket is stale: recording through it must not touch the second entry.
+        cache.Record(first, [2]);
+        cache.TryGetOrAdd(Peer, 7, now: Non + 1, Non, out _, out reply, out _).Should().BeTrue();
+        reply.Should().BeNull();
+        cache.Record(second, [3]);
+        cache.TryGetOrAdd(Peer, 7, now: Non + 2, Non, out _, out reply, out _).Should().BeTrue();
+        reply.Should().Equal(3);
+    }
+
+    [Fact]
+    public void AFloodOfDistinctMessageIdsStaysWithinTheCapacityAndEvictsWhatExpiresFirst()
+    {
+        DeduplicationCache cache = new(100);
+        cache.TryGetOrAdd(Peer, 1, now: 0, Con, out _, out _, out _);
+        cache.TryGetOrAdd(Peer, 2, now: 1, Non, out _, out _, out _);
+        for (int id = 3; id < 3 + 99; id++)
+        {
+            cache.TryGetOrAdd(Other, (ushort)id, now: 2, Con, out _, out _, out _).Should().BeFalse();
+            cache.Count.Should().BeLessThanOrEqualTo(100);
+        }
+
+        // Full at the 100th entry; the 101st evicted the NON (it expires first, though it came second); a new NON then evicts the oldest CON.
+        cache.Evictions.Should().Be(1);
+        cache.TryGetOrAdd(Peer, 1, now: 3, Con, out _, out _, out _).Should().BeTrue("the CON expires after the NON");
+        cache.TryGetOrAdd(Peer, 2, now: 3, Non, out _, out _, out _).Should().BeFalse("the NON was evicted");
+        cache.Evictions.Should().Be(2);
+        cache.Count.Should().Be(100);
+    }
+
+    [Fact]
+    public void AReplyRecordedForAnEvictedEntryGoesNowhere()
+    {
+        DeduplicationCache cache = new(2);
+        cache.TryGetOrAdd(Peer, 1, now: 0, Con, out DeduplicationCache.Ticket evicted, out _, out _);
+        cache.TryGetOrAdd(Peer, 2, now: 1, Con, out _, out _, out _);
+        cache.TryGetOrAdd(Peer, 3, now: 2, Con, out DeduplicationCache.Ticket third, out _, out _).Should().BeFalse();
+
+        // Message 3 took the slot of message 1; the late reply for message 1 must not become message 3's.
+        third.Index.Should().Be(evicted.Index);
+        cache.Record(evicted, [9]);
+        cache.TryGetOrAdd(Peer, 3, now: 3, Con, out _, out byte[]? reply, out _).Should().BeTrue();
+        reply.Should().BeNull();
+    }
+
+    [Fact]
+    public void ACopyOfTheOldestEntryOfAFullCacheIsStillADuplicate()
+    {
+        DeduplicationCache cache = new(3);
+        for (ushort id = 1; id <= 3; id++)
+        {
+            cache.TryGetOrAdd(Peer, id, now: id, Con, out _, out _, out _);
+        }
+
+        cache.TryGetOrAdd(Peer, 1, now: 10, Con, out _, out _, out _).Should().BeTrue();
+        cache.Evictions.Should().Be(0);
+        cache.Count.Should().Be(3);
+    }
+}
