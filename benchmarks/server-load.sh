@@ -5,13 +5,17 @@
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
 #                             [--rounds N] [--seconds S] [--warmup S] [--sockets C] [--window W]
 #                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
-#                             [--tcp] [--tcp-connections C] [--tcp-window W] [--aot]
+#                             [--tcp] [--tcp-connections C] [--tcp-window W] [--aot] [--rate R[,R...]]
 #
 #   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port, or the
 #                             native executable `dotnet publish -r linux-x64` makes of it (Native AOT)
 #   --pre-tcp-dll LABEL=PATH  one from before TCP support (d3ef726 and older): only --address and --port
 #   Without either, the sample server of this tree is built in Release and measured as "this-tree".
 #   --aot          also publish this tree's sample server with Native AOT and measure it as "this-tree-aot"
+#   --rate R,...   also a paced CON round per server at each rate R (requests/s, the same for every server),
+#                  driven by benchmarks/tools/coap-rate-load.c: open loop, latency from when each request
+#                  was due, so servers are compared at the same offered load (type "CON@R" in the tables;
+#                  "behind" is how far the generator itself ever fell behind its schedule: the noise floor)
 #   --rounds N     recorded rounds per server and message type (default 3)
 #   --seconds S    length of a round (default 8)
 #   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
@@ -40,7 +44,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/../shared/tools"
 rounds=3 seconds=8 warmup=3 sockets=512 window=2 max_load=1.0 max_wait=300
-use_libcoap=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16
+use_libcoap=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
 labels=() dlls=() pre_tcp=()
 
 die() { echo "server-load: $*" >&2; exit 2; }
@@ -65,6 +69,7 @@ while (($#)); do
     --tcp-connections) tcp_connections=$2; shift 2 ;;
     --tcp-window) tcp_window=$2; shift 2 ;;
     --aot) use_aot=1; shift ;;
+    --rate) IFS=, read -r -a rates <<< "$2"; shift 2 ;;
     -h | --help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
@@ -94,6 +99,8 @@ trap 'exit 130' INT TERM
 cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
 cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
 ((use_tcp)) && cc -O2 -o "$work/coap-tcp-load" "$repo/benchmarks/tools/coap-tcp-load.c"
+((${#rates[@]})) && cc -O2 -o "$work/coap-rate-load" "$repo/benchmarks/tools/coap-rate-load.c"
+for rate in "${rates[@]}"; do [[ "$rate" =~ ^[1-9][0-9]*$ ]] || die "--rate takes whole requests per second, such as 20000 or 5000,20000"; done
 
 if ((${#dlls[@]} == 0)); then
   echo "Building the sample server of $repo in Release..."
@@ -178,6 +185,7 @@ field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
 echo "coap-load -c $sockets -w $window -d $seconds; $rounds rounds per server and type; servers on core 0, generator on core 1"
 ((use_tcp)) && echo "TCP: coap-tcp-load -c $tcp_connections -w $tcp_window -d $seconds against the servers that speak coap+tcp"
+((${#rates[@]})) && echo "paced: coap-rate-load -r R -d $seconds at R = ${rates[*]} requests/s, CON, on enough sockets for the Message IDs"
 echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
 
 for i in "${!names[@]}"; do
@@ -185,9 +193,10 @@ for i in "${!names[@]}"; do
 done
 
 results="$work/results.tsv"
-printf 'round\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\n' | tee "$results"
+printf 'round\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\tbehind_us\n' | tee "$results"
 types=(CON NON)
 ((use_tcp)) && types+=(TCP)
+for rate in "${rates[@]}"; do types+=("CON@$rate"); done
 for ((r = 1; r <= rounds; r++)); do
   for type in "${types[@]}"; do
     flag=()
@@ -198,14 +207,17 @@ for ((r = 1; r <= rounds; r++)); do
       before=$(load1)
       if [[ $type == TCP ]]; then
         out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$tcp_connections" -w "$tcp_window" -d "$seconds" || true)
+      elif [[ $type == CON@* ]]; then
+        rate=${type#CON@}
+        out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "$rate" -c $((rate * 247 / 65536 + 128)) -d "$seconds" || true)
       else
         out=$(taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$seconds" "${flag[@]}" || true)
       fi
       after=$(load1)
       rps=$(field "$out" rps)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
-        "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" | tee -a "$results"
-      if [[ $type != TCP && -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
+        "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" "$(field "$out" behind_us)" | tee -a "$results"
+      if [[ $type == CON || $type == NON ]] && [[ -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
         echo "  warning: $rps req/s over $sockets sockets reuses Message IDs within EXCHANGE_LIFETIME; raise --sockets" >&2
       fi
     done
@@ -216,25 +228,28 @@ done
 echo
 echo "Medians over $rounds rounds (RSS: the largest sampled):"
 echo
-echo "| server | type | req/s | p50 | p99 | timeouts | RSS | 1-min load at round starts |"
-echo "|---|---|---:|---:|---:|---:|---:|---|"
+echo "| server | type | req/s | p50 | p99 | timeouts | RSS | generator behind (paced) | 1-min load at round starts |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-declare -A med
+declare -A med med99
 for type in "${types[@]}"; do
   for name in "${names[@]}"; do
     [[ $type == TCP ]] && ! awk -F'\t' -v s="$name" 'NR > 1 && $2 == "TCP" && $3 == s { found = 1 } END { exit !found }' "$results" && continue
     sel() { awk -F'\t' -v t="$type" -v s="$name" -v c="$1" 'NR > 1 && $2 == t && $3 == s { print $c }' "$results"; }
     rps=$(sel 4 | median) p50=$(sel 5 | median) p99=$(sel 6 | median) to=$(sel 7 | median)
     rss=$(sel 8 | sort -g | tail -1) loads=$(sel 9 | paste -sd' ')
-    med[$type,$name]=$rps
-    printf '| %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %.0f MB | %s |\n' "$name" "$type" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
-      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$loads"
+    behind=-
+    [[ $type == CON@* ]] && behind="$(awk -v v="$(sel 11 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
+    med[$type,$name]=$rps med99[$type,$name]=$p99
+    printf '| %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %.0f MB | %s | %s |\n' "$name" "$type" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
+      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads"
   done
 done
 echo
 echo "Ratios of median req/s:"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 for type in "${types[@]}"; do
+  [[ $type == CON@* ]] && continue # the same offered load for all: compared by p99 below
   for i in "${!labels[@]}"; do
     [[ -n "${med[$type,${labels[i]}]:-}" ]] || continue
     line="  $type ${labels[i]}:"
@@ -244,3 +259,16 @@ for type in "${types[@]}"; do
     echo "${line%,}"
   done
 done
+if ((${#rates[@]})); then
+  echo
+  echo "Paced rounds, the same offered load for every server: median p99 against libcoap's and udp-echo's"
+  for type in "${types[@]}"; do
+    [[ $type == CON@* ]] || continue
+    for i in "${!labels[@]}"; do
+      line="  $type ${labels[i]}:"
+      ((use_libcoap)) && line+=" $(ratio "${med99[$type,${labels[i]}]}" "${med99[$type,libcoap]}")x libcoap's p99,"
+      ((use_echo)) && line+=" $(ratio "${med99[$type,${labels[i]}]}" "${med99[$type,udp-echo]}")x udp-echo's p99,"
+      echo "${line%,}"
+    done
+  done
+fi

@@ -31,16 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load-common.h"
+
 #define MAX_CONNECTIONS 1024
 #define MAX_WINDOW 256
 #define HIST_BUCKETS 200000 /* 10 us buckets up to 2 s */
 #define INPUT 65536
-
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000u;
-}
 
 typedef struct {
   int fd;
@@ -50,31 +46,6 @@ typedef struct {
 } conn_t;
 
 static uint64_t hist[HIST_BUCKETS];
-
-/* Uri-Path options (RFC 7252 section 3.1) for path; returns their length. */
-static size_t path_options(uint8_t *buf, const char *path) {
-  size_t n = 0;
-  unsigned prev = 0;
-  const char *p = path;
-  while (*p == '/') p++;
-  while (*p) {
-    const char *e = strchr(p, '/');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    unsigned delta = 11 - prev;
-    prev = 11;
-    if (len < 13) {
-      buf[n++] = (uint8_t)(delta << 4 | len);
-    } else {
-      buf[n++] = (uint8_t)(delta << 4 | 13);
-      buf[n++] = (uint8_t)(len - 13);
-    }
-    memcpy(buf + n, p, len);
-    n += len;
-    p += len;
-    while (*p == '/') p++;
-  }
-  return n;
-}
 
 /* One RFC 8323 section 3.2 frame: Len|TKL, extended length, code, token, options. */
 static size_t frame(uint8_t *buf, int code, const uint8_t *token, int tkl, const uint8_t *options, size_t length) {
@@ -232,13 +203,7 @@ int main(int argc, char **argv) {
     }
   }
   double secs = (double)(now_us() - start) / 1e6;
-  uint64_t total = 0, acc = 0, p50 = 0, p99 = 0;
-  for (int b = 0; b < HIST_BUCKETS; b++) total += hist[b];
-  for (int b = 0; b < HIST_BUCKETS; b++) {
-    acc += hist[b];
-    if (!p50 && acc * 2 >= total) p50 = (uint64_t)b * 10 + 10;
-    if (!p99 && acc * 100 >= total * 99) { p99 = (uint64_t)b * 10 + 10; break; }
-  }
+  uint64_t p50 = percentile(hist, HIST_BUCKETS, 10, 0.50), p99 = percentile(hist, HIST_BUCKETS, 10, 0.99);
   printf("sent=%llu ok=%llu bad=%llu timeouts=0 rps=%.0f p50_us=%llu p99_us=%llu max_us=%llu\n",
          (unsigned long long)sent, (unsigned long long)ok, (unsigned long long)bad, (double)ok / secs,
          (unsigned long long)p50, (unsigned long long)p99, (unsigned long long)max_us);
