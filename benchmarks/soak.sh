@@ -3,7 +3,7 @@
 # 10 s, then a flood of distinct (source address, port, Message ID) triples across 127.0.0.0/8 to see
 # that the deduplication cache and the peer table stay bounded. Measures; asserts nothing.
 #
-#   benchmarks/soak.sh [--minutes 10] [--sockets 1000] [--window 2] [--flood 200000] [--sources 1000] [--nice N]
+#   benchmarks/soak.sh [--minutes 10] [--sockets 1000] [--window 2] [--flood 200000] [--sources 1000] [--nice N] [--aot]
 #
 #   --minutes   length of the steady phase: one coap-load run with --sockets sockets (default 10)
 #   --sockets   client sockets (default 1000; at most 1024); none reuses a Message ID within
@@ -12,6 +12,7 @@
 #   --flood     datagrams in the flood (default 200000): CON GET /hello, each a new (address, port, MID)
 #   --sources   distinct 127.x.y.z source addresses in the flood (default 1000)
 #   --nice      run server and generator at this niceness (default 0), when other work shares the machine
+#   --aot       soak the sample server published with Native AOT (one native executable) instead of the JIT build
 #
 # The server is pinned to core 0 and the generator to core 1. Prints one line per sample:
 # seconds since start, phase, RSS in MB; then coap-load's summary.
@@ -19,7 +20,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/../shared/tools"
-minutes=10 sockets=1000 window=2 flood=200000 sources=1000 niceness=0
+minutes=10 sockets=1000 window=2 flood=200000 sources=1000 niceness=0 aot=0
 while (($#)); do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
@@ -28,7 +29,8 @@ while (($#)); do
     --flood) flood=$2; shift 2 ;;
     --sources) sources=$2; shift 2 ;;
     --nice) niceness=$2; shift 2 ;;
-    -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --aot) aot=1; shift ;;
+    -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "soak: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -44,10 +46,15 @@ cleanup() {
 trap cleanup EXIT
 
 cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
-dotnet build -c Release "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+if ((aot)); then
+  dotnet publish -c Release -r linux-x64 -o "$work/aot" "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+  server=("$work/aot/CoapNet.Samples.Server")
+else
+  dotnet build -c Release "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+  server=(dotnet "$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll")
+fi
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-nice -n "$niceness" taskset -c 0 dotnet "$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll" \
-  --address 127.0.0.1 --port "$port" --tcp-port 0 > "$work/server.log" 2>&1 &
+nice -n "$niceness" taskset -c 0 "${server[@]}" --address 127.0.0.1 --port "$port" --tcp-port 0 > "$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do grep -q listening "$work/server.log" && break; sleep 0.1; done
 

@@ -33,6 +33,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     // Random bytes for tokens, drawn from the system's CSPRNG 256 at a time (see NextRandom); guarded by _gate.
     private readonly byte[] _random = new byte[256];
     private int _randomLeft;
+    private readonly byte[] _tokenPlaceholder;
     private int _disposed;
 
     public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages)
@@ -41,6 +42,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _time = options.TimeProvider;
         _logger = logger;
         _tokenLength = options.TokenLength;
+        _tokenPlaceholder = new byte[options.TokenLength];
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
         _receiveNext = new Action<CoapExchange>[stages.Length];
@@ -394,7 +396,8 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         bool unassigned = request.Token.IsEmpty;
         if (unassigned)
         {
-            request.Token = new byte[_tokenLength];
+            // Only its length counts here: one shared array of zeros stands in for the token Register draws.
+            request.Token = _tokenPlaceholder;
         }
 
         try
