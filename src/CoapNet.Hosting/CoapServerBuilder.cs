@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 using CoapNet.Messages;
 using CoapNet.Server;
@@ -52,7 +53,7 @@ public sealed class CoapServerBuilder
     /// <param name="configure">Further discovery attributes for the route, or null.</param>
     /// <returns>This builder.</returns>
     /// <exception cref="ArgumentException">The resource overrides no method (raised when the server is created).</exception>
-    public CoapServerBuilder MapResource<TResource>(string template, Action<CoapRouteBuilder>? configure = null)
+    public CoapServerBuilder MapResource<[DynamicallyAccessedMembers(ResourceMembers)] TResource>(string template, Action<CoapRouteBuilder>? configure = null)
         where TResource : CoapResource
     {
         ArgumentNullException.ThrowIfNull(template);
@@ -65,7 +66,11 @@ public sealed class CoapServerBuilder
     }
 
     /// <summary>Maps the methods a resource class overrides to handlers that resolve it per request.</summary>
-    private static class ScopedResource<TResource>
+    // What trimming and Native AOT must keep of a resource class: the constructor DI calls, and the public methods
+    // whose overrides are looked up when it is mapped.
+    private const DynamicallyAccessedMemberTypes ResourceMembers = DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.PublicMethods;
+
+    private static class ScopedResource<[DynamicallyAccessedMembers(ResourceMembers)] TResource>
         where TResource : CoapResource
     {
         public static CoapRouteBuilder Map(CoapServer server, string template, IServiceProvider services)
