@@ -197,6 +197,7 @@ public sealed class CoapExchange
 
         _lower.SendResponse(this, wire);
     }
+
     /// <summary>Sets a field of <see cref="Extras"/>; a null value where nothing was set allocates nothing.</summary>
     private void SetExtra<T>(T? value, Action<Extras, T?> set)
     {
@@ -208,7 +209,8 @@ public sealed class CoapExchange
                 return;
             }
 
-            // The stages, routing and the answer set these one after another, never at once; the exchange is still made thread-safe.
+            // The stages, routing and the answer set these one after another, never at once; a compare-exchange all the
+            // same, so that two first writers could never each make an object and one lose its field.
             extras = Interlocked.CompareExchange(ref _extras, new Extras(), null) ?? _extras!;
         }
 

@@ -14,6 +14,7 @@ public sealed class TestPeer : IDatagramReceiver, IDisposable
     private readonly object _gate = new();
     private readonly List<ReceivedDatagram> _received = [];
     private readonly InMemoryTransport _transport;
+    private int _inProgress;
 
     /// <summary>Binds a peer to <paramref name="address"/> on <paramref name="network"/>.</summary>
     /// <param name="network">The network.</param>
@@ -54,6 +55,13 @@ public sealed class TestPeer : IDatagramReceiver, IDisposable
 
     /// <summary>Called for each received datagram, after it is recorded: an automatic responder.</summary>
     public Action<TestPeer, ReceivedDatagram>? OnReceived { get; set; }
+
+    /// <summary>
+    /// How many received datagrams are recorded but not yet through <see cref="OnReceived"/>. A datagram shows in
+    /// <see cref="Received"/> before its responder runs, so a test that acts on the clock once it sees one waits
+    /// for this to be 0 first, or its action races the responder's answer.
+    /// </summary>
+    public int InProgressCount => Volatile.Read(ref _inProgress);
 
     /// <summary>Forgets what was received.</summary>
     public void ClearReceived()
@@ -123,6 +131,7 @@ public sealed class TestPeer : IDatagramReceiver, IDisposable
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
+        Interlocked.Increment(ref _inProgress);
         byte[] bytes = datagram.ToArray();
         ReceivedDatagram received = new(remote, bytes, CoapMessageSerializer.Udp.TryDeserialize(bytes.AsSpan(), out CoapMessage? message, out _) ? message : null);
         lock (_gate)
@@ -130,6 +139,13 @@ public sealed class TestPeer : IDatagramReceiver, IDisposable
             _received.Add(received);
         }
 
-        OnReceived?.Invoke(this, received);
+        try
+        {
+            OnReceived?.Invoke(this, received);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _inProgress);
+        }
     }
 }

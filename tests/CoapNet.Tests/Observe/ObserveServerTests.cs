@@ -333,6 +333,10 @@ public sealed class ObserveServerTests : IAsyncLifetime
     {
         CoapMessage? found = null;
         WaitUntil(() => (found = peer.Received.Select(d => d.Message).LastOrDefault(m => m is not null && match(m))) is not null, $"{peer.EndPoint} receives the expected message");
+
+        // The peer's responder (an ACK for a CON notification) has answered, and the server, with immediate
+        // delivery, taken the answer in, before the test moves the clock: else a retransmission timer can fire first.
+        WaitUntil(() => peer.InProgressCount == 0, $"{peer.EndPoint}'s responder has answered what it received");
         return found!;
     }
 
