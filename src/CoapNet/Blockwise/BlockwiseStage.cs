@@ -135,7 +135,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
         if (!response.Code.IsSuccess || response.Block2 is not null
             || (asked is null && (exchange.ResponseBlockSize is int chosen ? response.Payload.Length <= chosen
-                : exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response))))
+                : exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, exchange.Request.Token.Length))))
         {
             next(exchange, response);
             return;
@@ -215,10 +215,11 @@ internal sealed partial class BlockwiseStage : CoapStage
         }
     }
 
-    // A payload past the datagram size is not measured: the serializer refuses (throws) past 65,507 bytes.
-    private bool FitsOneDatagram(CoapMessage response)
+    // A payload past the datagram size is not measured: the serializer refuses (throws) past 65,507 bytes. The response
+    // goes out with its request's token, not its own (a handler's message has none), so that is the length measured.
+    private bool FitsOneDatagram(CoapMessage response, int tokenLength)
         => response.Payload.Length <= _options.BlockSize
-            || (response.Payload.Length < _maxMessageSize && Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response) <= _maxMessageSize);
+            || (response.Payload.Length < _maxMessageSize && Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response, tokenLength) <= _maxMessageSize);
 
     private static string Key(CoapExchange exchange)
     {

@@ -49,6 +49,9 @@ internal sealed class CoapStreamChannel : IDisposable
     /// <exception cref="ArgumentException">The message cannot be serialized.</exception>
     public static int MeasureForSend(CoapMessage message) => Writer.GetSerializedLength(message);
 
+    /// <summary>The frame length of <paramref name="message"/> sent with a token of <paramref name="tokenLength"/> bytes in place of its own.</summary>
+    public static int MeasureForSend(CoapMessage message, int tokenLength) => Writer.GetSerializedLength(message, tokenLength);
+
     /// <summary>
     /// Reads the next message. A frame header announcing more than our Max-Message-Size is rejected
     /// from its first bytes (<see cref="CoapFormatErrorReason.MessageTooLarge"/>), before the frame is buffered or allocated.
@@ -63,7 +66,10 @@ internal sealed class CoapStreamChannel : IDisposable
     /// <summary>Writes one message and flushes it; one writer at a time.</summary>
     /// <returns>True when written; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
     /// <exception cref="ArgumentException">The message cannot be serialized; nothing was written.</exception>
-    public async ValueTask<bool> WriteAsync(CoapMessage message, CancellationToken cancellationToken = default)
+    /// <param name="message">The message.</param>
+    /// <param name="token">The token to write in place of the message's own (a response: its request's), or null for the message's.</param>
+    /// <param name="cancellationToken">Cancels the wait for the writer and the flush.</param>
+    public async ValueTask<bool> WriteAsync(CoapMessage message, ReadOnlyMemory<byte>? token = null, CancellationToken cancellationToken = default)
     {
         await _writing.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
@@ -71,7 +77,7 @@ internal sealed class CoapStreamChannel : IDisposable
             PipeWriter output = _connection.Transport.Output;
 
             // Measures first and throws before writing anything, so a refused message never leaves half a frame behind.
-            Writer.Serialize(message, output);
+            Writer.Serialize(message, token is { } own ? new CoapMessageSerializer.WireHeader(message.Type, message.MessageId, own) : CoapMessageSerializer.WireHeader.Of(message), output);
             ValueTask<FlushResult> flushing = output.FlushAsync(cancellationToken);
             FlushResult flushed;
             if (flushing.IsCompleted)

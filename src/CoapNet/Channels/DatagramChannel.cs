@@ -28,6 +28,10 @@ internal sealed class DatagramChannel
     /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
     public byte[] Encode(CoapMessage message) => _serializer.Serialize(message);
 
+    /// <summary>Serializes <paramref name="message"/> with the header fields of <paramref name="header"/> in place of its own (a response: its request's token).</summary>
+    /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
+    public byte[] Encode(CoapMessage message, in CoapMessageSerializer.WireHeader header) => _serializer.Serialize(message, header);
+
     /// <summary>Sends one datagram to the peer.</summary>
     /// <exception cref="System.Net.Sockets.SocketException">The network refused it.</exception>
     /// <exception cref="ObjectDisposedException">The transport is closed.</exception>
@@ -74,8 +78,8 @@ internal sealed class DatagramChannels : IDatagramReceiver
     /// <summary>The transport, owned by this object.</summary>
     public IDatagramTransport Transport => _transport;
 
-    /// <summary>Throws <see cref="ArgumentException"/> when <paramref name="message"/> cannot be sent as one datagram.</summary>
-    public void CheckSendable(CoapMessage message) => _sendSerializer.GetSerializedLength(message);
+    /// <summary>Throws <see cref="ArgumentException"/> when <paramref name="message"/>, with a token of <paramref name="tokenLength"/> bytes, cannot be sent as one datagram.</summary>
+    public void CheckSendable(CoapMessage message, int tokenLength) => _sendSerializer.GetSerializedLength(message, tokenLength);
 
     /// <summary>Starts receiving into <paramref name="receiver"/>.</summary>
     public void Start(IDatagramChannelReceiver receiver)

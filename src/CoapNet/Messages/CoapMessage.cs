@@ -171,6 +171,9 @@ public sealed partial class CoapMessage
         return builder.ToString();
     }
 
+    /// <summary>A shallow copy with <paramref name="token"/> (options and payload shared): what goes on the wire for a response, for a log line.</summary>
+    internal CoapMessage WithToken(ReadOnlyMemory<byte> token) => new(Type, Code, MessageId, token, _options, Payload);
+
     /// <summary>A copy (type, code, token, the same payload memory) without the options numbered <paramref name="except"/>: for the stages, which must not modify a message a handler may share.</summary>
     internal CoapMessage CopyWithout(CoapOptionNumber except) => CopyWithout(except, except);
 

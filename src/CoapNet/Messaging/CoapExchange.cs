@@ -139,17 +139,17 @@ public sealed class CoapExchange
 
         try
         {
-            // The caller's message is not modified (a handler may return a shared, cached response):
-            // the header fields go into a shallow copy that shares options and payload.
+            // The caller's message is not modified (a handler may return a shared, cached response), nor copied:
+            // the layer below writes the request's token, and a type and Message ID of its choosing, into the
+            // bytes it sends; a stage that changes the response (Observe, Block2) makes a copy of its own.
             RespondsAfterAcknowledgement = previous == 1;
-            CoapMessage wire = new(CoapMessageType.Acknowledgement, response.Code, 0, Request.Token, response.HasOptions ? response.Options : null, response.Payload);
             if (Layer is { } layer)
             {
-                layer.SendResponse(this, wire);
+                layer.SendResponse(this, response);
             }
             else
             {
-                _lower.SendResponse(this, wire);
+                _lower.SendResponse(this, response);
             }
         }
         catch (ArgumentException)
@@ -184,7 +184,7 @@ public sealed class CoapExchange
     internal int BertBlockSize => _lower.BertBlockSize(Peer);
 
     /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
-    internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message);
+    internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message, Request.Token.Length);
 
     /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)

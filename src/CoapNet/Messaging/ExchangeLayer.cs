@@ -33,7 +33,6 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     // Random bytes for tokens, drawn from the system's CSPRNG 256 at a time (see NextRandom); guarded by _gate.
     private readonly byte[] _random = new byte[256];
     private int _randomLeft;
-    private readonly byte[] _tokenPlaceholder;
     private int _disposed;
 
     public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages)
@@ -42,7 +41,6 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _time = options.TimeProvider;
         _logger = logger;
         _tokenLength = options.TokenLength;
-        _tokenPlaceholder = new byte[options.TokenLength];
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
         _receiveNext = new Action<CoapExchange>[stages.Length];
@@ -393,30 +391,15 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     /// <summary>The layer below's size check, with a token still to be assigned counted at its full length.</summary>
     private bool CheckSize(CoapPeer peer, CoapMessage request, bool throwWhenTooLarge)
     {
-        bool unassigned = request.Token.IsEmpty;
-        if (unassigned)
+        // Measured with the token it will carry: Register draws one when the request has none yet.
+        int tokenLength = request.Token.IsEmpty ? _tokenLength : request.Token.Length;
+        if (!throwWhenTooLarge)
         {
-            // Only its length counts here: one shared array of zeros stands in for the token Register draws.
-            request.Token = _tokenPlaceholder;
+            return _lower.Fits(peer, request, tokenLength);
         }
 
-        try
-        {
-            if (!throwWhenTooLarge)
-            {
-                return _lower.Fits(peer, request);
-            }
-
-            _lower.CheckSendable(peer, request);
-            return true;
-        }
-        finally
-        {
-            if (unassigned)
-            {
-                request.Token = default;
-            }
-        }
+        _lower.CheckSendable(peer, request, tokenLength);
+        return true;
     }
 
     private void Remove(ClientExchange exchange)

@@ -28,9 +28,10 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     /// <summary>
     /// Throws <see cref="ArgumentException"/> when <paramref name="message"/> can never be sent to
     /// <paramref name="peer"/> (too large for the datagram size in force, or for the peer's CSM
-    /// Max-Message-Size when already known), so callers fail fast on their own thread.
+    /// Max-Message-Size when already known), so callers fail fast on their own thread. It is measured with a
+    /// token of <paramref name="tokenLength"/> bytes: the one it will carry, which it may not hold yet.
     /// </summary>
-    void CheckSendable(CoapPeer peer, CoapMessage message);
+    void CheckSendable(CoapPeer peer, CoapMessage message, int tokenLength);
 
     /// <summary>
     /// True when <paramref name="message"/> fits one message to <paramref name="peer"/>: one datagram
@@ -38,7 +39,7 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     /// 1152 bytes while no CSM is known, RFC 8323 section 5.3.1). Block-wise transfer asks before
     /// splitting a request (RFC 7959 section 2.5).
     /// </summary>
-    bool Fits(CoapPeer peer, CoapMessage message);
+    bool Fits(CoapPeer peer, CoapMessage message, int tokenLength);
 
     /// <summary>
     /// The size of a BERT block toward <paramref name="peer"/> (RFC 8323 section 6, SZX 7): a multiple
@@ -75,8 +76,9 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
 
     /// <summary>
     /// Sends the response to a received request. <paramref name="response"/> carries the code,
-    /// token, options and payload; the layer sets the rest (piggybacked in the ACK, separate CON or
-    /// NON with a new Message ID, or a plain frame on a stream).
+    /// options and payload, and may be a handler's shared message: the layer writes the request's
+    /// token and the rest (piggybacked in the ACK, separate CON or NON with a new Message ID, or a
+    /// plain frame on a stream) into the bytes it sends, and changes nothing on the message.
     /// </summary>
     /// <exception cref="ArgumentException">The response cannot be serialized or is too large; nothing was sent.</exception>
     void SendResponse(CoapExchange exchange, CoapMessage response);
@@ -85,7 +87,8 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     /// Sends a notification (RFC 7641 section 4.2) to the observer that registered through
     /// <paramref name="registration"/>'s request (its <see cref="CoapExchange.LowerState"/> says where):
     /// over UDP a CON or NON (as <paramref name="notification"/>'s type says) with a Message ID of its
-    /// own, retransmitted until acknowledged when CON; on a stream a plain frame. Its fate goes to
+    /// own, retransmitted until acknowledged when CON; on a stream a plain frame; with the registering
+    /// request's token either way. Its fate goes to
     /// <paramref name="owner"/>.
     /// </summary>
     /// <exception cref="ArgumentException">The notification cannot be serialized or is too large; nothing was sent.</exception>

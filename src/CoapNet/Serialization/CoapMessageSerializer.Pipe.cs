@@ -86,7 +86,7 @@ public sealed partial class CoapMessageSerializer
         ArgumentNullException.ThrowIfNull(writer);
         cancellationToken.ThrowIfCancellationRequested();
         Layout layout = Measure(message);
-        WriteHead(message, layout, writer.GetSpan(layout.Head));
+        WriteHead(message, WireHeader.Of(message), layout, writer.GetSpan(layout.Head));
         writer.Advance(layout.Head);
         if (message.Payload.Length <= InlinePayloadLimit)
         {

@@ -323,7 +323,7 @@ public sealed partial class CoapMessageSerializer
         payloadWritten = layout.Total <= InlinePayloadLimit;
         count = payloadWritten ? layout.Total : layout.Head;
         byte[] buffer = ArrayPool<byte>.Shared.Rent(count);
-        WriteHead(message, layout, buffer);
+        WriteHead(message, WireHeader.Of(message), layout, buffer);
         if (payloadWritten)
         {
             message.Payload.Span.CopyTo(buffer.AsSpan(layout.Head));

@@ -13,6 +13,33 @@ public sealed partial class CoapMessageSerializer
     /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
     public int GetSerializedLength(CoapMessage message) => Measure(message).Total;
 
+    /// <summary>The length of <paramref name="message"/> sent with a token of <paramref name="tokenLength"/> bytes in place of its own.</summary>
+    internal int GetSerializedLength(CoapMessage message, int tokenLength) => Measure(message, message.Type, tokenLength).Total;
+
+    /// <summary>
+    /// Serializes <paramref name="message"/> with the header fields of <paramref name="header"/> in place of its own: a
+    /// response goes out with its request's token and a Message ID and type the layer below chose, while the message
+    /// itself (a handler's, which may be shared) is neither copied nor modified.
+    /// </summary>
+    internal byte[] Serialize(CoapMessage message, in WireHeader header)
+    {
+        Layout layout = Measure(message, header.Type, header.Token.Length);
+        byte[] bytes = GC.AllocateUninitializedArray<byte>(layout.Total);
+        WriteHead(message, header, layout, bytes);
+        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
+        return bytes;
+    }
+
+    /// <summary>Serializes <paramref name="message"/> with the header fields of <paramref name="header"/> into a buffer writer.</summary>
+    internal int Serialize(CoapMessage message, in WireHeader header, IBufferWriter<byte> writer)
+    {
+        Layout layout = Measure(message, header.Type, header.Token.Length);
+        WriteHead(message, header, layout, writer.GetSpan(layout.Head));
+        writer.Advance(layout.Head);
+        writer.Write(message.Payload.Span);
+        return layout.Total;
+    }
+
     /// <summary>Serializes a message into a new array.</summary>
     /// <param name="message">The message.</param>
     /// <returns>The bytes: one datagram, or one stream frame.</returns>
@@ -23,11 +50,8 @@ public sealed partial class CoapMessageSerializer
     /// </exception>
     public byte[] Serialize(CoapMessage message)
     {
-        Layout layout = Measure(message);
-        byte[] bytes = GC.AllocateUninitializedArray<byte>(layout.Total);
-        WriteHead(message, layout, bytes);
-        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
-        return bytes;
+        ArgumentNullException.ThrowIfNull(message);
+        return Serialize(message, WireHeader.Of(message));
     }
 
     /// <summary>Serializes a message into <paramref name="destination"/>.</summary>
@@ -60,7 +84,7 @@ public sealed partial class CoapMessageSerializer
             return false;
         }
 
-        WriteHead(message, layout, destination);
+        WriteHead(message, WireHeader.Of(message), layout, destination);
         message.Payload.Span.CopyTo(destination[layout.Head..]);
         bytesWritten = layout.Total;
         return true;
@@ -75,13 +99,17 @@ public sealed partial class CoapMessageSerializer
     public int Serialize(CoapMessage message, IBufferWriter<byte> writer)
     {
         ArgumentNullException.ThrowIfNull(writer);
-        Layout layout = Measure(message);
-        WriteHead(message, layout, writer.GetSpan(layout.Head));
-        writer.Advance(layout.Head);
+        ArgumentNullException.ThrowIfNull(message);
 
         // The payload may be larger than any one buffer the writer hands out; Write spans segments.
-        writer.Write(message.Payload.Span);
-        return layout.Total;
+        return Serialize(message, WireHeader.Of(message), writer);
+    }
+
+    /// <summary>The header fields a message goes out with (type and Message ID on datagrams only, and the token).</summary>
+    internal readonly record struct WireHeader(CoapMessageType Type, ushort MessageId, ReadOnlyMemory<byte> Token)
+    {
+        /// <summary>The message's own.</summary>
+        public static WireHeader Of(CoapMessage message) => new(message.Type, message.MessageId, message.Token);
     }
 
     /// <summary>Sizes of a serialized message: everything before the payload (Head) and the total.</summary>
@@ -90,7 +118,11 @@ public sealed partial class CoapMessageSerializer
     private Layout Measure(CoapMessage message)
     {
         ArgumentNullException.ThrowIfNull(message);
-        int tokenLength = message.Token.Length;
+        return Measure(message, message.Type, message.Token.Length);
+    }
+
+    private Layout Measure(CoapMessage message, CoapMessageType type, int tokenLength)
+    {
         int payloadLength = message.Payload.Length;
         long optionsLength = message.HasOptions ? MeasureOptions(message.Options) : 0;
 
@@ -104,9 +136,9 @@ public sealed partial class CoapMessageSerializer
         long head;
         if (Framing == CoapFraming.Datagram)
         {
-            if ((uint)message.Type > 3)
+            if ((uint)type > 3)
             {
-                throw new ArgumentException($"Message type {message.Type} is not CON, NON, ACK or RST.", nameof(message));
+                throw new ArgumentException($"Message type {type} is not CON, NON, ACK or RST.", nameof(message));
             }
 
             head = 4 + tokenLength;
@@ -159,16 +191,16 @@ public sealed partial class CoapMessageSerializer
     private static int ExtendedSize(int value) => value < 13 ? 0 : value < 269 ? 1 : 2;
 
     /// <summary>Writes header, token, options and (when there is a payload) the marker: layout.Head bytes.</summary>
-    private void WriteHead(CoapMessage message, in Layout layout, Span<byte> destination)
+    private void WriteHead(CoapMessage message, in WireHeader header, in Layout layout, Span<byte> destination)
     {
         int position;
-        int tokenLength = message.Token.Length;
+        int tokenLength = header.Token.Length;
         if (Framing == CoapFraming.Datagram)
         {
             // RFC 7252 section 3: Ver = 1, T, TKL | Code | Message ID.
-            destination[0] = (byte)(0x40 | ((int)message.Type << 4) | tokenLength);
+            destination[0] = (byte)(0x40 | ((int)header.Type << 4) | tokenLength);
             destination[1] = message.Code.Value;
-            BinaryPrimitives.WriteUInt16BigEndian(destination[2..], message.MessageId);
+            BinaryPrimitives.WriteUInt16BigEndian(destination[2..], header.MessageId);
             position = 4;
         }
         else
@@ -198,7 +230,7 @@ public sealed partial class CoapMessageSerializer
             destination[position++] = message.Code.Value;
         }
 
-        message.Token.Span.CopyTo(destination[position..]);
+        header.Token.Span.CopyTo(destination[position..]);
         position += tokenLength;
         if (message.HasOptions)
         {

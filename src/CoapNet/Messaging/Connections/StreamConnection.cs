@@ -246,7 +246,7 @@ internal sealed class StreamConnection
 
     /// <summary>Sends the response to a request received on this connection.</summary>
     /// <exception cref="ArgumentException">The response exceeds the peer's Max-Message-Size; nothing was sent.</exception>
-    public void SendResponse(CoapMessage response, int size)
+    public void SendResponse(CoapMessage response, ReadOnlyMemory<byte> token, int size)
     {
         lock (_gate)
         {
@@ -263,7 +263,7 @@ internal sealed class StreamConnection
 
             if (_state != State.Closed)
             {
-                Enqueue(new Outgoing(response, null, null));
+                Enqueue(new Outgoing(response, null, null, token));
             }
         }
 
@@ -272,7 +272,7 @@ internal sealed class StreamConnection
 
     /// <summary>Queues a notification (RFC 7641 over RFC 8323 section 7.1: a plain frame); false when the connection is closed.</summary>
     /// <exception cref="ArgumentException">Larger than the peer's Max-Message-Size.</exception>
-    public bool TrySendNotification(CoapMessage notification, int size)
+    public bool TrySendNotification(CoapMessage notification, ReadOnlyMemory<byte> token, int size)
     {
         lock (_gate)
         {
@@ -286,7 +286,7 @@ internal sealed class StreamConnection
                 return false;
             }
 
-            Enqueue(new Outgoing(notification, null, null));
+            Enqueue(new Outgoing(notification, null, null, token));
             return true;
         }
     }
@@ -448,8 +448,12 @@ internal sealed class StreamConnection
                     }
 
                     // Logged before the write: the answer may arrive (and be logged) before the flush returns.
-                    Log.Sent(_layer.Logger, Peer, item.Message);
-                    if (!await channel.WriteAsync(item.Message).ConfigureAwait(false))
+                    if (_layer.Logger.IsEnabled(Microsoft.Extensions.Logging.LogLevel.Debug))
+                    {
+                        Log.Sent(_layer.Logger, Peer, item.Token is { } token ? item.Message.WithToken(token) : item.Message);
+                    }
+
+                    if (!await channel.WriteAsync(item.Message, item.Token).ConfigureAwait(false))
                     {
                         if (IsClosed)
                         {
@@ -816,7 +820,8 @@ internal sealed class StreamConnection
     }
 
     /// <summary>A frame waiting for the write loop: a message, and the request or Ping it belongs to.</summary>
-    private readonly record struct Outgoing(CoapMessage Message, OutgoingRequest? Request, PongWaiter? Pong);
+    /// <summary>A frame to write: the message, with <paramref name="Token"/> in place of its own token when set (a response: its request's).</summary>
+    private readonly record struct Outgoing(CoapMessage Message, OutgoingRequest? Request, PongWaiter? Pong, ReadOnlyMemory<byte>? Token = null);
 
     private readonly record struct HeldRequest(OutgoingRequest Request, int Size);
 

@@ -164,10 +164,10 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
-    public void CheckSendable(CoapPeer peer, CoapMessage message)
+    public void CheckSendable(CoapPeer peer, CoapMessage message, int tokenLength)
     {
         ArgumentNullException.ThrowIfNull(peer);
-        int size = CoapStreamChannel.MeasureForSend(message);
+        int size = CoapStreamChannel.MeasureForSend(message, tokenLength);
 
         // Before the peer's CSM its limit is not known yet; the request is held and checked when it arrives.
         StreamConnection? connection;
@@ -193,7 +193,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
-    public bool Fits(CoapPeer peer, CoapMessage message)
+    public bool Fits(CoapPeer peer, CoapMessage message, int tokenLength)
     {
         ArgumentNullException.ThrowIfNull(peer);
         StreamConnection? connection;
@@ -203,7 +203,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         }
 
         // Before the peer's CSM (or any connection) its limit is the base value (RFC 8323 section 5.3.1).
-        return CoapStreamChannel.MeasureForSend(message) <= (connection?.PeerMaxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
+        return CoapStreamChannel.MeasureForSend(message, tokenLength) <= (connection?.PeerMaxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
     }
 
     /// <inheritdoc/>
@@ -268,7 +268,9 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         ArgumentNullException.ThrowIfNull(exchange);
         ArgumentNullException.ThrowIfNull(response);
         StreamConnection connection = (StreamConnection)exchange.LowerState!;
-        connection.SendResponse(response, CoapStreamChannel.MeasureForSend(response));
+        // A handler's message, perhaps shared: it goes out with its request's token, written into the frame, not set on it.
+        ReadOnlyMemory<byte> token = exchange.Request.Token;
+        connection.SendResponse(response, token, CoapStreamChannel.MeasureForSend(response, token.Length));
     }
 
     /// <inheritdoc/>
@@ -279,7 +281,8 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         StreamConnection connection = (StreamConnection)registration.LowerState!;
 
         // RFC 8323 section 7.1: no CON/NON on a stream; the connection itself tells whether the observer is there.
-        if (connection.TrySendNotification(notification, CoapStreamChannel.MeasureForSend(notification)))
+        ReadOnlyMemory<byte> token = registration.Request.Token;
+        if (connection.TrySendNotification(notification, token, CoapStreamChannel.MeasureForSend(notification, token.Length)))
         {
             owner.OnDelivered();
         }

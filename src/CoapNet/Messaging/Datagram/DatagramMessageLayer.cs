@@ -95,17 +95,17 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <inheritdoc/>
-    public void CheckSendable(CoapPeer peer, CoapMessage message) => _channels.CheckSendable(message);
+    public void CheckSendable(CoapPeer peer, CoapMessage message, int tokenLength) => _channels.CheckSendable(message, tokenLength);
 
     /// <inheritdoc/>
     public int BertBlockSize(CoapPeer peer) => 0;
 
     /// <inheritdoc/>
-    public bool Fits(CoapPeer peer, CoapMessage message)
+    public bool Fits(CoapPeer peer, CoapMessage message, int tokenLength)
     {
         try
         {
-            _channels.CheckSendable(message);
+            _channels.CheckSendable(message, tokenLength);
             return true;
         }
         catch (ArgumentException)
@@ -158,35 +158,35 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void SendResponse(CoapExchange exchange, CoapMessage response)
     {
+        // The response is a handler's message, which may be shared: it goes out with its request's token and the type
+        // and Message ID chosen here, written straight into the datagram (the message is neither copied nor changed).
         DatagramChannel channel = (DatagramChannel)exchange.LowerState!;
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
         {
             // RFC 7252 section 5.2.1: piggybacked in the ACK, with the request's Message ID.
-            response.Type = CoapMessageType.Acknowledgement;
-            response.MessageId = exchange.Request.MessageId;
-            byte[] bytes = channel.Encode(response);
+            byte[] bytes = channel.Encode(response, new(CoapMessageType.Acknowledgement, exchange.Request.MessageId, exchange.Request.Token));
             Settle(exchange, bytes);
-            SendRaw(channel, bytes, response);
+            SendRaw(channel, bytes, null);
             return;
         }
 
         // RFC 7252 section 5.2.2 and 5.2.3: a separate response is CON (for a CON request, retransmitted
         // until acknowledged) or NON, with a Message ID of our own.
-        response.Type = confirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
+        CoapMessageType type = confirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
         byte[] datagram;
         lock (_gate)
         {
             _unanswered?.Remove(exchange);
-            response.MessageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
-            datagram = channel.Encode(response);
+            ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
+            datagram = channel.Encode(response, new(type, messageId, exchange.Request.Token));
             if (confirmable)
             {
-                StartTransmission(new MessageKey(channel.Peer, response.MessageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, response.MessageId));
+                StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId));
             }
         }
 
-        SendRaw(channel, datagram, response);
+        SendRaw(channel, datagram, null);
     }
 
     /// <inheritdoc/>
@@ -199,9 +199,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         lock (_gate)
         {
             long now = _time.GetTimestamp();
-            notification.MessageId = _peers.GetOrCreate(channel.Peer, now).NextMessageId();
-            datagram = channel.Encode(notification);
-            MessageKey key = new(channel.Peer, notification.MessageId);
+            ushort messageId = _peers.GetOrCreate(channel.Peer, now).NextMessageId();
+            datagram = channel.Encode(notification, new(notification.Type, messageId, registration.Request.Token));
+            MessageKey key = new(channel.Peer, messageId);
             if (confirmable)
             {
                 StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner));
@@ -213,7 +213,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             }
         }
 
-        SendRaw(channel, datagram, notification);
+        SendRaw(channel, datagram, null);
         if (!confirmable)
         {
             owner.OnDelivered();
