@@ -819,8 +819,10 @@ internal sealed class StreamConnection
         drained?.TrySetResult();
     }
 
-    /// <summary>A frame waiting for the write loop: a message, and the request or Ping it belongs to.</summary>
-    /// <summary>A frame to write: the message, with <paramref name="Token"/> in place of its own token when set (a response: its request's).</summary>
+    /// <summary>
+    /// A frame waiting for the write loop: a message, the request or Ping it belongs to, and the token it goes out
+    /// with when not its own (a response echoes its request's, RFC 8323 section 3.3).
+    /// </summary>
     private readonly record struct Outgoing(CoapMessage Message, OutgoingRequest? Request, PongWaiter? Pong, ReadOnlyMemory<byte>? Token = null);
 
     private readonly record struct HeldRequest(OutgoingRequest Request, int Size);

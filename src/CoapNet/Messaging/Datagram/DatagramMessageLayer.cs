@@ -158,8 +158,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void SendResponse(CoapExchange exchange, CoapMessage response)
     {
-        // The response is a handler's message, which may be shared: it goes out with its request's token and the type
-        // and Message ID chosen here, written straight into the datagram (the message is neither copied nor changed).
+        // The response is a handler's message, which may be shared: it goes out with its request's token (RFC 7252
+        // section 5.3.1) and the type and Message ID chosen here, written straight into the datagram (the message is
+        // neither copied nor changed).
         DatagramChannel channel = (DatagramChannel)exchange.LowerState!;
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
