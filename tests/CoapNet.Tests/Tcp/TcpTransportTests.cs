@@ -100,18 +100,25 @@ public sealed class TcpTransportTests
         await peer.ConnectAsync(listener.LocalEndPoint);
         await using TransportConnection server = (await accepting)!;
 
-        // Write until a flush has to wait: the peer reads nothing, so the kernel buffers fill, then our pipe.
+        // Write until a flush has to wait: the peer reads nothing, so the kernel buffers fill, then our pipe. A flush
+        // that waits may still be released while the transport moves bytes into kernel buffers that have room left;
+        // once one stays waiting for half a second the buffers are full, and only the abort below can release it.
         byte[] chunk = new byte[8 * 1024];
         long written = 0;
-        ValueTask<FlushResult> flushing;
+        Task<FlushResult> stuck;
         while (true)
         {
             server.Transport.Output.Write(chunk);
             written += chunk.Length;
-            flushing = server.Transport.Output.FlushAsync();
+            ValueTask<FlushResult> flushing = server.Transport.Output.FlushAsync();
             if (!flushing.IsCompleted)
             {
-                break;
+                Task<FlushResult> waiting = flushing.AsTask();
+                if (await Task.WhenAny(waiting, Task.Delay(500)) != waiting)
+                {
+                    stuck = waiting;
+                    break;
+                }
             }
 
             written.Should().BeLessThan(256L * 1024 * 1024, "back-pressure must stop the writer long before this");
@@ -122,7 +129,7 @@ public sealed class TcpTransportTests
         // An abort releases the waiting writer: its flush ends as completed, canceled, or with the abort's reason.
         try
         {
-            FlushResult released = await flushing;
+            FlushResult released = await stuck;
             (released.IsCompleted || released.IsCanceled).Should().BeTrue();
         }
         catch (IOException exception)
