@@ -106,7 +106,8 @@ internal sealed class DeduplicationCache
         }
     }
 
-    private bool IsLive(Ticket ticket) => ticket.Index < _slotsUsed && _slots[ticket.Index].Generation == ticket.Generation && _slots[ticket.Index].InUse;
+    // Freeing a slot moves its generation on, so a ticket names a live entry exactly while the generations agree.
+    private bool IsLive(Ticket ticket) => ticket.Index < _slotsUsed && _slots[ticket.Index].Generation == ticket.Generation;
 
     private Queue<Ticket> QueueFor(long lifetimeTicks)
     {
@@ -144,7 +145,6 @@ internal sealed class DeduplicationCache
         ref Slot slot = ref _slots[index];
         slot.Key = key;
         slot.ExpiresAt = expiresAt;
-        slot.InUse = true;
         return index;
     }
 
@@ -153,7 +153,6 @@ internal sealed class DeduplicationCache
     {
         ref Slot slot = ref _slots[index];
         slot.Generation++;
-        slot.InUse = false;
         slot.Key = default;
         slot.Reply = null;
         slot.Exchange = null;
@@ -165,10 +164,16 @@ internal sealed class DeduplicationCache
     {
         foreach ((long _, Queue<Ticket> queue) in _queues)
         {
-            while (queue.TryPeek(out Ticket oldest) && (!IsLive(oldest) || _slots[oldest.Index].ExpiresAt <= now))
+            while (queue.TryPeek(out Ticket oldest))
             {
+                bool live = IsLive(oldest);
+                if (live && _slots[oldest.Index].ExpiresAt > now)
+                {
+                    break;
+                }
+
                 queue.Dequeue();
-                if (IsLive(oldest))
+                if (live)
                 {
                     _index.Remove(_slots[oldest.Index].Key);
                     Free(oldest.Index);
@@ -229,7 +234,6 @@ internal sealed class DeduplicationCache
         public long ExpiresAt;
         public int Generation;
         public int NextFree;
-        public bool InUse;
 
         /// <summary>The ACK, RST or piggybacked response sent for the message, replayed for duplicates.</summary>
         public byte[]? Reply;
