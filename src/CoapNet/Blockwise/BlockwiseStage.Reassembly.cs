@@ -272,7 +272,7 @@ internal sealed partial class BlockwiseStage
         StringBuilder key = new();
         key.Append(exchange.Peer.ToString()).Append('|').Append(request.Code.Value.ToString(CultureInfo.InvariantCulture))
             .Append('|').Append(request.UriPath).Append('?').Append(request.UriQuery);
-        foreach (CoapOptionEntry option in request.Options.AsSpan())
+        foreach (CoapOptionEntry option in request.ReadOptions())
         {
             if (option.Number == CoapOptionNumber.RequestTag)
             {

@@ -93,3 +93,13 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// <returns>The text.</returns>
     public override string ToString() => $"{Scheme}://{EndPoint}";
 }
+
+/// <summary>Where a received request came from and where its answer goes: a datagram channel, or a stream connection.</summary>
+internal interface IPeerChannel
+{
+    /// <summary>The peer at the other end.</summary>
+    CoapPeer Peer { get; }
+
+    /// <summary>The message layer that answers requests received this way.</summary>
+    Messaging.IMessageLayer Layer { get; }
+}

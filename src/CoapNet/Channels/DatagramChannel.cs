@@ -9,20 +9,25 @@ namespace CoapNet.Channels;
 /// One path to a peer over a datagram transport: the transport's socket and the peer's address.
 /// A frame is a whole datagram (RFC 7252 section 3), so encoding is one exactly sized array.
 /// </summary>
-internal sealed class DatagramChannel
+internal sealed class DatagramChannel : IPeerChannel
 {
     private readonly IDatagramTransport _transport;
     private readonly CoapMessageSerializer _serializer;
+    private readonly DatagramChannels _owner;
 
-    public DatagramChannel(IDatagramTransport transport, CoapMessageSerializer serializer, CoapPeer peer)
+    public DatagramChannel(IDatagramTransport transport, CoapMessageSerializer serializer, CoapPeer peer, DatagramChannels owner)
     {
         _transport = transport;
         _serializer = serializer;
         Peer = peer;
+        _owner = owner;
     }
 
     /// <summary>Who is on the other side.</summary>
     public CoapPeer Peer { get; }
+
+    /// <summary>The message layer the channels deliver to, which answers the requests that came this way.</summary>
+    public Messaging.IMessageLayer Layer => _owner.Layer;
 
     /// <summary>Serializes <paramref name="message"/> into a new datagram.</summary>
     /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
@@ -32,10 +37,14 @@ internal sealed class DatagramChannel
     /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
     public byte[] Encode(CoapMessage message, in CoapMessageSerializer.WireHeader header) => _serializer.Serialize(message, header);
 
+    /// <summary>Like <see cref="Encode(CoapMessage, in CoapMessageSerializer.WireHeader)"/>, into a pooled array the caller returns to <see cref="System.Buffers.ArrayPool{T}.Shared"/>.</summary>
+    /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>
+    public byte[] EncodeRented(CoapMessage message, in CoapMessageSerializer.WireHeader header, out int length) => _serializer.SerializeRented(message, header, out length);
+
     /// <summary>Sends one datagram to the peer.</summary>
     /// <exception cref="System.Net.Sockets.SocketException">The network refused it.</exception>
     /// <exception cref="ObjectDisposedException">The transport is closed.</exception>
-    public void Send(byte[] datagram) => _transport.Send(datagram, Peer.EndPoint);
+    public void Send(ReadOnlySpan<byte> datagram) => _transport.Send(datagram, Peer.EndPoint);
 }
 
 /// <summary>What the datagram channels hand received messages to: the datagram message layer.</summary>
@@ -62,6 +71,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
     private readonly CoapMessageSerializer _sendSerializer;
     private readonly Dictionary<IPEndPoint, DatagramChannel> _channels = [];
     private IDatagramChannelReceiver? _receiver;
+    private Messaging.IMessageLayer? _layer;
 
     public DatagramChannels(IDatagramTransport transport, int maxMessageSize, int maxOptionCount)
     {
@@ -81,10 +91,16 @@ internal sealed class DatagramChannels : IDatagramReceiver
     /// <summary>Throws <see cref="ArgumentException"/> when <paramref name="message"/>, with a token of <paramref name="tokenLength"/> bytes, cannot be sent as one datagram.</summary>
     public void CheckSendable(CoapMessage message, int tokenLength) => _sendSerializer.GetSerializedLength(message, tokenLength);
 
-    /// <summary>Starts receiving into <paramref name="receiver"/>.</summary>
-    public void Start(IDatagramChannelReceiver receiver)
+    /// <summary>The message layer that receives from these channels; set by <see cref="Start"/>.</summary>
+    /// <exception cref="InvalidOperationException">Receiving has not started.</exception>
+    public Messaging.IMessageLayer Layer => _layer ?? throw new InvalidOperationException("The channels are not started.");
+
+    /// <summary>Starts receiving into <paramref name="receiver"/>, the message layer above.</summary>
+    public void Start<TReceiver>(TReceiver receiver)
+        where TReceiver : IDatagramChannelReceiver, Messaging.IMessageLayer
     {
         _receiver = receiver;
+        _layer = receiver;
         _transport.Start(this);
     }
 
@@ -131,7 +147,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
             _channels.Clear();
         }
 
-        DatagramChannel channel = new(_transport, _sendSerializer, peer);
+        DatagramChannel channel = new(_transport, _sendSerializer, peer, this);
         _channels[peer.EndPoint] = channel;
         return channel;
     }

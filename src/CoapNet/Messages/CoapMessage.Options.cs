@@ -150,7 +150,7 @@ public sealed partial class CoapMessage
 
     /// <summary>The Uri-Path segments, in order.</summary>
     /// <returns>The segments; empty for the root path.</returns>
-    public string[] GetUriPathSegments() => _options?.GetStrings(CoapOptionNumber.UriPath) ?? [];
+    public string[] GetUriPathSegments() => GetStrings(CoapOptionNumber.UriPath);
 
     /// <summary>Replaces the Uri-Path with <paramref name="segments"/>, each one Uri-Path option, taken literally.</summary>
     /// <param name="segments">The segments.</param>
@@ -167,40 +167,102 @@ public sealed partial class CoapMessage
 
     /// <summary>The Uri-Query arguments, in order.</summary>
     /// <returns>The arguments; empty when there is none.</returns>
-    public string[] GetUriQueryArguments() => _options?.GetStrings(CoapOptionNumber.UriQuery) ?? [];
+    public string[] GetUriQueryArguments() => GetStrings(CoapOptionNumber.UriQuery);
 
     /// <summary>Every ETag option value of valid length (1 to 8 bytes), in order.</summary>
     /// <returns>The ETags.</returns>
     public ReadOnlyMemory<byte>[] GetETags()
     {
-        if (_options is null)
-        {
-            return [];
-        }
-
         // RFC 7252 section 5.4.3: an ETag of invalid length is an unrecognized elective option, so it is skipped.
-        ReadOnlySpan<CoapOptionEntry> all = _options.GetAll(CoapOptionNumber.ETag);
-        List<ReadOnlyMemory<byte>> tags = new(all.Length);
-        foreach (CoapOptionEntry entry in all)
+        List<ReadOnlyMemory<byte>>? tags = null;
+        foreach (CoapOptionEntry entry in ReadOptions())
         {
-            if (entry.HasValidLength)
+            if (entry.Number == CoapOptionNumber.ETag && entry.HasValidLength)
             {
-                tags.Add(entry.Value);
+                (tags ??= []).Add(entry.Value);
+            }
+            else if (entry.Number > CoapOptionNumber.ETag)
+            {
+                break;
             }
         }
 
-        return [.. tags];
+        return tags is null ? [] : [.. tags];
     }
 
     private bool TryGetValid(CoapOptionNumber number, out CoapOptionEntry entry)
     {
-        if (_options is not null && _options.TryGet(number, out entry) && entry.HasValidLength)
+        if (TryGetFirst(number, out entry) && entry.HasValidLength)
         {
             return true;
         }
 
         entry = default;
         return false;
+    }
+
+    /// <summary>The first option with <paramref name="number"/>, read without creating the collection.</summary>
+    private bool TryGetFirst(CoapOptionNumber number, out CoapOptionEntry entry)
+    {
+        if (_options is { } options)
+        {
+            return options.TryGet(number, out entry);
+        }
+
+        foreach (CoapOptionEntry option in ReadOptions())
+        {
+            if (option.Number >= number)
+            {
+                entry = option;
+                return option.Number == number;
+            }
+        }
+
+        entry = default;
+        return false;
+    }
+
+    /// <summary>The values of every option with <paramref name="number"/> as UTF-8 strings, read without creating the collection.</summary>
+    private string[] GetStrings(CoapOptionNumber number)
+    {
+        if (_options is { } options)
+        {
+            return options.GetStrings(number);
+        }
+
+        int count = 0;
+        foreach (CoapOptionEntry option in ReadOptions())
+        {
+            if (option.Number == number)
+            {
+                count++;
+            }
+            else if (option.Number > number)
+            {
+                break;
+            }
+        }
+
+        if (count == 0)
+        {
+            return [];
+        }
+
+        string[] strings = new string[count];
+        int i = 0;
+        foreach (CoapOptionEntry option in ReadOptions())
+        {
+            if (option.Number == number)
+            {
+                strings[i++] = option.GetString();
+                if (i == count)
+                {
+                    break;
+                }
+            }
+        }
+
+        return strings;
     }
 
     private uint? GetUInt(CoapOptionNumber number)
@@ -223,15 +285,15 @@ public sealed partial class CoapMessage
         {
             Options.Set(number, v);
         }
-        else
+        else if (TryGetFirst(number, out _))
         {
-            _options?.RemoveAll(number);
+            Options.RemoveAll(number);
         }
     }
 
     private string JoinStrings(CoapOptionNumber number, char separator, string prefix, string whenAbsent)
     {
-        string[] parts = _options?.GetStrings(number) ?? [];
+        string[] parts = GetStrings(number);
         return parts.Length == 0 ? whenAbsent : prefix + string.Join(separator, parts);
     }
 

@@ -12,26 +12,26 @@ namespace CoapNet.Messaging;
 /// <remarks>Thread-safe: the handler may answer from any thread, once.</remarks>
 public sealed class CoapExchange
 {
-    private readonly IMessageLayer _lower;
-    private int _state; // 0 new, 1 accepted (empty ACK sent), 2 responded
+    // Every request allocates an exchange, so it is kept to 56 bytes (issue 11): the state says in one int whether the
+    // response followed an empty ACK, and the arrival time is a 32-bit count of microseconds.
+    private const int New = 0, Accepted = 1, Responded = 2, RespondedAfterAcknowledgement = 3;
+    private int _state;
 
-    // What only some requests need (a trace, Observe, an upload, a stream body), in an object of its own made on
-    // first use: every request allocates an exchange, and these six fields were a third of it (issue 11).
+    // What only some requests need (a trace, metrics, Observe, an upload, a stream body, route values), in an object of
+    // its own made on first use: every request allocates an exchange, so it holds only what every request uses (issue 11).
     private Extras? _extras;
 
-    internal CoapExchange(IMessageLayer lower, CoapMessage request, CoapPeer peer, object? lowerState)
+    internal CoapExchange(CoapMessage request, IPeerChannel channel)
     {
-        _lower = lower;
         Request = request;
-        Peer = peer;
-        LowerState = lowerState;
+        LowerState = channel;
     }
 
     /// <summary>The request (for an upload that arrived in Block1 blocks, the whole reassembled request, RFC 7959 section 2.5).</summary>
     public CoapMessage Request { get; private set; }
 
     /// <summary>Who sent it: transport, address and security context.</summary>
-    public CoapPeer Peer { get; }
+    public CoapPeer Peer => LowerState.Peer;
 
     /// <summary>The sender's address (<see cref="CoapPeer.EndPoint"/> of <see cref="Peer"/>).</summary>
     public IPEndPoint RemoteEndPoint => Peer.EndPoint;
@@ -40,22 +40,29 @@ public sealed class CoapExchange
     public bool IsConfirmable => Request.Type == CoapMessageType.Confirmable && !Peer.IsReliable;
 
     /// <summary>True once an empty ACK was sent, so the response will be separate.</summary>
-    public bool IsAccepted => Volatile.Read(ref _state) == 1;
+    public bool IsAccepted => Volatile.Read(ref _state) == Accepted;
 
     /// <summary>True once a response was sent.</summary>
-    public bool HasResponded => Volatile.Read(ref _state) == 2;
+    public bool HasResponded => Volatile.Read(ref _state) >= Responded;
 
-    /// <summary>The layer below's per-request state (the channel over UDP, the connection over TCP).</summary>
-    internal object? LowerState { get; }
+    /// <summary>Where the request came from and the answer goes: the channel over UDP, the connection over TCP (each knows its message layer).</summary>
+    internal IPeerChannel LowerState { get; }
 
     /// <summary>The layer below's number for this request (over UDP, its deduplication entry, where the reply is recorded for duplicates).</summary>
     internal long LowerTicket { get; init; }
 
     /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
-    internal bool RespondsAfterAcknowledgement { get; private set; }
+    internal bool RespondsAfterAcknowledgement => Volatile.Read(ref _state) == RespondedAfterAcknowledgement;
 
     /// <summary>When the server admitted the request (<see cref="System.Diagnostics.Stopwatch"/> ticks), for its duration metric.</summary>
-    internal long ArrivedAt { get; set; }
+    /// <remarks>Microseconds of <see cref="System.Diagnostics.Stopwatch"/> time, wrapping every 71 minutes: <see cref="ElapsedSinceArrival"/> is right for any request answered within that.</remarks>
+    internal uint ArrivedAt { get; private set; }
+
+    /// <summary>Notes the time the server admitted the request.</summary>
+    internal void MarkArrival() => ArrivedAt = Microseconds(System.Diagnostics.Stopwatch.GetTimestamp());
+
+    /// <summary>The time since <see cref="MarkArrival"/>.</summary>
+    internal TimeSpan ElapsedSinceArrival => TimeSpan.FromMicroseconds(unchecked(Microseconds(System.Diagnostics.Stopwatch.GetTimestamp()) - ArrivedAt));
 
     /// <summary>The server's activity for this request, when something listens.</summary>
     internal System.Diagnostics.Activity? Activity
@@ -64,8 +71,26 @@ public sealed class CoapExchange
         set => SetExtra(value, static (extras, v) => extras.Activity = v);
     }
 
-    /// <summary>The template of the route that matched, for metrics; null before routing or when none did.</summary>
-    internal string? Route { get; set; }
+    /// <summary>The template of the route that matched, for metrics and traces (set only when something listens); null before routing or when none did.</summary>
+    internal string? Route
+    {
+        get => _extras?.Route;
+        set => SetExtra(value, static (extras, v) => extras.Route = v);
+    }
+
+    /// <summary>The values the route's parameters captured; null when it has none.</summary>
+    internal Dictionary<string, string>? RouteValues
+    {
+        get => _extras?.RouteValues;
+        set => SetExtra(value, static (extras, v) => extras.RouteValues = v);
+    }
+
+    /// <summary>The Uri-Query arguments, decoded once when a handler first asks for one.</summary>
+    internal string[]? QueryArguments
+    {
+        get => _extras?.QueryArguments;
+        set => SetExtra(value, static (extras, v) => extras.QueryArguments = v);
+    }
 
     /// <summary>A stage's note on this exchange (block-wise: the Block1 option its response echoes after a reassembled upload).</summary>
     internal object? StageState
@@ -74,8 +99,8 @@ public sealed class CoapExchange
         set => SetExtra(value, static (extras, v) => extras.StageState = v);
     }
 
-    /// <summary>The stages the response passes on its way down; set by the exchange layer.</summary>
-    internal ExchangeLayer? Layer { get; set; }
+    /// <summary>The stages the response passes on its way down: the layer above the one that made the exchange, when it has stages.</summary>
+    internal ExchangeLayer? Layer => LowerState.Layer.Upper is ExchangeLayer { HasStages: true } layer ? layer : null;
 
     /// <summary>What the request observes when it registers (the server's route), set by routing when the resource is observable (RFC 7641).</summary>
     internal object? ObserveTarget
@@ -93,10 +118,7 @@ public sealed class CoapExchange
 
     /// <summary>An exchange for one notification of <paramref name="observation"/>: the registering request again, answered toward the same observer.</summary>
     internal CoapExchange ForNotification(Observe.Observation observation)
-        => new(_lower, Request, Peer, LowerState) { LowerTicket = LowerTicket, Layer = Layer, Notification = observation, ObserveTarget = observation.Target };
-
-    /// <summary>The handler the exchange layer read when the request arrived, called once it has passed the stages.</summary>
-    internal CoapRequestHandler? Handler { get; set; }
+        => new(Request, LowerState) { LowerTicket = LowerTicket, Notification = observation, ObserveTarget = observation.Target };
 
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
@@ -106,12 +128,12 @@ public sealed class CoapExchange
     /// </summary>
     public void Accept()
     {
-        if (!IsConfirmable || Interlocked.CompareExchange(ref _state, 1, 0) != 0)
+        if (!IsConfirmable || Interlocked.CompareExchange(ref _state, Accepted, New) != New)
         {
             return;
         }
 
-        _lower.Acknowledge(this);
+        LowerState.Layer.Acknowledge(this);
     }
 
     /// <summary>
@@ -131,9 +153,10 @@ public sealed class CoapExchange
             throw new ArgumentException($"{response.Code} is not a response code.", nameof(response));
         }
 
-        int previous = Interlocked.Exchange(ref _state, 2);
-        if (previous == 2)
+        int previous = Interlocked.Exchange(ref _state, Responded);
+        if (previous >= Responded)
         {
+            Volatile.Write(ref _state, previous);
             throw new InvalidOperationException("This exchange was already answered.");
         }
 
@@ -142,14 +165,19 @@ public sealed class CoapExchange
             // The caller's message is not modified (a handler may return a shared, cached response), nor copied:
             // the layer below writes the request's token, and a type and Message ID of its choosing, into the
             // bytes it sends; a stage that changes the response (Observe, Block2) makes a copy of its own.
-            RespondsAfterAcknowledgement = previous == 1;
+            if (previous == Accepted)
+            {
+                // Nothing else changes a responded state, so a plain write: the layer below reads it while sending.
+                Volatile.Write(ref _state, RespondedAfterAcknowledgement);
+            }
+
             if (Layer is { } layer)
             {
                 layer.SendResponse(this, response);
             }
             else
             {
-                _lower.SendResponse(this, response);
+                LowerState.Layer.SendResponse(this, response);
             }
         }
         catch (ArgumentException)
@@ -181,22 +209,26 @@ public sealed class CoapExchange
     }
 
     /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available.</summary>
-    internal int BertBlockSize => _lower.BertBlockSize(Peer);
+    internal int BertBlockSize => LowerState.Layer.BertBlockSize(Peer);
 
     /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
-    internal bool FitsOneMessage(CoapMessage message) => _lower.Fits(Peer, message, Request.Token.Length);
+    internal bool FitsOneMessage(CoapMessage message) => LowerState.Layer.Fits(Peer, message, Request.Token.Length);
 
     /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)
     {
         if (Notification is { } observation)
         {
-            _lower.SendNotification(this, wire, observation);
+            LowerState.Layer.SendNotification(this, wire, observation);
             return;
         }
 
-        _lower.SendResponse(this, wire);
+        LowerState.Layer.SendResponse(this, wire);
     }
+
+    private static uint Microseconds(long timestamp) => unchecked((uint)(timestamp / TicksPerMicrosecond));
+
+    private static readonly long TicksPerMicrosecond = Math.Max(1, System.Diagnostics.Stopwatch.Frequency / 1_000_000);
 
     /// <summary>Sets a field of <see cref="Extras"/>; a null value where nothing was set allocates nothing.</summary>
     private void SetExtra<T>(T? value, Action<Extras, T?> set)
@@ -225,5 +257,8 @@ public sealed class CoapExchange
         public Observe.Observation? Notification;
         public int? ResponseBlockSize;
         public Stream? ResponseBody;
+        public string? Route;
+        public Dictionary<string, string>? RouteValues;
+        public string[]? QueryArguments;
     }
 }

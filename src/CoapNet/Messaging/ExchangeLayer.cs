@@ -21,6 +21,9 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly TimeSpan _responseTimeout;
     private readonly CoapStage[] _stages;
 
+    /// <summary>True when requests and responses pass through stages (block-wise, Observe) here.</summary>
+    internal bool HasStages => _stages.Length > 0;
+
     // The continuation each stage calls, built once: a lambda per request and stage cost two allocations
     // (closure and delegate) per stage on each of the four paths, a quarter of a request's bytes (issue 11).
     private readonly Action<CoapExchange>[] _receiveNext;
@@ -110,8 +113,6 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
         if (_stages.Length > 0)
         {
-            exchange.Layer = this;
-            exchange.Handler = handler;
             ReceiveThroughStages(_stages.Length - 1, exchange);
             return;
         }
@@ -208,10 +209,9 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             return null;
         }
 
-        ReadOnlySpan<CoapOptionEntry> options = response.Options.AsSpan();
-        for (int i = 0; i < options.Length; i++)
+        foreach (CoapOptionEntry option in response.ReadOptions())
         {
-            CoapOptionNumber number = options[i].Number;
+            CoapOptionNumber number = option.Number;
             if (number.IsCritical() && !IsProcessed(number))
             {
                 return number;
@@ -264,7 +264,16 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     {
         if (index < 0)
         {
-            Invoke(exchange.Handler!, exchange);
+            // Read again rather than kept on every exchange: an endpoint's handler is set once, before it starts.
+            if (RequestHandler is { } handler)
+            {
+                Invoke(handler, exchange);
+            }
+            else
+            {
+                _lower.Reject(exchange);
+            }
+
             return;
         }
 

@@ -25,6 +25,9 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     /// <summary>Starts receiving; received requests and responses go to <paramref name="upper"/>. Call once.</summary>
     void Start(IExchangeLayer upper);
 
+    /// <summary>The layer received messages go to; null before <see cref="Start"/>.</summary>
+    IExchangeLayer? Upper { get; }
+
     /// <summary>
     /// Throws <see cref="ArgumentException"/> when <paramref name="message"/> can never be sent to
     /// <paramref name="peer"/> (too large for the datagram size in force, or for the peer's CSM

@@ -268,6 +268,7 @@ public sealed partial class CoapMessageSerializer
 
             CoapMessageBytes bytes = new(memory, 0);
             ReadOnlyMemory<byte> payload = memory.IsEmpty || payloadStart == data.Length ? default : memory[payloadStart..];
+            bool contiguous = true;
             if (memory.IsEmpty && data.Length > tokenStart)
             {
                 if (data.Length - tokenStart <= MaxCopySegment)
@@ -279,15 +280,40 @@ public sealed partial class CoapMessageSerializer
                 }
                 else
                 {
+                    contiguous = false;
                     bytes = CopySegmented(data, tokenStart, payloadStart, slots.Packed);
                     payload = payloadStart == data.Length ? default : CopyUninitialized(data[payloadStart..]);
                 }
             }
 
-            ReadOnlyMemory<byte> token = tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength);
-            CoapOptionCollection? options = slots.Count == 0 ? null : slots.ToCollection(bytes);
-            message = new CoapMessage(type, new CoapCode(code), messageId, token, options, payload);
+            if (slots.Count == 0)
+            {
+                message = new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, null, payload);
+                return true;
+            }
+
+            // A message of a few options keeps their wire bytes, read on demand (CoapOptionReader); one with many, or
+            // one copied in segments, gets its collection now, so that no lookup walks thousands of option headers.
+            int optionsEnd = payloadStart == data.Length ? data.Length : payloadStart - 1;
+            message = contiguous && slots.Count <= CompactOptionThreshold
+                ? new CoapMessage(type, new CoapCode(code), messageId, bytes.Slice(tokenStart, optionsEnd - tokenStart), tokenLength, null, payload)
+                : new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, slots.ToCollection(bytes), payload);
             return true;
+        }
+        finally
+        {
+            slots.Dispose();
+        }
+    }
+
+    /// <summary>Builds the collection of options that <see cref="TryParse"/> validated and a message kept as wire bytes.</summary>
+    internal static CoapOptionCollection ParseWireOptions(ReadOnlyMemory<byte> wire)
+    {
+        OptionSlots slots = new(stackalloc ulong[16]);
+        try
+        {
+            ScanOptions(wire.Span, 0, checkLengths: false, int.MaxValue, ref slots, out _, out _);
+            return slots.ToCollection(new CoapMessageBytes(wire, 0));
         }
         finally
         {

@@ -30,6 +30,20 @@ public sealed partial class CoapMessageSerializer
         return bytes;
     }
 
+    /// <summary>
+    /// Serializes <paramref name="message"/> with the header fields of <paramref name="header"/> into an array rented from
+    /// <see cref="ArrayPool{T}.Shared"/>, for a datagram that is sent and then dropped (the caller returns the array).
+    /// </summary>
+    internal byte[] SerializeRented(CoapMessage message, in WireHeader header, out int length)
+    {
+        Layout layout = Measure(message, header.Type, header.Token.Length);
+        byte[] bytes = ArrayPool<byte>.Shared.Rent(layout.Total);
+        WriteHead(message, header, layout, bytes);
+        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
+        length = layout.Total;
+        return bytes;
+    }
+
     /// <summary>Serializes <paramref name="message"/> with the header fields of <paramref name="header"/> into a buffer writer.</summary>
     internal int Serialize(CoapMessage message, in WireHeader header, IBufferWriter<byte> writer)
     {
@@ -124,7 +138,7 @@ public sealed partial class CoapMessageSerializer
     private Layout Measure(CoapMessage message, CoapMessageType type, int tokenLength)
     {
         int payloadLength = message.Payload.Length;
-        long optionsLength = message.HasOptions ? MeasureOptions(message.Options) : 0;
+        long optionsLength = message.TryGetWireOptions(out ReadOnlyMemory<byte> wire) ? wire.Length : message.HasOptions ? MeasureOptions(message.Options) : 0;
 
         // RFC 7252 section 4.1: an Empty message is only the header.
         if (message.Code.IsEmpty && (tokenLength != 0 || optionsLength != 0 || payloadLength != 0))
@@ -232,7 +246,13 @@ public sealed partial class CoapMessageSerializer
 
         header.Token.Span.CopyTo(destination[position..]);
         position += tokenLength;
-        if (message.HasOptions)
+        if (message.TryGetWireOptions(out ReadOnlyMemory<byte> wire))
+        {
+            // The options as they arrived: the parser validated them, and their encoding is the only one (RFC 7252 section 3.1).
+            wire.Span.CopyTo(destination[position..]);
+            position += wire.Length;
+        }
+        else if (message.HasOptions)
         {
             CoapOptionCollection options = message.Options;
             int previous = 0;

@@ -50,23 +50,53 @@ internal sealed class CoapRouter
     /// <summary>
     /// Finds the route for a request's Uri-Path options and captures its parameter values. Literal segments are
     /// matched on the options' UTF-8 bytes, so no string is made per segment unless a parameter captures it: a
-    /// string array and a string per segment were a tenth of the bytes a request cost (issue 11). A path that is
-    /// not valid UTF-8, or is kept in a compact table, is decoded as <see cref="CoapMessage.GetUriPathSegments"/> does.
+    /// string array and a string per segment were a tenth of the bytes a request cost (issue 11). The segments are
+    /// read from the request's option bytes into a buffer on the stack, so no options collection is built either. A
+    /// path that is not valid UTF-8, or of more than 16 segments, is decoded as
+    /// <see cref="CoapMessage.GetUriPathSegments"/> does.
     /// </summary>
     public CoapRoute? Match(CoapMessage request, out Dictionary<string, string>? values)
     {
 #if NET9_0_OR_GREATER
-        CoapOptionCollection? options = request.HasOptions ? request.Options : null;
-        ReadOnlySpan<CoapOptionEntry> path = options is null || options.IsCompact ? default : options.GetAll(CoapOptionNumber.UriPath);
-        if (options is not { IsCompact: true } && IsValidUtf8(path))
+        PathBuffer buffer = default;
+        Span<CoapOptionEntry> segments = buffer;
+        int count = 0;
+        foreach (CoapOptionEntry option in request.ReadOptions())
         {
-            CoapRoute? route = Match(_root, path, 0);
+            if (option.Number == CoapOptionNumber.UriPath)
+            {
+                if (count == segments.Length)
+                {
+                    count = -1;
+                    break;
+                }
+
+                segments[count++] = option;
+            }
+            else if (option.Number > CoapOptionNumber.UriPath)
+            {
+                break;
+            }
+        }
+
+        if (count >= 0 && IsValidUtf8(segments[..count]))
+        {
+            CoapRoute? route = Match(_root, segments[..count], 0);
             values = route is { HasParameters: true } ? Capture(route, request.GetUriPathSegments()) : null;
             return route;
         }
 #endif
         return Match(request.GetUriPathSegments(), out values);
     }
+
+#if NET9_0_OR_GREATER
+    /// <summary>Room on the stack for the Uri-Path segments of a request; a deeper path takes the string route.</summary>
+    [System.Runtime.CompilerServices.InlineArray(16)]
+    private struct PathBuffer
+    {
+        private CoapOptionEntry _first;
+    }
+#endif
 
     /// <summary>Finds the route for the path segments and captures its parameter values.</summary>
     public CoapRoute? Match(string[] path, out Dictionary<string, string>? values)

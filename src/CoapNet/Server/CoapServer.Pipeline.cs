@@ -19,7 +19,7 @@ public sealed partial class CoapServer
     /// </summary>
     private void Enqueue(CoapExchange exchange)
     {
-        exchange.ArrivedAt = Stopwatch.GetTimestamp();
+        exchange.MarkArrival();
         if (Volatile.Read(ref _state) == 1 && TryAdmit())
         {
             // Checked again: a stop that began meanwhile may already have seen the count drain to zero.
@@ -45,7 +45,7 @@ public sealed partial class CoapServer
         if (Volatile.Read(ref _state) == 1)
         {
             CoapExchange exchange = observation.Registration.ForNotification(observation);
-            exchange.ArrivedAt = Stopwatch.GetTimestamp();
+            exchange.MarkArrival();
             Interlocked.Increment(ref _admitted);
             if (Volatile.Read(ref _state) == 1 && _dispatch!.Post(exchange))
             {
@@ -109,14 +109,14 @@ public sealed partial class CoapServer
         exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
         try
         {
-            (CoapResponse? immediate, RouteHandler? handler, CoapRequest? request) = Route(exchange);
+            (CoapResponse? immediate, RouteHandler? handler) = Route(exchange);
             if (immediate is not null)
             {
                 Answer(exchange, immediate);
             }
             else if (handler!.Sync is { } sync)
             {
-                done = !_blocking!.Post(handler, new SyncWork(exchange, sync, request!));
+                done = !_blocking!.Post(handler, new SyncWork(exchange, sync));
                 if (done)
                 {
                     Shed(exchange);
@@ -127,7 +127,7 @@ public sealed partial class CoapServer
                 ValueTask<CoapResponse> pending;
                 try
                 {
-                    pending = handler.Async!(request!, _aborting.Token);
+                    pending = handler.Async!(new CoapRequest(exchange), _aborting.Token);
                 }
                 catch (Exception e) when (e is not OutOfMemoryException)
                 {
@@ -190,7 +190,7 @@ public sealed partial class CoapServer
             CoapResponse response;
             try
             {
-                response = work.Handler(work.Request) ?? throw NoResponse(work.Exchange);
+                response = work.Handler(new CoapRequest(work.Exchange)) ?? throw NoResponse(work.Exchange);
             }
             catch (Exception e) when (e is not OutOfMemoryException)
             {
@@ -278,7 +278,7 @@ public sealed partial class CoapServer
             { "url.scheme", exchange.Peer.Scheme },
         };
         CoapInstrumentation.ServerRequestCounter.Add(1, tags);
-        CoapInstrumentation.ServerDuration.Record(Stopwatch.GetElapsedTime(exchange.ArrivedAt).TotalSeconds, tags);
+        CoapInstrumentation.ServerDuration.Record(exchange.ElapsedSinceArrival.TotalSeconds, tags);
         if (activity is not null)
         {
             activity.SetTag("coap.response.code", codeName);
@@ -293,21 +293,27 @@ public sealed partial class CoapServer
     }
 
     /// <summary>Checks options and finds the handler; returns an immediate response when the request cannot reach one.</summary>
-    private (CoapResponse? Immediate, RouteHandler? Handler, CoapRequest? Request) Route(CoapExchange exchange)
+    private (CoapResponse? Immediate, RouteHandler? Handler) Route(CoapExchange exchange)
     {
         CoapMessage message = exchange.Request;
         if (CheckCriticalOptions(message) is { } rejected)
         {
-            return (rejected, null, null);
+            return (rejected, null);
         }
 
         CoapRoute? route = _router.Match(message, out Dictionary<string, string>? values);
         if (route is null)
         {
-            return (new CoapResponse(CoapCode.NotFound), null, null);
+            return (new CoapResponse(CoapCode.NotFound), null);
         }
 
-        exchange.Route = route.Template;
+        if (exchange.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled)
+        {
+            // Only metrics and traces read it, and it would cost every other request a side object.
+            exchange.Route = route.Template;
+        }
+
+        exchange.RouteValues = values;
         if (route.IsObservable && message.Code == CoapCode.Get)
         {
             // RFC 7641 section 4.1: a GET with Observe=0 on an observable resource may register; the Observe stage decides.
@@ -317,23 +323,23 @@ public sealed partial class CoapServer
         RouteHandler? handler = route.GetHandler(message.Code);
         if (handler is null)
         {
-            return (CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods()), null, null);
+            return (CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods()), null);
         }
 
         // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
         if (message.Accept is ushort accept && route.ContentFormats.Count > 0 && !route.ContentFormats.Contains(accept))
         {
-            return (CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here."), null, null);
+            return (CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here."), null);
         }
 
         // RFC 7252 section 5.10.3: a payload in a format the resource does not take is 4.15.
         if (route.AcceptedContentFormats.Count > 0 && !message.Payload.IsEmpty
             && (message.ContentFormat is not ushort format || !route.AcceptedContentFormats.Contains(format)))
         {
-            return (CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats)), null, null);
+            return (CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats)), null);
         }
 
-        return (null, handler, new CoapRequest(message, exchange.Peer, values));
+        return (null, handler);
     }
 
     /// <summary>
@@ -349,10 +355,12 @@ public sealed partial class CoapServer
             return null;
         }
 
-        ReadOnlySpan<CoapOptionEntry> options = request.Options.AsSpan();
-        for (int i = 0; i < options.Length; i++)
+        // Read without building the request's options collection, which most handlers never ask for (issue 11).
+        int previous = -1;
+        foreach (CoapOptionEntry option in request.ReadOptions())
         {
-            CoapOptionEntry option = options[i];
+            bool sameNumberAsPrevious = (int)option.Number == previous;
+            previous = (int)option.Number;
             if (!option.Number.IsCritical())
             {
                 continue;
@@ -366,7 +374,7 @@ public sealed partial class CoapServer
                     or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept
                     or CoapOptionNumber.Block2 or CoapOptionNumber.Block1:
                     // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
-                    bool repeated = i > 0 && options[i - 1].Number == option.Number
+                    bool repeated = sameNumberAsPrevious
                         && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
                     if (!option.HasValidLength || repeated)
                     {
@@ -483,7 +491,7 @@ public sealed partial class CoapServer
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>
-    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, CoapRequest Request);
+    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler);
 
     private static partial class Log
     {

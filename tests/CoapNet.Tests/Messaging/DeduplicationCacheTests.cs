@@ -26,8 +26,27 @@ public class DeduplicationCacheTests
         cache.Record(ticket, reply);
 
         cache.TryGetOrAdd(Peer, 7, now: Con - 1, Con, out _, out byte[]? replayed, out _).Should().BeTrue();
-        replayed.Should().BeSameAs(reply);
+        replayed.Should().Equal(reply);
         cache.TryGetOrAdd(Other, 7, now: 1, Con, out _, out _, out _).Should().BeFalse("the key is the peer and the Message ID");
+    }
+
+    [Theory]
+    [InlineData(DeduplicationCache.InlineReplyLength)]
+    [InlineData(DeduplicationCache.InlineReplyLength + 1)]
+    [InlineData(1152)]
+    public void ARecordedReplyIsACopyOfItsBytesWhateverItsLength(int length)
+    {
+        // The layer records from a pooled buffer that it reuses at once, so the cache must keep the bytes, not the buffer.
+        DeduplicationCache cache = new(16);
+        byte[] sent = new byte[length];
+        Random.Shared.NextBytes(sent);
+        byte[] expected = [.. sent];
+        cache.TryGetOrAdd(Peer, 7, now: 0, Con, out DeduplicationCache.Ticket ticket, out _, out _);
+        cache.Record(ticket, sent);
+        Array.Clear(sent);
+
+        cache.TryGetOrAdd(Peer, 7, now: 1, Con, out _, out byte[]? replayed, out _).Should().BeTrue();
+        replayed.Should().Equal(expected);
     }
 
     [Fact]

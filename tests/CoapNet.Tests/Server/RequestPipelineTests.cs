@@ -179,7 +179,7 @@ public sealed class RequestPipelineTests : IAsyncDisposable
     [Fact]
     public async Task TheHandlerSeesTheMethodPathQueryPayloadFormatsAndSender()
     {
-        CoapRequest? seen = null;
+        CoapRequest seen = default;
         await using LoopbackServer server = LoopbackServer.Start(s => s.MapPost("/sensors/{id}", request =>
         {
             seen = request;
@@ -192,8 +192,8 @@ public sealed class RequestPipelineTests : IAsyncDisposable
 
         (await _client.SendAsync(message, server.EndPoint)).Code.Should().Be(CoapCode.Changed);
 
-        seen.Should().NotBeNull();
-        seen!.Method.Should().Be(CoapCode.Post);
+        seen.Should().NotBe(default(CoapRequest), "the handler ran");
+        seen.Method.Should().Be(CoapCode.Post, "the request stays readable after the handler returned");
         seen.Path.Should().Be("/sensors/7");
         seen.GetRouteValue("id").Should().Be("7");
         seen.GetRouteValue("other").Should().BeNull();
@@ -204,6 +204,16 @@ public sealed class RequestPipelineTests : IAsyncDisposable
         seen.ContentFormat.Should().Be(CoapContentFormat.TextPlain);
         seen.Accept.Should().Be(CoapContentFormat.Json);
         seen.RemoteEndPoint.Should().Be(_client.LocalEndPoint);
+    }
+
+    [Fact]
+    public void ADefaultRequestIsNoRequestAndSaysSo()
+    {
+        CoapRequest none = default;
+
+        none.ToString().Should().Be("(none)");
+        none.Invoking(r => r.Path).Should().Throw<InvalidOperationException>().WithMessage("*default value*");
+        none.Invoking(r => r.GetQueryValue("a")).Should().Throw<InvalidOperationException>();
     }
 
     [Fact]

@@ -16,7 +16,7 @@ namespace CoapNet.Messaging.Connections;
 /// never interleave and our CSM is always the first one (RFC 8323 section 5.3). State changes happen
 /// under <see cref="_gate"/>; calls into the exchange layer happen outside it.
 /// </remarks>
-internal sealed class StreamConnection
+internal sealed class StreamConnection : IPeerChannel
 {
     private readonly StreamConnectionLayer _layer;
     private readonly object _gate = new();
@@ -60,6 +60,9 @@ internal sealed class StreamConnection
     }
 
     public CoapPeer Peer { get; }
+
+    /// <inheritdoc/>
+    public IMessageLayer Layer => _layer;
 
     private bool IsClosed
     {
@@ -716,7 +719,7 @@ internal sealed class StreamConnection
     }
 
     // The one place that builds a server-side exchange; the exchange layer answers it through SendResponse.
-    private CoapExchange CreateExchange(CoapMessage request) => new(_layer, request, Peer, this);
+    private CoapExchange CreateExchange(CoapMessage request) => new(request, this);
 
     /// <returns>False when the release is complete and the connection closed.</returns>
     private bool CheckReleased()

@@ -133,7 +133,8 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <summary>The exchange layer above; set by <see cref="Start"/>.</summary>
-    internal IExchangeLayer Upper => _upper ?? throw new InvalidOperationException("The layer is not started.");
+    /// <exception cref="InvalidOperationException">The layer is not started.</exception>
+    public IExchangeLayer Upper => _upper ?? throw new InvalidOperationException("The layer is not started.");
 
     /// <summary>The number of connections open or being opened, for tests and diagnostics.</summary>
     internal int ConnectionCount

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Net;
 using CoapNet.Channels;
@@ -88,6 +89,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <inheritdoc/>
+    public IExchangeLayer? Upper => _upper;
+
+    /// <inheritdoc/>
     public void Start(IExchangeLayer upper)
     {
         _upper = upper;
@@ -139,7 +143,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void Acknowledge(CoapExchange exchange)
     {
-        byte[] ack = SerializeEmpty(CoapMessageType.Acknowledgement, exchange.Request.MessageId);
+        Span<byte> ack = WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Acknowledgement, exchange.Request.MessageId);
         Settle(exchange, ack);
         SendRaw((DatagramChannel)exchange.LowerState!, ack, null);
     }
@@ -147,12 +151,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <inheritdoc/>
     public void Reject(CoapExchange exchange)
     {
-        byte[]? reset = exchange.Request.Type == CoapMessageType.Confirmable ? SerializeEmpty(CoapMessageType.Reset, exchange.Request.MessageId) : null;
-        Settle(exchange, reset);
-        if (reset is not null)
+        if (exchange.Request.Type != CoapMessageType.Confirmable)
         {
-            SendRaw((DatagramChannel)exchange.LowerState!, reset, null);
+            Settle(exchange, default);
+            return;
         }
+
+        Span<byte> reset = WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, exchange.Request.MessageId);
+        Settle(exchange, reset);
+        SendRaw((DatagramChannel)exchange.LowerState!, reset, null);
     }
 
     /// <inheritdoc/>
@@ -165,29 +172,56 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
         {
-            // RFC 7252 section 5.2.1: piggybacked in the ACK, with the request's Message ID.
-            byte[] bytes = channel.Encode(response, new(CoapMessageType.Acknowledgement, exchange.Request.MessageId, exchange.Request.Token));
-            Settle(exchange, bytes);
-            SendRaw(channel, bytes, null);
+            // RFC 7252 section 5.2.1: piggybacked in the ACK, with the request's Message ID. The datagram is a pooled
+            // array: the deduplication cache keeps its own copy of the bytes for duplicates (issue 11).
+            byte[] rented = channel.EncodeRented(response, new(CoapMessageType.Acknowledgement, exchange.Request.MessageId, exchange.Request.Token), out int length);
+            try
+            {
+                ReadOnlySpan<byte> ack = rented.AsSpan(0, length);
+                Settle(exchange, ack);
+                SendRaw(channel, ack, null);
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+
             return;
         }
 
         // RFC 7252 section 5.2.2 and 5.2.3: a separate response is CON (for a CON request, retransmitted
-        // until acknowledged) or NON, with a Message ID of our own.
-        CoapMessageType type = confirmable ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
-        byte[] datagram;
-        lock (_gate)
+        // until acknowledged, so its datagram is kept) or NON (sent once from a pooled array), with a Message ID of our own.
+        if (confirmable)
         {
-            _unanswered?.Remove(exchange);
-            ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
-            datagram = channel.Encode(response, new(type, messageId, exchange.Request.Token));
-            if (confirmable)
+            byte[] datagram;
+            lock (_gate)
             {
+                _unanswered?.Remove(exchange);
+                ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
+                datagram = channel.Encode(response, new(CoapMessageType.Confirmable, messageId, exchange.Request.Token));
                 StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId));
             }
+
+            SendRaw(channel, datagram, null);
+            return;
         }
 
-        SendRaw(channel, datagram, null);
+        byte[] pooled;
+        int pooledLength;
+        lock (_gate)
+        {
+            ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
+            pooled = channel.EncodeRented(response, new(CoapMessageType.NonConfirmable, messageId, exchange.Request.Token), out pooledLength);
+        }
+
+        try
+        {
+            SendRaw(channel, pooled.AsSpan(0, pooledLength), null);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+        }
     }
 
     /// <inheritdoc/>
@@ -298,7 +332,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         CoapInstrumentation.MalformedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", CoapPeer.UdpScheme));
         if (confirmable)
         {
-            SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
+            SendRaw(channel, WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
         }
     }
 
@@ -306,11 +340,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// The request's own reply is decided: record it for duplicates (RFC 7252 section 4.5), stop
     /// watching it for the automatic empty ACK, and let the deduplication entry drop the exchange.
     /// </summary>
-    private void Settle(CoapExchange exchange, byte[]? reply)
+    /// <param name="exchange">The exchange.</param>
+    /// <param name="reply">The ACK, RST or piggybacked response sent; empty when nothing is replayed for duplicates.</param>
+    private void Settle(CoapExchange exchange, ReadOnlySpan<byte> reply)
     {
         lock (_gate)
         {
-            if (reply is not null)
+            if (!reply.IsEmpty)
             {
                 _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
             }
@@ -319,15 +355,26 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
     }
 
+    /// <summary>The length of an Empty message: the 4-byte header alone (RFC 7252 section 4.1).</summary>
+    private const int EmptyLength = 4;
+
     internal static byte[] SerializeEmpty(CoapMessageType type, ushort messageId)
     {
-        byte[] bytes = new byte[4];
-        bytes[0] = (byte)(0x40 | ((int)type << 4));
-        BinaryPrimitives.WriteUInt16BigEndian(bytes.AsSpan(2), messageId);
+        byte[] bytes = new byte[EmptyLength];
+        WriteEmpty(bytes, type, messageId);
         return bytes;
     }
 
-    private void SendRaw(DatagramChannel channel, byte[] datagram, CoapMessage? message)
+    /// <summary>Writes an Empty message (version 1, TKL 0, code 0.00) into the first 4 bytes of <paramref name="destination"/>, for a send that keeps nothing.</summary>
+    private static Span<byte> WriteEmpty(Span<byte> destination, CoapMessageType type, ushort messageId)
+    {
+        destination[0] = (byte)(0x40 | ((int)type << 4));
+        destination[1] = 0;
+        BinaryPrimitives.WriteUInt16BigEndian(destination[2..], messageId);
+        return destination[..EmptyLength];
+    }
+
+    private void SendRaw(DatagramChannel channel, ReadOnlySpan<byte> datagram, CoapMessage? message)
     {
         // Logged before the send: on loopback the answer can arrive (and be logged) before the send returns.
         if (message is not null)
@@ -343,7 +390,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     // A failed send is logged, never thrown: the retransmission timer (for CON) is the recovery.
-    private void TrySend(DatagramChannel channel, byte[] datagram)
+    private void TrySend(DatagramChannel channel, ReadOnlySpan<byte> datagram)
     {
         try
         {
@@ -441,7 +488,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         {
             case CoapMessageType.Confirmable when code.IsEmpty:
                 // RFC 7252 section 4.3: an empty CON is a ping; the answer is RST.
-                SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, message.MessageId), null);
+                SendRaw(channel, WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, message.MessageId), null);
                 break;
             case CoapMessageType.Confirmable or CoapMessageType.NonConfirmable when code.IsRequest:
                 OnRequest(channel, message);
@@ -451,7 +498,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
                 break;
             case CoapMessageType.Confirmable:
                 // A signaling or reserved-class code cannot be processed over UDP.
-                SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, message.MessageId), null);
+                SendRaw(channel, WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, message.MessageId), null);
                 break;
             case CoapMessageType.Acknowledgement when !code.IsRequest:
             case CoapMessageType.Reset when code.IsEmpty:
@@ -471,7 +518,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         bool confirmable = request.Type == CoapMessageType.Confirmable;
-        CoapExchange exchange = new(this, request, channel.Peer, channel) { LowerTicket = ticket.Packed };
+        CoapExchange exchange = new(request, channel) { LowerTicket = ticket.Packed };
         if (confirmable)
         {
             lock (_gate)
@@ -540,7 +587,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         if (confirmable)
         {
             // RFC 7252 section 5.3.2: a CON response that matches no request is rejected with RST; otherwise ACKed.
-            byte[] reply = SerializeEmpty(matched ? CoapMessageType.Acknowledgement : CoapMessageType.Reset, response.MessageId);
+            Span<byte> reply = WriteEmpty(stackalloc byte[EmptyLength], matched ? CoapMessageType.Acknowledgement : CoapMessageType.Reset, response.MessageId);
             lock (_gate)
             {
                 _deduplication.Record(ticket, reply);
@@ -551,7 +598,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         else if (!matched && response.Observe is not null)
         {
             // RFC 7641 section 3.6: a NON notification nobody observes any longer may be rejected with RST, which ends the observation.
-            SendRaw(channel, SerializeEmpty(CoapMessageType.Reset, response.MessageId), null);
+            SendRaw(channel, WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, response.MessageId), null);
         }
     }
 

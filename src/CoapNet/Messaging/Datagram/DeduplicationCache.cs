@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using CoapNet.Channels;
 
@@ -20,6 +21,8 @@ namespace CoapNet.Messaging.Datagram;
 /// <see cref="Ticket"/>s by value, and the index maps a key to its slot. A ticket carries the slot's
 /// generation, so a holder whose entry was evicted meanwhile (an exchange recording its reply late)
 /// finds the slot changed and records nothing, instead of writing into the slot's next entry.
+/// A reply of up to <see cref="InlineReplyLength"/> bytes (an ACK or RST, or a small piggybacked response) is
+/// copied into its slot, so the layer sends the reply from a pooled buffer; only a larger one gets an array.
 /// </para>
 /// </remarks>
 internal sealed class DeduplicationCache
@@ -52,6 +55,7 @@ internal sealed class DeduplicationCache
     /// names its entry for <see cref="Record"/> and <see cref="SetExchange"/>.
     /// </summary>
     /// <returns>True when the message is a duplicate.</returns>
+    /// <remarks>The reply of a duplicate is a copy (duplicates are rare), so it may be sent outside the lock.</remarks>
     public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Ticket ticket, out byte[]? reply, out CoapExchange? inProgress)
     {
         RemoveExpired(now);
@@ -69,7 +73,7 @@ internal sealed class DeduplicationCache
             if (existing.ExpiresAt > now)
             {
                 ticket = new Ticket(index, existing.Generation);
-                reply = existing.Reply;
+                reply = existing.CopyReply();
                 inProgress = existing.Exchange;
                 return true;
             }
@@ -87,15 +91,31 @@ internal sealed class DeduplicationCache
     }
 
     /// <summary>The reply sent for the message, replayed for its duplicates; the exchange is no longer in progress. Nothing when the entry is gone.</summary>
-    public void Record(Ticket ticket, byte[] reply)
+    public void Record(Ticket ticket, ReadOnlySpan<byte> reply)
     {
         if (IsLive(ticket))
         {
             ref Slot slot = ref _slots[ticket.Index];
-            slot.Reply = reply;
+            if (reply.Length <= InlineReplyLength)
+            {
+                reply.CopyTo(slot.InlineReply);
+                slot.LargeReply = null;
+            }
+            else
+            {
+                slot.LargeReply = reply.ToArray();
+            }
+
+            slot.ReplyLength = reply.Length;
             slot.Exchange = null;
         }
     }
+
+    /// <summary>
+    /// The longest reply kept inside its slot: 64 bytes hold an ACK or RST, and a piggybacked response with a
+    /// 8-byte token and some 40 bytes of payload and options, the common reply of a constrained device.
+    /// </summary>
+    internal const int InlineReplyLength = 64;
 
     /// <summary>The exchange of a confirmable request while no reply is recorded, so a duplicate can be acknowledged.</summary>
     public void SetExchange(Ticket ticket, CoapExchange exchange)
@@ -154,7 +174,8 @@ internal sealed class DeduplicationCache
         ref Slot slot = ref _slots[index];
         slot.Generation++;
         slot.Key = default;
-        slot.Reply = null;
+        slot.ReplyLength = 0;
+        slot.LargeReply = null;
         slot.Exchange = null;
         slot.NextFree = _free;
         _free = index;
@@ -227,7 +248,7 @@ internal sealed class DeduplicationCache
         public static Ticket Unpack(long packed) => new((int)(uint)packed, (int)(packed >> 32));
     }
 
-    /// <summary>One remembered message: the reply to replay for a duplicate (null while it is being processed).</summary>
+    /// <summary>One remembered message: the reply to replay for a duplicate (none while it is being processed).</summary>
     private struct Slot
     {
         public Key Key;
@@ -235,10 +256,26 @@ internal sealed class DeduplicationCache
         public int Generation;
         public int NextFree;
 
-        /// <summary>The ACK, RST or piggybacked response sent for the message, replayed for duplicates.</summary>
-        public byte[]? Reply;
+        /// <summary>The length of the ACK, RST or piggybacked response sent for the message, replayed for duplicates; 0 for none yet.</summary>
+        public int ReplyLength;
+
+        /// <summary>The reply when it is longer than <see cref="InlineReplyLength"/>.</summary>
+        public byte[]? LargeReply;
 
         /// <summary>For a request: its exchange, so a duplicate arriving before any reply can be acknowledged.</summary>
         public CoapExchange? Exchange;
+
+        /// <summary>The reply when it fits here.</summary>
+        public ReplyBytes InlineReply;
+
+        /// <summary>A copy of the recorded reply, or null when there is none.</summary>
+        public readonly byte[]? CopyReply()
+            => ReplyLength == 0 ? null : LargeReply ?? ((ReadOnlySpan<byte>)InlineReply)[..ReplyLength].ToArray();
+    }
+
+    [InlineArray(InlineReplyLength)]
+    private struct ReplyBytes
+    {
+        private byte _first;
     }
 }
