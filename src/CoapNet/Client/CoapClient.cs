@@ -378,10 +378,21 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         await _endpoint.DisposeAsync().ConfigureAwait(false);
     }
 
-    private static UdpTransport CreateTransport(CoapClientOptions? options)
+    internal static UdpTransport CreateTransport(CoapClientOptions? options)
     {
+        if (options?.SocketReceiveBufferSize < 1024 || options?.SocketSendBufferSize < 1024)
+        {
+            throw new ArgumentException("SocketReceiveBufferSize and SocketSendBufferSize must be at least 1024 bytes (or null for the OS default).", nameof(options));
+        }
+
         IPEndPoint local = options?.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0);
-        return new UdpTransport(new UdpTransportOptions { Address = local.Address, Port = local.Port });
+        return new UdpTransport(new UdpTransportOptions
+        {
+            Address = local.Address,
+            Port = local.Port,
+            SocketReceiveBufferSize = options?.SocketReceiveBufferSize,
+            SocketSendBufferSize = options?.SocketSendBufferSize,
+        });
     }
 
     private static string RequireUriHost(CoapMessage request)

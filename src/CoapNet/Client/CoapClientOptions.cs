@@ -23,4 +23,16 @@ public sealed class CoapClientOptions
 
     /// <summary>When true, requests built from a URI go out as NON instead of CON (RFC 7252 section 2.2).</summary>
     public bool UseNonConfirmable { get; init; }
+
+    /// <summary>
+    /// The kernel receive buffer of the client's UDP socket, in bytes (default null: the OS default, often 208 KiB on
+    /// Linux, capped by net.core.rmem_max). A client with hundreds of requests in flight gets their answers in bursts,
+    /// and what does not fit is dropped by the kernel and costs a retransmission (ACK_TIMEOUT, RFC 7252 section 4.2).
+    /// </summary>
+    /// <remarks>Used by the clients that make their own socket, not with a transport of your own.</remarks>
+    public int? SocketReceiveBufferSize { get; init; }
+
+    /// <summary>The kernel send buffer of the client's UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
+    /// <remarks>Used by the clients that make their own socket, not with a transport of your own.</remarks>
+    public int? SocketSendBufferSize { get; init; }
 }

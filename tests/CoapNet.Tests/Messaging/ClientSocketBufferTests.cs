@@ -1,0 +1,37 @@
+using CoapNet.Client;
+using CoapNet.Transports;
+
+namespace CoapNet.Tests.Messaging;
+
+/// <summary>A client's UDP socket buffers can be sized (issue 11: a client with hundreds of requests in flight gets their answers in bursts).</summary>
+public class ClientSocketBufferTests
+{
+    [Fact]
+    public void TheSizesReachTheSocket()
+    {
+        using UdpTransport transport = CoapClient.CreateTransport(new CoapClientOptions { SocketReceiveBufferSize = 64 * 1024, SocketSendBufferSize = 48 * 1024 });
+
+        // Linux reports twice the size set (half is for its bookkeeping); other systems report it as set.
+        transport.SocketReceiveBufferSize.Should().BeGreaterThanOrEqualTo(64 * 1024);
+        transport.SocketSendBufferSize.Should().BeGreaterThanOrEqualTo(48 * 1024);
+    }
+
+    [Fact]
+    public void WithoutThemTheSocketKeepsTheSystemDefault()
+    {
+        using UdpTransport plain = CoapClient.CreateTransport(null);
+        using UdpTransport sized = CoapClient.CreateTransport(new CoapClientOptions { SocketReceiveBufferSize = 1024 });
+
+        plain.SocketReceiveBufferSize.Should().NotBe(sized.SocketReceiveBufferSize);
+    }
+
+    [Theory]
+    [InlineData(1023, null)]
+    [InlineData(null, 0)]
+    public void ASizeBelowOneKibibyteIsRefusedWithItsName(int? receive, int? send)
+    {
+        Action create = () => _ = new CoapClient(new CoapClientOptions { SocketReceiveBufferSize = receive, SocketSendBufferSize = send });
+
+        create.Should().Throw<ArgumentException>().WithMessage("*SocketReceiveBufferSize and SocketSendBufferSize*");
+    }
+}
