@@ -446,7 +446,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     private static partial class Log
     {
-        [LoggerMessage(7, LogLevel.Error, "The request handler failed for {Message} from {Remote}")]
-        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapMessage message, CoapPeer remote);
+        [LoggerMessage(7, LogLevel.Error, "The request handler failed for {Message} from {Peer}")]
+        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapMessage message, CoapPeer peer);
     }
 }

@@ -88,11 +88,11 @@ public sealed partial class CoapServer
         CoapInstrumentation.ShedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", exchange.Peer.Scheme));
         if (!exchange.IsConfirmable && !exchange.Peer.IsReliable)
         {
-            Log.Shed(_logger, exchange.RemoteEndPoint, "dropped");
+            Log.Shed(_logger, exchange.Peer, "dropped");
             return;
         }
 
-        Log.Shed(_logger, exchange.RemoteEndPoint, "5.03");
+        Log.Shed(_logger, exchange.Peer, "5.03");
         CoapResponse busy = new(CoapCode.ServiceUnavailable);
         busy.Message.MaxAge = (uint)_options.LoadSheddingMaxAge.TotalSeconds;
         Answer(exchange, busy);
@@ -224,7 +224,7 @@ public sealed partial class CoapServer
     /// <summary>A handler's failure is the client's 5.00 and a log line, never a faulted pipeline.</summary>
     private CoapResponse Failed(CoapExchange exchange, Exception e)
     {
-        Log.HandlerFailed(_logger, e, exchange.Request.Code, exchange.Request.UriPath, exchange.RemoteEndPoint);
+        Log.HandlerFailed(_logger, e, exchange.Request.Code, exchange.Request.UriPath, exchange.Peer);
         return new CoapResponse(CoapCode.InternalServerError);
     }
 
@@ -495,11 +495,11 @@ public sealed partial class CoapServer
 
     private static partial class Log
     {
-        [LoggerMessage(101, LogLevel.Warning, "Shed a request from {Remote} ({Reaction}): the pipeline is full or stopping")]
-        public static partial void Shed(ILogger logger, System.Net.IPEndPoint remote, string reaction);
+        [LoggerMessage(101, LogLevel.Warning, "Shed a request from {Peer} ({Reaction}): the pipeline is full or stopping")]
+        public static partial void Shed(ILogger logger, CoapNet.Channels.CoapPeer peer, string reaction);
 
-        [LoggerMessage(102, LogLevel.Error, "The handler for {Method} {Path} from {Remote} failed; answered 5.00")]
-        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapCode method, string path, System.Net.IPEndPoint remote);
+        [LoggerMessage(102, LogLevel.Error, "The handler for {Method} {Path} from {Peer} failed; answered 5.00")]
+        public static partial void HandlerFailed(ILogger logger, Exception exception, CoapCode method, string path, CoapNet.Channels.CoapPeer peer);
 
         [LoggerMessage(103, LogLevel.Error, "The response to {Method} {Path} cannot be sent; answered 5.00 with a diagnostic")]
         public static partial void ResponseRejected(ILogger logger, Exception exception, CoapCode method, string path);

@@ -25,6 +25,7 @@ public class MalformedLogRateTests
         h.Network.DeliverAll();
         log.Warnings.Should().HaveCount(10);
         log.Warnings.Should().AllSatisfy(w => w.Should().Contain("malformed datagram"));
+        log.WarningKeys[0].Should().Contain("Peer", "every log line names the other side by the same key, over UDP as over TCP");
 
         h.Time.Advance(TimeSpan.FromSeconds(1));
         attacker.SendBytes(tooShort, server.LocalEndPoint);

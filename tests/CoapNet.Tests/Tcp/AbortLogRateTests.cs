@@ -22,6 +22,7 @@ public sealed class AbortLogRateTests
 
         server.Log.Warnings.Should().HaveCount(10);
         server.Log.Warnings.Should().AllSatisfy(w => w.Should().Contain(nameof(CoapFormatErrorReason.InvalidTokenLength)));
+        server.Log.WarningKeys[0].Should().Contain("Peer", "every log line names the other side by the same key, over TCP as over UDP");
 
         server.Time.Advance(TimeSpan.FromSeconds(1));
         await AbortWithABadFrameAsync(server, 42000);

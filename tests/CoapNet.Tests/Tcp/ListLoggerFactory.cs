@@ -6,6 +6,19 @@ namespace CoapNet.Tests.Tcp;
 internal sealed class ListLoggerFactory : ILoggerFactory, ILogger
 {
     private readonly List<string> _warnings = [];
+    private readonly List<IReadOnlyList<string>> _warningKeys = [];
+
+    /// <summary>The structured property names of each warning, in the order of <see cref="Warnings"/>.</summary>
+    public IReadOnlyList<IReadOnlyList<string>> WarningKeys
+    {
+        get
+        {
+            lock (_warnings)
+            {
+                return [.. _warningKeys];
+            }
+        }
+    }
 
     public IReadOnlyList<string> Warnings
     {
@@ -40,6 +53,16 @@ internal sealed class ListLoggerFactory : ILoggerFactory, ILogger
             lock (_warnings)
             {
                 _warnings.Add(formatter(state, exception));
+                List<string> keys = [];
+                if (state is IReadOnlyList<KeyValuePair<string, object?>> properties)
+                {
+                    foreach (KeyValuePair<string, object?> property in properties)
+                    {
+                        keys.Add(property.Key);
+                    }
+                }
+
+                _warningKeys.Add(keys);
             }
         }
     }
