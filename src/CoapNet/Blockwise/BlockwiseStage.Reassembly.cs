@@ -40,6 +40,12 @@ internal sealed partial class BlockwiseStage
         }
     }
 
+    /// <summary>
+    /// Asked with the first block (NUM 0) of an upload before it is joined: an answer to send at once instead (a server's
+    /// 4.04 for a path nothing serves, 4.05, 4.15...), or null to go on. Set by the server before it starts.
+    /// </summary>
+    internal Func<CoapMessage, CoapMessage?>? UploadCheck { get; set; }
+
     /// <summary>A request carrying Block1: joined into the upload it belongs to, or passed on as it is (non-atomic).</summary>
     private void ReceiveBlock(CoapExchange exchange, CoapBlock block, Action<CoapExchange> next)
     {
@@ -76,6 +82,16 @@ internal sealed partial class BlockwiseStage
         {
             string expected = bert ? "a whole number of KiB (RFC 8323 section 6)" : $"exactly {block.Size} (RFC 7959 section 2.2)";
             answer = Diagnostic(CoapCode.BadRequest, $"Block {block.Number} carries {request.Payload.Length} bytes; every block but the last carries {expected}.");
+            body = default;
+            lock (_gate)
+            {
+                Forget(UploadKey(exchange));
+            }
+        }
+        else if (block.Number == 0 && UploadCheck?.Invoke(request) is { } refusal)
+        {
+            // Nothing above would take the whole body either: say so now, before it is sent and held (section 2.5).
+            answer = refusal;
             body = default;
             lock (_gate)
             {

@@ -296,50 +296,73 @@ public sealed partial class CoapServer
     private (CoapResponse? Immediate, RouteHandler? Handler) Route(CoapExchange exchange)
     {
         CoapMessage message = exchange.Request;
-        if (CheckCriticalOptions(message) is { } rejected)
+        CoapResponse? immediate = Resolve(message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values);
+        if (route is not null && (exchange.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled))
         {
-            return (rejected, null);
-        }
-
-        CoapRoute? route = _router.Match(message, out Dictionary<string, string>? values);
-        if (route is null)
-        {
-            return (new CoapResponse(CoapCode.NotFound), null);
-        }
-
-        if (exchange.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled)
-        {
-            // Only metrics and traces read it, and it would cost every other request a side object.
+            // Only metrics and traces read it (a 4.05 or 4.15 on a route is counted under it too), and it would
+            // cost every other request a side object.
             exchange.Route = route.Template;
         }
 
+        if (immediate is not null)
+        {
+            return (immediate, null);
+        }
+
         exchange.RouteValues = values;
-        if (route.IsObservable && message.Code == CoapCode.Get)
+        if (route!.IsObservable && message.Code == CoapCode.Get)
         {
             // RFC 7641 section 4.1: a GET with Observe=0 on an observable resource may register; the Observe stage decides.
             exchange.ObserveTarget = route;
         }
 
-        RouteHandler? handler = route.GetHandler(message.Code);
+        return (null, handler);
+    }
+
+    /// <summary>
+    /// The block-wise stage asks this before it starts joining an upload (its block 0): a path, method, option or
+    /// Content-Format no handler takes is answered now (4.04, 4.05, 4.02, 4.15...), which RFC 7959 section 2.5
+    /// allows for any block, instead of after the client has sent, and the server has held, the whole body.
+    /// </summary>
+    private CoapMessage? RefuseUpload(CoapMessage firstBlock) => Resolve(firstBlock, out _, out _, out _)?.Message;
+
+    /// <summary>What routing decides from the request alone: an immediate response, or the route and its handler for the method.</summary>
+    private CoapResponse? Resolve(CoapMessage message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values)
+    {
+        route = null;
+        handler = null;
+        values = null;
+        if (CheckCriticalOptions(message) is { } rejected)
+        {
+            return rejected;
+        }
+
+        route = _router.Match(message, out values);
+        if (route is null)
+        {
+            return new CoapResponse(CoapCode.NotFound);
+        }
+
+        handler = route.GetHandler(message.Code);
         if (handler is null)
         {
-            return (CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods()), null);
+            return CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods());
         }
 
         // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
         if (message.Accept is ushort accept && route.ContentFormats.Count > 0 && !route.ContentFormats.Contains(accept))
         {
-            return (CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here."), null);
+            return CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here.");
         }
 
         // RFC 7252 section 5.10.3: a payload in a format the resource does not take is 4.15.
         if (route.AcceptedContentFormats.Count > 0 && !message.Payload.IsEmpty
             && (message.ContentFormat is not ushort format || !route.AcceptedContentFormats.Contains(format)))
         {
-            return (CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats)), null);
+            return CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats));
         }
 
-        return (null, handler);
+        return null;
     }
 
     /// <summary>

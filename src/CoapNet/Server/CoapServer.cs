@@ -316,6 +316,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 {
                     _endpoints.Add(endpoint);
                     endpoint.RequestHandler = Enqueue;
+                    endpoint.Blockwise.UploadCheck = RefuseUpload;
                     endpoint.ObserveStage.Registry = _observations;
                     endpoint.Start();
                 }

@@ -134,6 +134,27 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         upload.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("method");
     }
 
+    [Theory]
+    [InlineData("coap://10.0.0.2/missing", "PUT", 0x84)] // 4.04: no route
+    [InlineData("coap://10.0.0.2/large", "PUT", 0x85)] // 4.05: a route without PUT
+    [InlineData("coap://10.0.0.2/upload", "FETCH", 0x85)]
+    public async Task AnUploadNothingWouldTakeIsRefusedAtItsFirstBlock(string uri, string method, byte code)
+    {
+        // RFC 7959 section 2.5: the server may answer any block with a final response; a body no handler would take is
+        // refused before the client sends, and the server holds, the rest of it.
+        CoapClient client = Start();
+        List<CoapTransferProgress> progress = [];
+
+        CoapResponse response = await client.UploadAsync(new Uri(uri), new MemoryStream(Body(10_000)), CoapContentFormat.OctetStream, new Recorder(progress),
+            method == "PUT" ? CoapCode.Put : CoapCode.Fetch).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Value.Should().Be(code);
+        Network.SentBetween(ClientAddress, ServerAddress).Select(d => d.Parsed).Where(m => m.Block1 is not null)
+            .Should().ContainSingle("the first block was answered with the error").Which.Block1!.Value.Number.Should().Be(0);
+        progress.Should().BeEmpty("no block was acknowledged with 2.31 Continue");
+        _uploads.Should().BeEmpty();
+    }
+
     private CoapClient Start()
     {
         CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time });
