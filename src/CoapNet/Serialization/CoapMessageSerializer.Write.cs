@@ -25,8 +25,7 @@ public sealed partial class CoapMessageSerializer
     {
         Layout layout = Measure(message, header.Type, header.Token.Length);
         byte[] bytes = GC.AllocateUninitializedArray<byte>(layout.Total);
-        WriteHead(message, header, layout, bytes);
-        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
+        Write(message, header, layout, bytes);
         return bytes;
     }
 
@@ -38,8 +37,7 @@ public sealed partial class CoapMessageSerializer
     {
         Layout layout = Measure(message, header.Type, header.Token.Length);
         byte[] bytes = ArrayPool<byte>.Shared.Rent(layout.Total);
-        WriteHead(message, header, layout, bytes);
-        message.Payload.Span.CopyTo(bytes.AsSpan(layout.Head));
+        Write(message, header, layout, bytes);
         length = layout.Total;
         return bytes;
     }
@@ -98,8 +96,7 @@ public sealed partial class CoapMessageSerializer
             return false;
         }
 
-        WriteHead(message, WireHeader.Of(message), layout, destination);
-        message.Payload.Span.CopyTo(destination[layout.Head..]);
+        Write(message, WireHeader.Of(message), layout, destination);
         bytesWritten = layout.Total;
         return true;
     }
@@ -203,6 +200,13 @@ public sealed partial class CoapMessageSerializer
 
     // RFC 7252 section 3.1: extra bytes for an option delta or length.
     private static int ExtendedSize(int value) => value < 13 ? 0 : value < 269 ? 1 : 2;
+
+    /// <summary>Writes the whole message, measured as <paramref name="layout"/>, into contiguous memory.</summary>
+    private void Write(CoapMessage message, in WireHeader header, in Layout layout, Span<byte> destination)
+    {
+        WriteHead(message, header, layout, destination);
+        message.Payload.Span.CopyTo(destination[layout.Head..]);
+    }
 
     /// <summary>Writes header, token, options and (when there is a payload) the marker: layout.Head bytes.</summary>
     private void WriteHead(CoapMessage message, in WireHeader header, in Layout layout, Span<byte> destination)

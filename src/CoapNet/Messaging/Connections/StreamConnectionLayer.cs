@@ -268,7 +268,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     {
         ArgumentNullException.ThrowIfNull(exchange);
         ArgumentNullException.ThrowIfNull(response);
-        StreamConnection connection = (StreamConnection)exchange.LowerState!;
+        StreamConnection connection = (StreamConnection)exchange.LowerState;
         // A handler's message, perhaps shared: it goes out with its request's token, written into the frame, not set on it.
         ReadOnlyMemory<byte> token = exchange.Request.Token;
         connection.SendResponse(response, token, CoapStreamChannel.MeasureForSend(response, token.Length));
@@ -279,7 +279,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     {
         ArgumentNullException.ThrowIfNull(registration);
         ArgumentNullException.ThrowIfNull(owner);
-        StreamConnection connection = (StreamConnection)registration.LowerState!;
+        StreamConnection connection = (StreamConnection)registration.LowerState;
 
         // RFC 8323 section 7.1: no CON/NON on a stream; the connection itself tells whether the observer is there.
         ReadOnlyMemory<byte> token = registration.Request.Token;

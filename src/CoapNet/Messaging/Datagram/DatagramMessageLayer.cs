@@ -145,7 +145,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     {
         Span<byte> ack = WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Acknowledgement, exchange.Request.MessageId);
         Settle(exchange, ack);
-        SendRaw((DatagramChannel)exchange.LowerState!, ack, null);
+        SendRaw((DatagramChannel)exchange.LowerState, ack, null);
     }
 
     /// <inheritdoc/>
@@ -159,7 +159,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
         Span<byte> reset = WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, exchange.Request.MessageId);
         Settle(exchange, reset);
-        SendRaw((DatagramChannel)exchange.LowerState!, reset, null);
+        SendRaw((DatagramChannel)exchange.LowerState, reset, null);
     }
 
     /// <inheritdoc/>
@@ -168,24 +168,14 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // The response is a handler's message, which may be shared: it goes out with its request's token (RFC 7252
         // section 5.3.1) and the type and Message ID chosen here, written straight into the datagram (the message is
         // neither copied nor changed).
-        DatagramChannel channel = (DatagramChannel)exchange.LowerState!;
+        DatagramChannel channel = (DatagramChannel)exchange.LowerState;
         bool confirmable = exchange.Request.Type == CoapMessageType.Confirmable;
         if (confirmable && !exchange.RespondsAfterAcknowledgement)
         {
             // RFC 7252 section 5.2.1: piggybacked in the ACK, with the request's Message ID. The datagram is a pooled
             // array: the deduplication cache keeps its own copy of the bytes for duplicates (issue 11).
             byte[] rented = channel.EncodeRented(response, new(CoapMessageType.Acknowledgement, exchange.Request.MessageId, exchange.Request.Token), out int length);
-            try
-            {
-                ReadOnlySpan<byte> ack = rented.AsSpan(0, length);
-                Settle(exchange, ack);
-                SendRaw(channel, ack, null);
-            }
-            finally
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
-
+            SendRented(channel, rented, length, settles: exchange);
             return;
         }
 
@@ -214,13 +204,28 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             pooled = channel.EncodeRented(response, new(CoapMessageType.NonConfirmable, messageId, exchange.Request.Token), out pooledLength);
         }
 
+        SendRented(channel, pooled, pooledLength, settles: null);
+    }
+
+    /// <summary>
+    /// Sends a datagram from an array rented from <see cref="ArrayPool{T}.Shared"/> and returns the array; first, when
+    /// it is <paramref name="settles"/>'s own reply, records it for duplicates (the cache copies the bytes).
+    /// </summary>
+    private void SendRented(DatagramChannel channel, byte[] rented, int length, CoapExchange? settles)
+    {
         try
         {
-            SendRaw(channel, pooled.AsSpan(0, pooledLength), null);
+            ReadOnlySpan<byte> datagram = rented.AsSpan(0, length);
+            if (settles is not null)
+            {
+                Settle(settles, datagram);
+            }
+
+            SendRaw(channel, datagram, null);
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(pooled);
+            ArrayPool<byte>.Shared.Return(rented);
         }
     }
 
@@ -228,7 +233,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        DatagramChannel channel = (DatagramChannel)registration.LowerState!;
+        DatagramChannel channel = (DatagramChannel)registration.LowerState;
         bool confirmable = notification.Type == CoapMessageType.Confirmable;
         byte[] datagram;
         lock (_gate)
