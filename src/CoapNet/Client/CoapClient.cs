@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -33,6 +34,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private readonly CoapMessageType _requestType;
     private readonly object _gate = new();
     private CoapEndpoint? _tcp;
+    private LiteralDestination? _lastLiteral;
     private int _disposed;
 
     /// <summary>Creates a client on its own UDP socket (dual-stack, a free port unless configured).</summary>
@@ -426,12 +428,22 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
     }
 
-    private async Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
+    private Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
-        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
+        ValueTask<CoapPeer> destination = ResolveDestinationAsync(uri, cancellationToken);
+
+        // An IP literal resolves at once: then the only wait is the response's, and the state kept across it is smaller.
+        return destination.IsCompletedSuccessfully
+            ? SendToAsync(request, destination.Result, transfer, cancellationToken)
+            : ResolveThenSendAsync(request, destination, transfer, cancellationToken);
     }
+
+    private async Task<CoapResponse> ResolveThenSendAsync(CoapMessage request, ValueTask<CoapPeer> destination, BlockTransfer? transfer, CancellationToken cancellationToken)
+        => await SendToAsync(request, await destination.ConfigureAwait(false), transfer, cancellationToken).ConfigureAwait(false);
+
+    private async Task<CoapResponse> SendToAsync(CoapMessage request, CoapPeer peer, BlockTransfer? transfer, CancellationToken cancellationToken)
+        => new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
 
     private static BlockTransfer DownloadTo(Stream destination, IProgress<CoapTransferProgress>? progress)
     {
@@ -541,15 +553,48 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private CoapPeer ResolveDestination(Uri uri)
     {
         string scheme = RequireCoapScheme(uri);
-        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : Resolve(uri.DnsSafeHost);
-        return new CoapPeer(scheme, new IPEndPoint(address, PortOf(uri, scheme)));
+        return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
+            ? peer
+            : new CoapPeer(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)));
     }
 
-    private async Task<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
+    private ValueTask<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
     {
         string scheme = RequireCoapScheme(uri);
-        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal) ? literal : await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false);
-        return new CoapPeer(scheme, new IPEndPoint(address, PortOf(uri, scheme)));
+        return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
+            ? ValueTask.FromResult(peer)
+            : ResolveNameAsync(uri, scheme, cancellationToken);
+    }
+
+    private async ValueTask<CoapPeer> ResolveNameAsync(Uri uri, string scheme, CancellationToken cancellationToken)
+        => new CoapPeer(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)));
+
+    /// <summary>
+    /// The destination of a URI whose host is an IP literal, which needs no resolver (RFC 7252 section 6.4 step 5).
+    /// The last one is kept and handed out again while requests go to the same scheme, address and port, as a client
+    /// polling one server does, so that such a request parses no address and allocates no peer. A host name is
+    /// resolved each time: its addresses may change.
+    /// </summary>
+    private bool TryLiteralDestination(Uri uri, string scheme, [NotNullWhen(true)] out CoapPeer? peer)
+    {
+        string host = uri.DnsSafeHost;
+        int port = PortOf(uri, scheme);
+        LiteralDestination? last = Volatile.Read(ref _lastLiteral);
+        if (last is not null && last.Peer.EndPoint.Port == port && string.Equals(last.Host, host, StringComparison.Ordinal) && string.Equals(last.Peer.Scheme, scheme, StringComparison.Ordinal))
+        {
+            peer = last.Peer;
+            return true;
+        }
+
+        if (!IPAddress.TryParse(host, out IPAddress? address))
+        {
+            peer = null;
+            return false;
+        }
+
+        peer = new CoapPeer(scheme, new IPEndPoint(address, port));
+        Volatile.Write(ref _lastLiteral, new LiteralDestination(host, peer));
+        return true;
     }
 
     /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP one is created on first use.</summary>
@@ -609,4 +654,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
         throw new SocketException((int)SocketError.HostNotFound, $"'{host}' has no address this client can reach.");
     }
+
+    /// <summary>The last IP-literal destination: the URI's host text, and the peer it names.</summary>
+    private sealed record LiteralDestination(string Host, CoapPeer Peer);
 }

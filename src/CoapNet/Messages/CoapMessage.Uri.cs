@@ -78,20 +78,30 @@ public sealed partial class CoapMessage
         string path = uri.AbsolutePath;
         if (path.Length > 1)
         {
-            foreach (string segment in path[1..].Split('/'))
-            {
-                options.Add(CoapOptionNumber.UriPath, PercentDecode(segment));
-            }
+            AddPercentDecoded(options, CoapOptionNumber.UriPath, path.AsSpan(1), '/');
         }
 
         // Step 9: each '&'-separated argument is one Uri-Query.
         string query = uri.Query;
         if (query.Length > 1)
         {
-            foreach (string argument in query[1..].Split('&'))
+            AddPercentDecoded(options, CoapOptionNumber.UriQuery, query.AsSpan(1), '&');
+        }
+    }
+
+    /// <summary>One option per <paramref name="separator"/>-separated piece of <paramref name="text"/>, empty pieces included, read in place.</summary>
+    private static void AddPercentDecoded(CoapOptionCollection options, CoapOptionNumber number, ReadOnlySpan<char> text, char separator)
+    {
+        while (true)
+        {
+            int end = text.IndexOf(separator);
+            options.Add(number, PercentDecode(end < 0 ? text : text[..end]));
+            if (end < 0)
             {
-                options.Add(CoapOptionNumber.UriQuery, PercentDecode(argument));
+                return;
             }
+
+            text = text[(end + 1)..];
         }
     }
 
@@ -184,9 +194,10 @@ public sealed partial class CoapMessage
 
     // RFC 7252 section 6.4 steps 8 and 9: each percent-encoding becomes the byte it encodes, even when the bytes are not
     // valid UTF-8 (Uri.UnescapeDataString leaves such a sequence as text, so "%FF" would become the three bytes "%FF").
-    private static byte[] PercentDecode(string text)
+    private static byte[] PercentDecode(ReadOnlySpan<char> text)
     {
-        byte[] bytes = Encoding.UTF8.GetBytes(text);
+        byte[] bytes = new byte[Encoding.UTF8.GetByteCount(text)];
+        Encoding.UTF8.GetBytes(text, bytes);
         int length = 0;
         for (int i = 0; i < bytes.Length; i++)
         {

@@ -10,7 +10,7 @@ internal sealed partial class DatagramMessageLayer
     /// This layer's side of a request we send: an NSTART slot while outstanding (RFC 7252 section
     /// 4.7), the Message ID, and the CON's transmission until its ACK or RST.
     /// </summary>
-    private sealed class RequestState : ITransmissionOwner
+    private sealed class RequestState : ITransmissionOwner, ISlotWaiter
     {
         private readonly DatagramMessageLayer _layer;
         private readonly OutgoingRequest _request;
@@ -25,14 +25,10 @@ internal sealed partial class DatagramMessageLayer
             _layer = layer;
             _request = request;
             _channel = channel;
-            StartAction = Start;
         }
 
         /// <summary>The peer's message state; set under the lock before the request can start.</summary>
         public PeerMessageState? Peer { get; set; }
-
-        /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
-        public Action StartAction { get; }
 
         public void OnAcknowledged(CoapMessage acknowledgement)
         {
@@ -45,7 +41,7 @@ internal sealed partial class DatagramMessageLayer
             // An empty ACK (or one whose token matches nothing): the response will be separate (RFC 7252
             // section 5.2.2). The interaction is no longer outstanding for NSTART (section 4.7), so the
             // next request toward the peer may start.
-            Action? next;
+            ISlotWaiter? next;
             lock (_layer._gate)
             {
                 if (_ended)
@@ -58,7 +54,7 @@ internal sealed partial class DatagramMessageLayer
             }
 
             _request.OnAwaitingResponse();
-            next?.Invoke();
+            next?.StartWithSlot();
         }
 
         public void OnReset()
@@ -70,7 +66,7 @@ internal sealed partial class DatagramMessageLayer
         /// <summary>The exchange is over: stop retransmitting, hand the NSTART slot on or leave the queue.</summary>
         public void End()
         {
-            Action? next = null;
+            ISlotWaiter? next = null;
             lock (_layer._gate)
             {
                 if (_ended)
@@ -88,17 +84,18 @@ internal sealed partial class DatagramMessageLayer
                 }
                 else if (!_started)
                 {
-                    Peer!.RemoveWaiting(StartAction);
+                    Peer!.RemoveWaiting(this);
                 }
             }
 
-            next?.Invoke();
+            next?.StartWithSlot();
         }
 
-        private void Start()
+        /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
+        public void StartWithSlot()
         {
             byte[]? bytes = null;
-            Action? next = null;
+            ISlotWaiter? next = null;
             CoapMessage request = _request.Request;
             lock (_layer._gate)
             {
@@ -122,7 +119,7 @@ internal sealed partial class DatagramMessageLayer
 
             if (bytes is null)
             {
-                next?.Invoke();
+                next?.StartWithSlot();
                 return;
             }
 
@@ -136,7 +133,7 @@ internal sealed partial class DatagramMessageLayer
         }
 
         // Caller holds the lock.
-        private Action? ReleaseSlot()
+        private ISlotWaiter? ReleaseSlot()
         {
             if (!_holdsSlot)
             {

@@ -128,12 +128,12 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         lock (_gate)
         {
             state.Peer = _peers.GetOrCreate(request.Peer, _time.GetTimestamp());
-            startNow = state.Peer.TryTakeSlot(_parameters.NStart, state.StartAction);
+            startNow = state.Peer.TryTakeSlot(_parameters.NStart, state);
         }
 
         if (startNow)
         {
-            state.StartAction();
+            state.StartWithSlot();
         }
     }
 
@@ -646,15 +646,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     private Transmission StartTransmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner)
     {
         TimeSpan initial = _parameters.AckTimeout * (1 + (_random.NextDouble() * (_parameters.AckRandomFactor - 1)));
-        Transmission transmission = new(key, channel, datagram, owner, initial);
+        Transmission transmission = new(this, key, channel, datagram, owner, initial);
         _unacknowledged[key] = transmission;
         transmission.Timer = _time.CreateTimer(
             static state =>
             {
-                (DatagramMessageLayer layer, Transmission t) = ((DatagramMessageLayer, Transmission))state!;
-                layer.Retransmit(t);
+                Transmission t = (Transmission)state!;
+                t.Layer.Retransmit(t);
             },
-            (this, transmission),
+            transmission,
             initial,
             Timeout.InfiniteTimeSpan);
         return transmission;

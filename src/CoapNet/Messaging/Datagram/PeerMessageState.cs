@@ -2,6 +2,14 @@ using CoapNet.Channels;
 
 namespace CoapNet.Messaging.Datagram;
 
+/// <summary>A request waiting for an NSTART slot (RFC 7252 section 4.7): started when an earlier one frees it.</summary>
+/// <remarks>An interface rather than a delegate, so that a request does not allocate one to say how it starts.</remarks>
+internal interface ISlotWaiter
+{
+    /// <summary>Starts the request, which now holds the slot.</summary>
+    void StartWithSlot();
+}
+
 /// <summary>
 /// What the datagram message layer keeps per peer: the state of RFC 7252
 /// section 4 in one place (the next Message ID, the NSTART count and the queue of requests
@@ -9,7 +17,7 @@ namespace CoapNet.Messaging.Datagram;
 /// </summary>
 internal sealed class PeerMessageState
 {
-    private readonly Queue<Action> _waiting = new();
+    private readonly Queue<ISlotWaiter> _waiting = new();
     private ushort _nextMessageId;
 
     public PeerMessageState(CoapPeer peer, ushort firstMessageId, long now)
@@ -40,9 +48,9 @@ internal sealed class PeerMessageState
     /// </summary>
     public ushort NextMessageId() => _nextMessageId++;
 
-    /// <summary>Takes an NSTART slot now, or queues <paramref name="start"/> to run when one frees up.</summary>
+    /// <summary>Takes an NSTART slot now, or queues <paramref name="waiter"/> to start when one frees up.</summary>
     /// <returns>True when the slot was taken and the caller should start now.</returns>
-    public bool TryTakeSlot(int nstart, Action start)
+    public bool TryTakeSlot(int nstart, ISlotWaiter waiter)
     {
         if (Outstanding < nstart)
         {
@@ -50,14 +58,14 @@ internal sealed class PeerMessageState
             return true;
         }
 
-        _waiting.Enqueue(start);
+        _waiting.Enqueue(waiter);
         return false;
     }
 
-    /// <summary>Frees a slot; returns the next waiting start (which now holds the slot), if any.</summary>
-    public Action? ReleaseSlot()
+    /// <summary>Frees a slot; returns the next waiting request (which now holds the slot), if any.</summary>
+    public ISlotWaiter? ReleaseSlot()
     {
-        if (_waiting.TryDequeue(out Action? next))
+        if (_waiting.TryDequeue(out ISlotWaiter? next))
         {
             return next;
         }
@@ -66,15 +74,15 @@ internal sealed class PeerMessageState
         return null;
     }
 
-    /// <summary>Removes a waiting start that was canceled before it got a slot.</summary>
-    public bool RemoveWaiting(Action start)
+    /// <summary>Removes a waiting request that was canceled before it got a slot.</summary>
+    public bool RemoveWaiting(ISlotWaiter waiter)
     {
         int count = _waiting.Count;
         bool removed = false;
         for (int i = 0; i < count; i++)
         {
-            Action item = _waiting.Dequeue();
-            if (!removed && ReferenceEquals(item, start))
+            ISlotWaiter item = _waiting.Dequeue();
+            if (!removed && ReferenceEquals(item, waiter))
             {
                 removed = true;
                 continue;

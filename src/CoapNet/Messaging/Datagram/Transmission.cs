@@ -22,8 +22,11 @@ internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId);
 /// A confirmable message in flight: retransmitted with exponential back-off until the matching
 /// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the message layer's lock.
 /// </summary>
-internal sealed class Transmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
+internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
 {
+    /// <summary>The layer that retransmits it: the state its timer hands back, so the timer needs no other object.</summary>
+    public DatagramMessageLayer Layer { get; } = layer;
+
     public MessageKey Key { get; } = key;
 
     /// <summary>Where the datagram goes, and goes again.</summary>
