@@ -33,4 +33,16 @@ internal static class CommandLine
         => int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n >= min
             ? n
             : throw new ArgumentException($"{name} takes whole numbers from {min} up, not '{value}'.");
+
+    /// <summary>Comma-separated whole numbers of at least <paramref name="min"/> for option <paramref name="name"/>, such as "5,50,500".</summary>
+    public static IReadOnlyList<int> ParseCounts(string name, string? value, int min)
+    {
+        List<int> counts = [];
+        foreach (string n in (value ?? string.Empty).Split(','))
+        {
+            counts.Add(ParseCount(name, n, min));
+        }
+
+        return counts;
+    }
 }

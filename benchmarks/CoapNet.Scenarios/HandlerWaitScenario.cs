@@ -19,15 +19,18 @@ internal static class HandlerWaitScenario
 {
 
     public const string Usage = """
-        handler-wait [--requests 1000] [--concurrency 5,50,500] [--wait-ms 100] [--forms sync,async] [--probe-ms 5]
-          --requests     requests to the waiting resource per run
-          --concurrency  how many of them are in flight at once, one run each
+        handler-wait [--requests 1000] [--concurrency 5,50,500] [--wait-ms 100] [--forms sync,async] [--probe-ms 5] [--rounds 3]
+          --requests     requests to the waiting resource per round
+          --concurrency  how many of them are in flight at once, one server (and set of rounds) each
           --wait-ms      how long the handler waits
           --forms        sync (Thread.Sleep) and/or async (await Task.Delay)
           --probe-ms     the pause between two requests of each fast-route probe
+          --rounds       measured rounds per form and concurrency, after a warm-up of the same load
         The server runs with the options a user gets by default (MaxDegreeOfParallelism = processor count,
         MaxPendingRequests 1024); the load comes from one CoapClient with a 4 MiB socket receive buffer and NSTART
-        raised to the concurrency, the two probes from one more on a socket of its own.
+        raised to the concurrency, the two probes from one more on a socket of its own. Before the rounds, the same
+        load with a 1 ms wait (at least 200 requests) runs again and again until a pass makes the JIT compile at most
+        two methods: a server is measured in its steady state, not in its first seconds.
         """;
 
     public static async Task<int> RunAsync(string[] args)
@@ -39,26 +42,51 @@ internal static class HandlerWaitScenario
             + $"{(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC; server MaxDegreeOfParallelism {defaults.MaxDegreeOfParallelism} (the default: processor count), "
             + $"MaxPendingRequests {defaults.MaxPendingRequests}, SeparateResponseDelay {defaults.SeparateResponseDelay.TotalSeconds:0.###} s; probes every {settings.ProbeMs} ms"));
         Console.WriteLine();
-        Console.WriteLine("| form | concurrency | total | ideal | total / ideal | process CPU | failed | fast route (sync lambda) p50 / p99 / max, n | fast route (ValueTask) p50 / p99 / max, n | 1-min load |");
-        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|---|---|---:|");
+        Console.WriteLine("| form | concurrency | round | total | ideal | total / ideal | process CPU | failed | fast route (sync lambda) p50 / p99 / max, n | fast route (ValueTask) p50 / p99 / max, n | 1-min load |");
+        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
+        List<string> medians = [];
         foreach (string form in settings.Forms)
         {
             foreach (int concurrency in settings.Concurrency)
             {
-                RunResult result = await RunOnceAsync(form, concurrency, settings);
-                double load = LoadAverage.Read();
                 double ideal = settings.Requests * settings.WaitMs / 1000.0 / concurrency;
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"| {form} | {concurrency} | {result.Seconds:0.000} s | {ideal:0.000} s | {result.Seconds / ideal:0.00}x | {result.Cpu:0.000} s | {result.Failed} | {Show(result.SyncProbe)} | {Show(result.AsyncProbe)} | {load:0.00} |"));
+                double[] ratios = new double[settings.Rounds];
+                List<long> syncProbe = [], asyncProbe = [];
+                int round = 0;
+                string warmUp = string.Empty;
+                await RunRoundsAsync(form, concurrency, settings, (passes, methods) => warmUp = string.Create(CultureInfo.InvariantCulture, $"; warm-up {passes} passes, {methods} methods compiled"), result =>
+                {
+                    double load = LoadAverage.Read();
+                    ratios[round++] = result.Seconds / ideal;
+                    syncProbe.AddRange(result.SyncProbe);
+                    asyncProbe.AddRange(result.AsyncProbe);
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"| {form} | {concurrency} | {round} | {result.Seconds:0.000} s | {ideal:0.000} s | {result.Seconds / ideal:0.00}x | {result.Cpu:0.000} s | {result.Failed} | {Show(result.SyncProbe)} | {Show(result.AsyncProbe)} | {load:0.00} |"));
+                });
+                Array.Sort(ratios);
+                long[] syncAll = [.. syncProbe], asyncAll = [.. asyncProbe];
+                Array.Sort(syncAll);
+                Array.Sort(asyncAll);
+                medians.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"{form} {concurrency}: median {ratios[(ratios.Length - 1) / 2]:0.00}x the ideal (best {ratios[0]:0.00}x, worst {ratios[^1]:0.00}x); fast route over all rounds {Show(syncAll)} (sync lambda), {Show(asyncAll)} (ValueTask){warmUp}"));
             }
+        }
+
+        Console.WriteLine();
+        Console.WriteLine("Each form and concurrency over its rounds (fast route: p50 / p99 / max, n):");
+        foreach (string median in medians)
+        {
+            Console.WriteLine(median);
         }
 
         return 0;
     }
 
-    private static async Task<RunResult> RunOnceAsync(string form, int concurrency, Settings settings)
+    /// <summary>One server and its clients for <paramref name="form"/> at <paramref name="concurrency"/>: the warm-up, then each round's result to <paramref name="report"/>.</summary>
+    private static async Task RunRoundsAsync(string form, int concurrency, Settings settings, Action<int, long> warmedUp, Action<RunResult> report)
     {
-        TimeSpan wait = TimeSpan.FromMilliseconds(settings.WaitMs);
+        // The handlers wait 1 ms during the warm-up (the same code, in a fraction of the time), then the full wait.
+        TimeSpan wait = TimeSpan.FromMilliseconds(1);
         await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)] });
         server.MapGet("/wait/sync", _ =>
         {
@@ -97,7 +125,13 @@ internal static class HandlerWaitScenario
         await using CoapClient probes = new();
         try
         {
-            return await MeasureAsync(load, probes, probes, waiting, fast, fastAsync, concurrency, settings);
+            (int passes, long methods) = await WarmUpAsync(load, probes, waiting, fast, fastAsync, concurrency);
+            warmedUp(passes, methods);
+            wait = TimeSpan.FromMilliseconds(settings.WaitMs);
+            for (int round = 0; round < settings.Rounds; round++)
+            {
+                report(await MeasureAsync(load, probes, probes, waiting, fast, fastAsync, concurrency, settings));
+            }
         }
         finally
         {
@@ -108,13 +142,34 @@ internal static class HandlerWaitScenario
         }
     }
 
+    /// <summary>
+    /// The same load with a wait of 1 ms (at least 200 requests, so that its methods are called often enough for the
+    /// JIT's optimized tier) and both probes, again and again until one pass compiles at most two methods (at most 40):
+    /// without it, a round of 0.2 s runs on code the JIT is still replacing, on the same 2 cores, and a wait for
+    /// the JIT to go quiet is not enough, since a method is promoted only after it has been called 30 times.
+    /// </summary>
+    /// <returns>The passes run and the methods compiled during them.</returns>
+    private static async Task<(int Passes, long Methods)> WarmUpAsync(CoapClient[] load, CoapClient probes, Uri waiting, Uri fast, Uri fastAsync, int concurrency)
+    {
+        long first = System.Runtime.JitInfo.GetCompiledMethodCount();
+        for (int pass = 1; ; pass++)
+        {
+            long before = System.Runtime.JitInfo.GetCompiledMethodCount();
+            Task loadDone = RunLoadAsync(load, waiting, Math.Max(200, concurrency * 2), concurrency);
+            await Task.WhenAll(loadDone, Probe(probes, fast, loadDone, 1), Probe(probes, fastAsync, loadDone, 1));
+
+            // The tiering's call-counting delay (100 ms) starts over with each new method: give it time to promote.
+            await Task.Delay(200);
+            long compiled = System.Runtime.JitInfo.GetCompiledMethodCount() - before;
+            if ((pass > 1 && compiled <= 2) || pass == 40)
+            {
+                return (pass, System.Runtime.JitInfo.GetCompiledMethodCount() - first);
+            }
+        }
+    }
+
     private static async Task<RunResult> MeasureAsync(CoapClient[] load, CoapClient syncProbe, CoapClient asyncProbe, Uri waiting, Uri fast, Uri fastAsync, int concurrency, Settings settings)
     {
-        // Warm-up: JIT and first sockets of every route and client, outside the measurement.
-        await RunLoadAsync(load, waiting, load.Length * 2, load.Length * 2);
-        await Probe(syncProbe, fast, Task.CompletedTask, 0);
-        await Probe(asyncProbe, fastAsync, Task.CompletedTask, 0);
-
         TimeSpan cpuBefore = Environment.CpuUsage.TotalTime;
         long start = Stopwatch.GetTimestamp();
         Task<int> loadDone = RunLoadAsync(load, waiting, settings.Requests, concurrency);
@@ -127,7 +182,7 @@ internal static class HandlerWaitScenario
     }
 
     /// <summary>Sends <paramref name="requests"/> GETs with <paramref name="concurrency"/> in flight, spread over the clients; returns how many did not come back 2.05.</summary>
-    private static async Task<int> RunLoadAsync(CoapClient[] clients, Uri uri, int requests, int concurrency)
+    public static async Task<int> RunLoadAsync(CoapClient[] clients, Uri uri, int requests, int concurrency)
     {
         int next = -1;
         int failed = 0;
@@ -206,6 +261,8 @@ internal static class HandlerWaitScenario
 
         public int ProbeMs { get; private set; } = 5;
 
+        public int Rounds { get; private set; } = 3;
+
         public static Settings Parse(string[] args)
         {
             Settings settings = new();
@@ -217,7 +274,7 @@ internal static class HandlerWaitScenario
                         settings.Requests = CommandLine.ParseCount(name, value, 1);
                         return true;
                     case "--concurrency":
-                        settings.Concurrency = [.. value!.Split(',').Select(n => CommandLine.ParseCount(name, n, 1))];
+                        settings.Concurrency = CommandLine.ParseCounts(name, value, 1);
                         return true;
                     case "--wait-ms":
                         settings.WaitMs = CommandLine.ParseCount(name, value, 0);
@@ -228,6 +285,9 @@ internal static class HandlerWaitScenario
                         return true;
                     case "--probe-ms":
                         settings.ProbeMs = CommandLine.ParseCount(name, value, 0);
+                        return true;
+                    case "--rounds":
+                        settings.Rounds = CommandLine.ParseCount(name, value, 1);
                         return true;
                     default:
                         return false;
