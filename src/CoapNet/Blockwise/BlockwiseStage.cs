@@ -178,6 +178,14 @@ internal sealed partial class BlockwiseStage : CoapStage
             // reading the first block at that size also tells whether there is more.
             (int exponent, int bytes) = ResponseBlocks(exchange, asked);
             ReadOnlyMemory<byte> head = source.Read(0, bytes, out bool more);
+            if (!response.Code.IsSuccess && more)
+            {
+                // An error's body is never cut into blocks (a byte array's goes whole or is refused as too large, and
+                // clients do not follow Block2 on an error), so one longer than a block is refused, never truncated:
+                // the server answers 5.00 with this reason instead.
+                throw new ArgumentException($"A {response.Code} response's body stream of {length} bytes does not fit one block of {bytes}; an error's body goes in one message, so give it as a byte array or shorten it.", nameof(response));
+            }
+
             if (!response.Code.IsSuccess || (asked is null && !more))
             {
                 // The whole body fits one block: it goes as a plain payload.

@@ -126,6 +126,8 @@ public sealed class CoapResponse
     /// keeps the stream open for the follow-up block requests, and closes it when the transfer's stored
     /// state expires. Without an ETag of the handler's, the ETag is made from the body's length. Only a
     /// <see cref="Server.CoapServer"/> reads a stream body; the stream belongs to the response from here on.
+    /// A response whose code is changed to an error keeps its body in one message: one longer than a block
+    /// is refused (the client gets 5.00 with the reason), never cut short.
     /// </summary>
     /// <param name="body">A readable, seekable stream, read from its current position.</param>
     /// <param name="contentFormat">The body's Content-Format.</param>

@@ -242,6 +242,9 @@ public sealed partial class CoapServer
         {
             // Too large for a datagram (until block-wise transfer exists) or otherwise unserializable: say so, never truncate.
             Log.ResponseRejected(_logger, e, exchange.Request.Code, exchange.Request.UriPath);
+
+            // The diagnostic has no body of its own; a refused stream body was closed where it was refused.
+            exchange.ResponseBody = null;
             string reason = e.ParamName is null ? e.Message : e.Message.Replace($" (Parameter '{e.ParamName}')", string.Empty, StringComparison.Ordinal);
             exchange.Respond(CoapResponse.Diagnostic(CoapCode.InternalServerError, "The response cannot be sent: " + reason).Message);
             Record(exchange, CoapCode.InternalServerError);

@@ -61,6 +61,33 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     }
 
     [Fact]
+    public async Task AnErrorWithAStreamBodyLongerThanABlockIsRefusedWithItsReasonNotTruncated()
+    {
+        CoapEndpoint client = Start();
+
+        CoapMessage response = await client.SendRequestAsync(Get("/file?size=3000&code=4.04"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        // Before: the first 1,024 bytes went out as the whole 4.04 body, without a word.
+        response.Code.Should().Be(CoapCode.InternalServerError);
+        response.Block2.Should().BeNull();
+        response.GetPayloadString().Should().Contain("4.04").And.Contain("3000 bytes").And.Contain("byte array");
+        _streams.Single().IsDisposed.Should().BeTrue("the refused body's stream is closed at once");
+    }
+
+    [Fact]
+    public async Task AnErrorWithAStreamBodyThatFitsOneBlockGoesWhole()
+    {
+        CoapEndpoint client = Start();
+
+        CoapMessage response = await client.SendRequestAsync(Get("/file?size=1024&code=4.00"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.BadRequest);
+        response.Payload.ToArray().Should().Equal(Body(1024));
+        response.Block2.Should().BeNull();
+        _streams.Single().IsDisposed.Should().BeTrue();
+    }
+
+    [Fact]
     public void AStreamThatCannotSeekIsRefusedWithTheProblemNamed()
     {
         Action create = () => CoapResponse.Content(new NonSeekable(), CoapContentFormat.OctetStream);
@@ -83,6 +110,13 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
             if (request.GetQueryValue("block") is string block)
             {
                 response.BlockSize = int.Parse(block, System.Globalization.CultureInfo.InvariantCulture);
+            }
+
+            if (request.GetQueryValue("code") is string code)
+            {
+                // A handler that answers an error with a body from a stream, as "class.detail".
+                string[] parts = code.Split('.');
+                response.Message.Code = new CoapCode(int.Parse(parts[0], System.Globalization.CultureInfo.InvariantCulture), int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture));
             }
 
             return response;
