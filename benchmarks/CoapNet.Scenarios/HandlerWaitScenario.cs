@@ -38,7 +38,7 @@ internal static class HandlerWaitScenario
         Settings settings = Settings.Parse(args);
         CoapServerOptions defaults = new();
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"handler-wait: {settings.Requests} requests per run, handler waits {settings.WaitMs} ms; {Environment.ProcessorCount} cores, .NET {Environment.Version}, "
+            $"handler-wait: {settings.Requests} requests per round, {settings.Rounds} rounds after a warm-up, handler waits {settings.WaitMs} ms; {Environment.ProcessorCount} cores, .NET {Environment.Version}, "
             + $"{(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC; server MaxDegreeOfParallelism {defaults.MaxDegreeOfParallelism} (the default: processor count), "
             + $"MaxPendingRequests {defaults.MaxPendingRequests}, SeparateResponseDelay {defaults.SeparateResponseDelay.TotalSeconds:0.###} s; probes every {settings.ProbeMs} ms"));
         Console.WriteLine();
