@@ -153,11 +153,23 @@ public sealed class CoapExchange
             throw new ArgumentException($"{response.Code} is not a response code.", nameof(response));
         }
 
-        int previous = Interlocked.Exchange(ref _state, Responded);
-        if (previous >= Responded)
+        // One compare-exchange to the responded state that says whether an empty ACK went first: a second answer
+        // fails without ever writing the state, which the layer below reads while it sends the first.
+        int previous = Volatile.Read(ref _state);
+        while (true)
         {
-            Volatile.Write(ref _state, previous);
-            throw new InvalidOperationException("This exchange was already answered.");
+            if (previous >= Responded)
+            {
+                throw new InvalidOperationException("This exchange was already answered.");
+            }
+
+            int seen = Interlocked.CompareExchange(ref _state, previous == Accepted ? RespondedAfterAcknowledgement : Responded, previous);
+            if (seen == previous)
+            {
+                break;
+            }
+
+            previous = seen;
         }
 
         try
@@ -165,12 +177,6 @@ public sealed class CoapExchange
             // The caller's message is not modified (a handler may return a shared, cached response), nor copied:
             // the layer below writes the request's token, and a type and Message ID of its choosing, into the
             // bytes it sends; a stage that changes the response (Observe, Block2) makes a copy of its own.
-            if (previous == Accepted)
-            {
-                // Nothing else changes a responded state, so a plain write: the layer below reads it while sending.
-                Volatile.Write(ref _state, RespondedAfterAcknowledgement);
-            }
-
             if (Layer is { } layer)
             {
                 layer.SendResponse(this, response);

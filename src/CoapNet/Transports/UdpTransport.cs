@@ -22,12 +22,6 @@ public sealed class UdpTransport : IDatagramTransport
     private const int AddressCacheCapacity = 4096;
 
     private readonly Socket _socket;
-
-    /// <summary>The socket's kernel receive buffer as the OS reports it (Linux reports twice what was set), for tests.</summary>
-    internal int SocketReceiveBufferSize => _socket.ReceiveBufferSize;
-
-    /// <summary>The socket's kernel send buffer as the OS reports it, for tests.</summary>
-    internal int SocketSendBufferSize => _socket.SendBufferSize;
     private readonly int _receiveBufferSize;
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
     private Task? _receiveLoop;
@@ -73,6 +67,12 @@ public sealed class UdpTransport : IDatagramTransport
 
     /// <inheritdoc/>
     public IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>The socket's kernel receive buffer as the OS reports it (Linux reports twice what was set), for tests.</summary>
+    internal int SocketReceiveBufferSize => _socket.ReceiveBufferSize;
+
+    /// <summary>The socket's kernel send buffer as the OS reports it, for tests.</summary>
+    internal int SocketSendBufferSize => _socket.SendBufferSize;
 
     /// <inheritdoc/>
     public void Start(IDatagramReceiver receiver)
