@@ -44,13 +44,13 @@ internal static class ClientLoadScenario
                 SocketReceiveBufferSize = 4 * 1024 * 1024,
                 Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
             });
-            await HandlerWaitScenario.RunLoadAsync([client], settings.Server, settings.Warmup, concurrency);
+            await HandlerWaitScenario.RunLoadAsync(client, settings.Server, settings.Warmup, concurrency);
             for (int round = 1; round <= settings.Rounds; round++)
             {
                 TimeSpan cpuBefore = Environment.CpuUsage.TotalTime;
                 long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
                 long start = Stopwatch.GetTimestamp();
-                int failed = await HandlerWaitScenario.RunLoadAsync([client], settings.Server, settings.Requests, concurrency);
+                int failed = await HandlerWaitScenario.RunLoadAsync(client, settings.Server, settings.Requests, concurrency);
                 double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
                 double cpu = (Environment.CpuUsage.TotalTime - cpuBefore).TotalSeconds;
                 long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;

@@ -112,33 +112,20 @@ internal static class HandlerWaitScenario
         // is raised to the concurrency. One client is one receive thread; ten of them (one per 50 requests, as before
         // clients could size their buffers) kept this 2-core process switching between threads (perf: a fifth of
         // its samples in the scheduler), 1.14-1.26x the ideal at concurrency 500 against 1.11-1.12x with one.
-        CoapClient[] load =
-        [
-            new CoapClient(new CoapClientOptions
-            {
-                SocketReceiveBufferSize = 4 * 1024 * 1024,
-                Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
-            }),
-        ];
+        await using CoapClient load = new(new CoapClientOptions
+        {
+            SocketReceiveBufferSize = 4 * 1024 * 1024,
+            Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
+        });
 
         // Both probes share a client of their own (one more socket and receive thread), apart from the load's.
         await using CoapClient probes = new();
-        try
+        (int passes, long methods) = await WarmUpAsync(load, probes, waiting, fast, fastAsync, concurrency);
+        warmedUp(passes, methods);
+        wait = TimeSpan.FromMilliseconds(settings.WaitMs);
+        for (int round = 0; round < settings.Rounds; round++)
         {
-            (int passes, long methods) = await WarmUpAsync(load, probes, waiting, fast, fastAsync, concurrency);
-            warmedUp(passes, methods);
-            wait = TimeSpan.FromMilliseconds(settings.WaitMs);
-            for (int round = 0; round < settings.Rounds; round++)
-            {
-                report(await MeasureAsync(load, probes, probes, waiting, fast, fastAsync, concurrency, settings));
-            }
-        }
-        finally
-        {
-            foreach (CoapClient client in load)
-            {
-                await client.DisposeAsync();
-            }
+            report(await MeasureAsync(load, probes, waiting, fast, fastAsync, concurrency, settings));
         }
     }
 
@@ -149,7 +136,7 @@ internal static class HandlerWaitScenario
     /// the JIT to go quiet is not enough, since a method is promoted only after it has been called 30 times.
     /// </summary>
     /// <returns>The passes run and the methods compiled during them.</returns>
-    private static async Task<(int Passes, long Methods)> WarmUpAsync(CoapClient[] load, CoapClient probes, Uri waiting, Uri fast, Uri fastAsync, int concurrency)
+    private static async Task<(int Passes, long Methods)> WarmUpAsync(CoapClient load, CoapClient probes, Uri waiting, Uri fast, Uri fastAsync, int concurrency)
     {
         long first = System.Runtime.JitInfo.GetCompiledMethodCount();
         for (int pass = 1; ; pass++)
@@ -168,28 +155,27 @@ internal static class HandlerWaitScenario
         }
     }
 
-    private static async Task<RunResult> MeasureAsync(CoapClient[] load, CoapClient syncProbe, CoapClient asyncProbe, Uri waiting, Uri fast, Uri fastAsync, int concurrency, Settings settings)
+    private static async Task<RunResult> MeasureAsync(CoapClient load, CoapClient probes, Uri waiting, Uri fast, Uri fastAsync, int concurrency, Settings settings)
     {
         TimeSpan cpuBefore = Environment.CpuUsage.TotalTime;
         long start = Stopwatch.GetTimestamp();
         Task<int> loadDone = RunLoadAsync(load, waiting, settings.Requests, concurrency);
-        Task<long[]> syncLatencies = Probe(syncProbe, fast, loadDone, settings.ProbeMs);
-        Task<long[]> asyncLatencies = Probe(asyncProbe, fastAsync, loadDone, settings.ProbeMs);
+        Task<long[]> syncLatencies = Probe(probes, fast, loadDone, settings.ProbeMs);
+        Task<long[]> asyncLatencies = Probe(probes, fastAsync, loadDone, settings.ProbeMs);
         int failed = await loadDone;
         double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
         double cpu = (Environment.CpuUsage.TotalTime - cpuBefore).TotalSeconds;
         return new RunResult(seconds, cpu, failed, await syncLatencies, await asyncLatencies);
     }
 
-    /// <summary>Sends <paramref name="requests"/> GETs with <paramref name="concurrency"/> in flight, spread over the clients; returns how many did not come back 2.05.</summary>
-    public static async Task<int> RunLoadAsync(CoapClient[] clients, Uri uri, int requests, int concurrency)
+    /// <summary>Sends <paramref name="requests"/> GETs from <paramref name="client"/> with <paramref name="concurrency"/> in flight; returns how many did not come back 2.05.</summary>
+    public static async Task<int> RunLoadAsync(CoapClient client, Uri uri, int requests, int concurrency)
     {
         int next = -1;
         int failed = 0;
         Task[] workers = new Task[concurrency];
         for (int w = 0; w < workers.Length; w++)
         {
-            CoapClient client = clients[w % clients.Length];
             workers[w] = Task.Run(async () =>
             {
                 while (Interlocked.Increment(ref next) < requests)
