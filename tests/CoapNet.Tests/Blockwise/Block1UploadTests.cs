@@ -245,7 +245,7 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
         CoapMessage response = await RunInVirtualTime(client.SendRequestAsync(Put("/reverse", body), ServerAddress));
 
         response.Code.Should().Be(CoapCode.Changed);
-        response.Payload.ToArray().Should().Equal(body.Reverse(), "the whole answer, joined from Block2 blocks");
+        response.Payload.ToArray().Should().Equal(Enumerable.Reverse(body), "the whole answer, joined from Block2 blocks");
         _received.Should().ContainSingle().Which.Should().Equal(body);
         CoapMessage final = FromServer(m => m.Code == CoapCode.Changed)[0];
         final.Block1.Should().Be(new CoapBlock(4, false, 6), "the answer to the last block echoes Block1 (section 3.3)");
@@ -425,7 +425,7 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
         return request;
     }
 
-    private static string Sha256(byte[] body) => Convert.ToHexStringLower(SHA256.HashData(body));
+    private static string Sha256(byte[] body) => Convert.ToHexString(SHA256.HashData(body)).ToLowerInvariant();
 
     private List<CoapMessage> ToServer() => Network.SentBetween(ClientAddress, ServerAddress).Where(d => !d.Dropped).Select(d => d.Parsed).Where(m => m.Block1 is not null).ToList();
 

@@ -46,7 +46,7 @@ public abstract class LibCoapBlockwiseInteropTests
         {
             byte[] answer = await LibcoapAgainstSampleAsync("/upload", blockSize, "-m", "put", "-f", input);
 
-            System.Text.Encoding.UTF8.GetString(answer).Should().Be(Convert.ToHexStringLower(SHA256.HashData(body)), "/upload answers the SHA-256 of the whole body it received");
+            System.Text.Encoding.UTF8.GetString(answer).Should().Be(Convert.ToHexString(SHA256.HashData(body)).ToLowerInvariant(), "/upload answers the SHA-256 of the whole body it received");
         }
         finally
         {
