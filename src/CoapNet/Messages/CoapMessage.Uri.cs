@@ -142,23 +142,33 @@ public sealed partial class CoapMessage
         }
 
         // Steps 6 to 8 escape the option values byte by byte, so a value that is not valid UTF-8 still round-trips.
-        ReadOnlySpan<CoapOptionEntry> segments = _options is null ? default : _options.GetAll(CoapOptionNumber.UriPath);
-        if (segments.IsEmpty)
+        // The options are read where they are (a parsed message's wire bytes, or the collection): a parsed message
+        // has no collection until something asks for one, and composes the same URI as a built one.
+        bool anySegment = false;
+        foreach (CoapOptionEntry option in ReadOptions())
+        {
+            if (option.Number == CoapOptionNumber.UriPath)
+            {
+                builder.Append('/');
+                AppendEscaped(builder, option.Value.Span, AllowedInSegment);
+                anySegment = true;
+            }
+        }
+
+        if (!anySegment)
         {
             builder.Append('/');
         }
 
-        foreach (CoapOptionEntry segment in segments)
+        char separator = '?';
+        foreach (CoapOptionEntry option in ReadOptions())
         {
-            builder.Append('/');
-            AppendEscaped(builder, segment.Value.Span, AllowedInSegment);
-        }
-
-        ReadOnlySpan<CoapOptionEntry> arguments = _options is null ? default : _options.GetAll(CoapOptionNumber.UriQuery);
-        for (int i = 0; i < arguments.Length; i++)
-        {
-            builder.Append(i == 0 ? '?' : '&');
-            AppendEscaped(builder, arguments[i].Value.Span, AllowedInQueryArgument);
+            if (option.Number == CoapOptionNumber.UriQuery)
+            {
+                builder.Append(separator);
+                AppendEscaped(builder, option.Value.Span, AllowedInQueryArgument);
+                separator = '&';
+            }
         }
 
         return new Uri(builder.ToString(), UriKind.Absolute);
