@@ -6,6 +6,7 @@ using CoapNet.Diagnostics;
 using CoapNet.Hosting;
 using CoapNet.Samples.Hosted;
 using OpenTelemetry.Metrics;
+using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
 
 HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
@@ -15,6 +16,7 @@ builder.Services.AddCoapServer().MapResource<HelloResource>("/hello");
 if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
 {
     builder.Services.AddOpenTelemetry()
+        .ConfigureResource(resource => resource.AddService("CoapNet.Samples.Hosted"))
         .WithMetrics(metrics => metrics.AddMeter(CoapInstrumentation.MeterName).AddConsoleExporter())
         .WithTracing(tracing => tracing.AddSource(CoapInstrumentation.ActivitySourceName).AddConsoleExporter());
 }

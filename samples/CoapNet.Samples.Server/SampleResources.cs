@@ -66,7 +66,10 @@ public static class SampleResources
 
         Store store = new();
         server.MapGet("/store", store.List).WithTitle("Key-value store").WithResourceType("store").Produces(CoapContentFormat.TextPlain);
-        server.MapPut("/store/{name}", store.Put);
+        // Conditional requests (RFC 7252 section 5.10.8): the route's state is each entry's existence and ETag, so
+        // If-None-Match (create only) and If-Match (update only this version) get 4.12 when they fail, and a GET
+        // with the current ETag gets 2.03 Valid.
+        server.MapPut("/store/{name}", store.Put).WithState(store.State);
         server.MapGet("/store/{name}", store.Get);
         server.MapDelete("/store/{name}", store.Delete);
 
@@ -103,12 +106,18 @@ public static class SampleResources
 
     private static CoapResponse Echo(CoapCode code, CoapRequest request) => new(code, request.Payload, request.ContentFormat);
 
-    /// <summary>An in-memory key-value store: PUT creates (2.01) or replaces (2.04), GET returns (2.05 with ETag) or 4.04, DELETE removes (2.02).</summary>
+    /// <summary>
+    /// An in-memory key-value store: PUT creates (2.01) or replaces (2.04), GET returns (2.05 with ETag) or 4.04, DELETE
+    /// removes (2.02); each honours If-Match and If-None-Match (4.12 when they fail).
+    /// </summary>
     private sealed class Store
     {
         private readonly ConcurrentDictionary<string, Entry> _entries = new(StringComparer.Ordinal);
 
         public CoapResponse List(CoapRequest request) => CoapResponse.Content(string.Join('\n', _entries.Keys.Order(StringComparer.Ordinal)));
+
+        /// <summary>The entry's existence and ETag, which the server evaluates conditional requests against before a handler runs.</summary>
+        public CoapResourceState? State(CoapRequest request) => StateOf(request.GetRouteValue("name")!);
 
         public CoapResponse Put(CoapRequest request)
         {
@@ -122,6 +131,13 @@ public static class SampleResources
             bool replaced = false;
             lock (_entries)
             {
+                // The server checked the conditions before this handler ran; checked again here, under the lock, a
+                // create-only PUT (If-None-Match) cannot overwrite an entry another request made in between.
+                if (request.EvaluateConditions(StateOf(name)) is { } failed)
+                {
+                    return failed;
+                }
+
                 if (_entries.ContainsKey(name))
                 {
                     replaced = true;
@@ -159,10 +175,24 @@ public static class SampleResources
 
         public CoapResponse Delete(CoapRequest request)
         {
-            // RFC 7252 section 5.8.4: DELETE of a resource that does not exist also answers 2.02.
-            _entries.TryRemove(request.GetRouteValue("name")!, out _);
+            string name = request.GetRouteValue("name")!;
+            lock (_entries)
+            {
+                // As in Put: a DELETE with If-Match removes only the version it names, even if it changed meanwhile.
+                if (request.EvaluateConditions(StateOf(name)) is { } failed)
+                {
+                    return failed;
+                }
+
+                // RFC 7252 section 5.8.4: DELETE of a resource that does not exist also answers 2.02.
+                _entries.TryRemove(name, out _);
+            }
+
             return new CoapResponse(CoapCode.Deleted);
         }
+
+        private CoapResourceState StateOf(string name)
+            => _entries.TryGetValue(name, out Entry? entry) ? CoapResourceState.WithETag(entry.ETag.Span) : CoapResourceState.Missing;
 
         private sealed class Entry(byte[] value, ushort? contentFormat)
         {

@@ -137,6 +137,16 @@ public sealed class CoapServerBuilder
                 }
             }
 
+            if (IsOverridden(nameof(CoapResource.GetState)))
+            {
+                // Conditional requests (RFC 7252 section 5.10.8) ask the resource's state before its handler: in a scope of its own.
+                route.WithState(request =>
+                {
+                    using IServiceScope scope = scopes.CreateScope();
+                    return scope.ServiceProvider.GetRequiredService<TResource>().GetState(request);
+                });
+            }
+
             return route;
         }
 

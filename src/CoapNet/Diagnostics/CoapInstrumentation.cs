@@ -13,7 +13,7 @@ namespace CoapNet.Diagnostics;
 /// </summary>
 /// <remarks>
 /// Tags: <c>coap.method</c> ("GET"), <c>coap.response.code</c> ("2.05"), <c>coap.route</c> (the
-/// route template), <c>url.scheme</c> ("coap", "coap+tcp"), <c>error.type</c> (the exception's type
+/// route template, or <see cref="UnmatchedRoute"/>), <c>url.scheme</c> ("coap", "coap+tcp"), <c>error.type</c> (the exception's type
 /// name when a client request fails without a response). Activities also carry
 /// <c>url.path</c>, <c>network.transport</c> ("udp", "tcp"), <c>network.peer.address</c> and
 /// <c>network.peer.port</c>, after the OpenTelemetry semantic conventions where they exist.
@@ -29,7 +29,7 @@ public static class CoapInstrumentation
     /// <summary>Counter: requests a server answered, tagged with method, response code, route and scheme.</summary>
     public const string ServerRequests = "coap.server.requests";
 
-    /// <summary>Histogram (seconds): from a request's arrival at the server to its answer, tagged like <see cref="ServerRequests"/>.</summary>
+    /// <summary>Histogram (seconds, with <see cref="DurationBuckets"/> as advice): from a request's arrival at the server to its answer, tagged like <see cref="ServerRequests"/>.</summary>
     public const string ServerRequestDuration = "coap.server.request.duration";
 
     /// <summary>Counter: requests a server shed with 5.03 or silence because it was full or stopping (RFC 7252 section 5.9.3.4).</summary>
@@ -38,7 +38,7 @@ public static class CoapInstrumentation
     /// <summary>Counter: requests a client completed, tagged with method, response code (or error type) and scheme.</summary>
     public const string ClientRequests = "coap.client.requests";
 
-    /// <summary>Histogram (seconds): from a client request's start to its response or failure, tagged like <see cref="ClientRequests"/>.</summary>
+    /// <summary>Histogram (seconds, with <see cref="DurationBuckets"/> as advice): from a client request's start to its response or failure, tagged like <see cref="ClientRequests"/>.</summary>
     public const string ClientRequestDuration = "coap.client.request.duration";
 
     /// <summary>UpDownCounter: client requests awaiting a response.</summary>
@@ -53,14 +53,29 @@ public static class CoapInstrumentation
     /// <summary>Counter: malformed datagrams dropped or reset, and connections aborted for a malformed frame, tagged with scheme.</summary>
     public const string MalformedMessages = "coap.malformed";
 
+    /// <summary>
+    /// The <c>coap.route</c> tag of a server request that reached no route ("(unmatched)"): a 4.04, or a request refused
+    /// before routing (4.02 for a critical option, 4.00...). A constant, so the tag's values stay few.
+    /// </summary>
+    public const string UnmatchedRoute = "(unmatched)";
+
+    /// <summary>
+    /// The bucket boundaries, in seconds, that the duration histograms advise (OpenTelemetry uses them unless a view says
+    /// otherwise): from 0.1 ms, a request answered on a loopback, to 100 s, past MAX_TRANSMIT_WAIT (93 s, RFC 7252
+    /// section 4.8.2), which a confirmable exchange may take with every retransmission. The SDK's default boundaries are
+    /// meant for milliseconds (0, 5, 10, 25, ... 10000) and would put every CoAP duration in seconds in the first bucket.
+    /// </summary>
+    public static IReadOnlyList<double> DurationBuckets { get; } =
+        [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100];
+
     internal static readonly Meter Meter = new(MeterName);
     internal static readonly ActivitySource Source = new(ActivitySourceName);
 
     internal static readonly Counter<long> ServerRequestCounter = Meter.CreateCounter<long>(ServerRequests, "{request}", "CoAP requests answered by the server");
-    internal static readonly Histogram<double> ServerDuration = Meter.CreateHistogram<double>(ServerRequestDuration, "s", "Time from a request's arrival to its answer");
+    internal static readonly Histogram<double> ServerDuration = Meter.CreateHistogram(ServerRequestDuration, "s", "Time from a request's arrival to its answer", tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
     internal static readonly Counter<long> ShedCounter = Meter.CreateCounter<long>(ServerRequestsShed, "{request}", "Requests shed by a full or stopping server");
     internal static readonly Counter<long> ClientRequestCounter = Meter.CreateCounter<long>(ClientRequests, "{request}", "CoAP requests completed by the client");
-    internal static readonly Histogram<double> ClientDuration = Meter.CreateHistogram<double>(ClientRequestDuration, "s", "Time from a client request's start to its end");
+    internal static readonly Histogram<double> ClientDuration = Meter.CreateHistogram(ClientRequestDuration, "s", "Time from a client request's start to its end", tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
     internal static readonly UpDownCounter<long> ActiveExchangeCounter = Meter.CreateUpDownCounter<long>(ActiveExchanges, "{exchange}", "Client requests awaiting a response");
     internal static readonly Counter<long> RetransmissionCounter = Meter.CreateCounter<long>(Retransmissions, "{message}", "Retransmissions of confirmable messages");
     internal static readonly Counter<long> DuplicateCounter = Meter.CreateCounter<long>(Duplicates, "{message}", "Duplicates answered from the deduplication cache");

@@ -99,6 +99,17 @@ public readonly struct CoapRequest : IEquatable<CoapRequest>
         return null;
     }
 
+    /// <summary>
+    /// Evaluates the request's conditions against <paramref name="current"/>, the way the server does before a handler
+    /// of a route with state (RFC 7252 section 5.10.8): a 4.12 Precondition Failed when If-Match or If-None-Match does
+    /// not hold, a 2.03 Valid for a GET (not an Observe one) whose ETag is the current one, or null when the method may
+    /// be performed. A handler calls it under its own lock to make the check and the change one step.
+    /// </summary>
+    /// <param name="current">The target's state now.</param>
+    /// <returns>The answer instead of performing the method, or null.</returns>
+    /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
+    public CoapResponse? EvaluateConditions(CoapResourceState current) => ConditionalRequests.Evaluate(Message, current);
+
     /// <summary>The payload decoded as UTF-8.</summary>
     /// <returns>The text.</returns>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>

@@ -35,6 +35,16 @@ public abstract class CoapResource
     public virtual bool IsObservable => false;
 
     /// <summary>
+    /// The resource's state for conditional requests (RFC 7252 section 5.10.8), as
+    /// <see cref="CoapRouteBuilder.WithState(Func{CoapRequest, CoapResourceState?})"/> describes: override it to have
+    /// If-Match and If-None-Match answered 4.12 when they do not hold and a GET with the current ETag answered 2.03;
+    /// a resource that does not override it answers them 4.02 Bad Option. Return null for a request whose target exposes no state.
+    /// </summary>
+    /// <param name="request">The request.</param>
+    /// <returns>The state of the request's target, or null.</returns>
+    public virtual CoapResourceState? GetState(CoapRequest request) => null;
+
+    /// <summary>
     /// Tells the resource's observers that its state changed: each gets a notification made by running
     /// <see cref="Get"/> (or <see cref="GetAsync"/>) again (RFC 7641 section 4.2). Does nothing before
     /// the resource is registered or when nobody observes it.

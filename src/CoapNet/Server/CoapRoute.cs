@@ -51,6 +51,9 @@ internal sealed class CoapRoute
 
     public bool IsHidden { get; set; }
 
+    /// <summary>The resource's state for conditional requests (RFC 7252 section 5.10.8), or null when the route exposes none.</summary>
+    public Func<CoapRequest, CoapResourceState?>? State { get; set; }
+
     public RouteHandler? GetHandler(CoapCode method) => method.IsRequest && method.Value < _handlers.Length ? _handlers[method.Value] : null;
 
     public void SetHandler(CoapCode method, RouteHandler handler)

@@ -96,6 +96,28 @@ public sealed class CoapRouteBuilder
     /// <returns>The number of observations notified.</returns>
     public int NotifyObservers() => _server.NotifyObservers(_route);
 
+    /// <summary>
+    /// Makes the route take conditional requests (RFC 7252 section 5.10.8): before a handler runs, the server asks
+    /// <paramref name="state"/> what the request's target is now and answers 4.12 Precondition Failed when an
+    /// If-Match or If-None-Match does not hold (the handler does not run), and 2.03 Valid to a GET whose ETag is
+    /// the current one (not to an Observe registration). A route without state answers a request with If-Match or
+    /// If-None-Match 4.02 Bad Option, since it cannot honour them (section 5.4.1).
+    /// </summary>
+    /// <remarks>
+    /// <paramref name="state"/> runs where the handler runs (a synchronous handler's worker, or the start of an
+    /// asynchronous one), only for requests that carry one of those options, and may return null when this request's
+    /// target exposes no state (4.02 as above). The check and the handler are two steps: a handler that must not
+    /// lose a race with another request (create only if absent) checks again under its own lock with
+    /// <see cref="CoapRequest.EvaluateConditions(CoapResourceState)"/>. Calling this again replaces the function.
+    /// </remarks>
+    /// <param name="state">The target's current state, for one request.</param>
+    /// <returns>This builder.</returns>
+    public CoapRouteBuilder WithState(Func<CoapRequest, CoapResourceState?> state)
+    {
+        _route.State = state ?? throw new ArgumentNullException(nameof(state));
+        return this;
+    }
+
     /// <summary>Leaves the route out of /.well-known/core.</summary>
     /// <returns>This builder.</returns>
     public CoapRouteBuilder HideFromDiscovery()

@@ -109,18 +109,22 @@ public sealed partial class CoapServer
         exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
         try
         {
-            (CoapResponse? immediate, RouteHandler? handler) = Route(exchange);
+            (CoapResponse? immediate, RouteHandler? handler, Func<CoapRequest, CoapResourceState?>? conditions) = Route(exchange);
             if (immediate is not null)
             {
                 Answer(exchange, immediate);
             }
             else if (handler!.Sync is { } sync)
             {
-                done = !_blocking!.Post(handler, new SyncWork(exchange, sync));
+                done = !_blocking!.Post(handler, new SyncWork(exchange, sync, conditions));
                 if (done)
                 {
                     Shed(exchange);
                 }
+            }
+            else if (conditions is not null && EvaluateConditions(exchange, conditions) is { } answered)
+            {
+                Answer(exchange, answered);
             }
             else
             {
@@ -188,13 +192,20 @@ public sealed partial class CoapServer
         try
         {
             CoapResponse response;
-            try
+            if (work.Conditions is not null && EvaluateConditions(work.Exchange, work.Conditions) is { } answered)
             {
-                response = work.Handler(new CoapRequest(work.Exchange)) ?? throw NoResponse(work.Exchange);
+                response = answered;
             }
-            catch (Exception e) when (e is not OutOfMemoryException)
+            else
             {
-                response = Failed(work.Exchange, e);
+                try
+                {
+                    response = work.Handler(new CoapRequest(work.Exchange)) ?? throw NoResponse(work.Exchange);
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    response = Failed(work.Exchange, e);
+                }
             }
 
             Answer(work.Exchange, response);
@@ -216,6 +227,50 @@ public sealed partial class CoapServer
         {
             return Failed(exchange, e);
         }
+    }
+
+    /// <summary>
+    /// A conditional request's answer when its conditions decide it (4.12, 2.03), or null to run the handler; asked where
+    /// the handler runs, just before it (RFC 7252 section 5.10.8: when a precondition fails the method is not performed).
+    /// </summary>
+    private CoapResponse? EvaluateConditions(CoapExchange exchange, Func<CoapRequest, CoapResourceState?> conditions)
+    {
+        CoapResourceState? current;
+        try
+        {
+            current = conditions(new CoapRequest(exchange));
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            return Failed(exchange, e);
+        }
+
+        if (current is not { } state)
+        {
+            // This target exposes no state, so If-Match or If-None-Match cannot be honoured; an ETag alone is elective and ignored.
+            return RefusesPreconditions(exchange.Request) is { } refused ? refused : null;
+        }
+
+        return ConditionalRequests.Evaluate(exchange.Request, state);
+    }
+
+    /// <summary>RFC 7252 section 5.4.1: If-Match or If-None-Match on a target with no state to evaluate them against is 4.02, never ignored.</summary>
+    private static CoapResponse? RefusesPreconditions(CoapMessage request)
+    {
+        foreach (CoapOptionEntry option in request.ReadOptions())
+        {
+            if (option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"{option.Name} ({(ushort)option.Number}) is not supported here: {request.UriPath} exposes no state to evaluate it against (RFC 7252 section 5.10.8).");
+            }
+
+            if (option.Number > CoapOptionNumber.IfNoneMatch)
+            {
+                break;
+            }
+        }
+
+        return null;
     }
 
     private static InvalidOperationException NoResponse(CoapExchange exchange)
@@ -273,11 +328,12 @@ public sealed partial class CoapServer
         }
 
         string codeName = CoapInstrumentation.CodeName(code);
+        string route = exchange.Route ?? CoapInstrumentation.UnmatchedRoute;
         TagList tags = new()
         {
             { "coap.method", CoapInstrumentation.MethodName(exchange.Request.Code) },
             { "coap.response.code", codeName },
-            { "coap.route", exchange.Route },
+            { "coap.route", route },
             { "url.scheme", exchange.Peer.Scheme },
         };
         CoapInstrumentation.ServerRequestCounter.Add(1, tags);
@@ -285,7 +341,7 @@ public sealed partial class CoapServer
         if (activity is not null)
         {
             activity.SetTag("coap.response.code", codeName);
-            activity.SetTag("coap.route", exchange.Route);
+            activity.SetTag("coap.route", route);
             if (code.Class == 5)
             {
                 activity.SetStatus(ActivityStatusCode.Error);
@@ -295,11 +351,14 @@ public sealed partial class CoapServer
         }
     }
 
-    /// <summary>Checks options and finds the handler; returns an immediate response when the request cannot reach one.</summary>
-    private (CoapResponse? Immediate, RouteHandler? Handler) Route(CoapExchange exchange)
+    /// <summary>
+    /// Checks options and finds the handler; returns an immediate response when the request cannot reach one, and the
+    /// route's state when the request carries conditions to evaluate against it before the handler.
+    /// </summary>
+    private (CoapResponse? Immediate, RouteHandler? Handler, Func<CoapRequest, CoapResourceState?>? Conditions) Route(CoapExchange exchange)
     {
         CoapMessage message = exchange.Request;
-        CoapResponse? immediate = Resolve(message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values);
+        CoapResponse? immediate = Resolve(message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values, out bool conditional);
         if (route is not null && (exchange.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled))
         {
             // Only metrics and traces read it (a 4.05 or 4.15 on a route is counted under it too), and it would
@@ -309,7 +368,7 @@ public sealed partial class CoapServer
 
         if (immediate is not null)
         {
-            return (immediate, null);
+            return (immediate, null, null);
         }
 
         exchange.RouteValues = values;
@@ -319,7 +378,7 @@ public sealed partial class CoapServer
             exchange.ObserveTarget = route;
         }
 
-        return (null, handler);
+        return (null, handler, conditional ? route.State : null);
     }
 
     /// <summary>
@@ -327,19 +386,24 @@ public sealed partial class CoapServer
     /// Content-Format no handler takes is answered now (4.04, 4.05, 4.02, 4.15...), which RFC 7959 section 2.5
     /// allows for any block, instead of after the client has sent, and the server has held, the whole body.
     /// </summary>
-    private CoapMessage? RefuseUpload(CoapMessage firstBlock) => Resolve(firstBlock, out _, out _, out _)?.Message;
+    private CoapMessage? RefuseUpload(CoapMessage firstBlock) => Resolve(firstBlock, out _, out _, out _, out _)?.Message;
 
-    /// <summary>What routing decides from the request alone: an immediate response, or the route and its handler for the method.</summary>
-    private CoapResponse? Resolve(CoapMessage message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values)
+    /// <summary>
+    /// What routing decides from the request alone: an immediate response, or the route and its handler for the method,
+    /// and whether the request carries conditions (If-Match, If-None-Match, or a GET's ETag) for the route's state.
+    /// </summary>
+    private CoapResponse? Resolve(CoapMessage message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values, out bool conditional)
     {
         route = null;
         handler = null;
         values = null;
-        if (CheckCriticalOptions(message) is { } rejected)
+        if (CheckCriticalOptions(message, out bool preconditions, out bool etag) is { } rejected)
         {
+            conditional = false;
             return rejected;
         }
 
+        conditional = preconditions || (etag && message.Code == CoapCode.Get);
         route = _router.Match(message, out values);
         if (route is null)
         {
@@ -350,6 +414,15 @@ public sealed partial class CoapServer
         if (handler is null)
         {
             return CoapResponse.Diagnostic(CoapCode.MethodNotAllowed, "Allowed: " + route.AllowedMethods());
+        }
+
+        if (route.State is null)
+        {
+            conditional = false;
+            if (preconditions)
+            {
+                return RefusesPreconditions(message);
+            }
         }
 
         // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
@@ -374,8 +447,10 @@ public sealed partial class CoapServer
     /// Unrecognized elective options are ignored. Proxy-Uri and Proxy-Scheme get 5.05 (section 5.10.2).
     /// Block1 and Block2 are recognized (RFC 7959): the block-wise stage consumes them or the handler sees them.
     /// </summary>
-    private static CoapResponse? CheckCriticalOptions(CoapMessage request)
+    private static CoapResponse? CheckCriticalOptions(CoapMessage request, out bool preconditions, out bool etag)
     {
+        preconditions = false;
+        etag = false;
         if (!request.HasOptions)
         {
             return null;
@@ -387,6 +462,8 @@ public sealed partial class CoapServer
         {
             bool sameNumberAsPrevious = (int)option.Number == previous;
             previous = (int)option.Number;
+            preconditions |= option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch;
+            etag |= option.Number == CoapOptionNumber.ETag;
             if (!option.Number.IsCritical())
             {
                 continue;
@@ -517,7 +594,8 @@ public sealed partial class CoapServer
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>
-    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler);
+    /// <remarks><paramref name="Conditions"/> is the route's state when the request carries conditions to evaluate first, else null.</remarks>
+    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, Func<CoapRequest, CoapResourceState?>? Conditions);
 
     private static partial class Log
     {

@@ -248,6 +248,11 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             builder.Observable();
         }
 
+        if (IsOverridden(resource, nameof(CoapResource.GetState)))
+        {
+            builder.WithState(resource.GetState);
+        }
+
         resource.Attach(builder);
         return builder;
     }

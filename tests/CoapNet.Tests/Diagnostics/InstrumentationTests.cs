@@ -89,6 +89,47 @@ public sealed class InstrumentationTests : IDisposable
     }
 
     [Fact]
+    public async Task ARequestThatReachesNoRouteIsCountedUnderTheUnmatchedRoute()
+    {
+        await using (LoopbackServer server = LoopbackServer.Start(s => s.MapGet("/things/{id}", _ => CoapResponse.Content("thing"))))
+        {
+            await using CoapClient client = new();
+            (await client.GetAsync(server.Uri("/nothing/here"))).Code.Should().Be(CoapCode.NotFound);
+        }
+
+        Tags(CoapInstrumentation.ServerRequests).Should().ContainSingle()
+            .Which["coap.route"].Should().Be(CoapInstrumentation.UnmatchedRoute, "a 4.04 has a route tag that groups every unmatched request, not an empty one");
+        _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Server).Which.GetTagItem("coap.route").Should().Be("(unmatched)");
+    }
+
+    [Fact]
+    public void TheDurationHistogramsAdviseBucketsInSecondsUpToMaxTransmitWait()
+    {
+        // A MeterListener sees the advice an OpenTelemetry SDK takes its default buckets from.
+        List<Instrument> histograms = [];
+        using MeterListener listener = new()
+        {
+            InstrumentPublished = (instrument, _) =>
+            {
+                if (instrument.Meter.Name == CoapInstrumentation.MeterName && instrument.Unit == "s")
+                {
+                    histograms.Add(instrument);
+                }
+            },
+        };
+        listener.Start();
+
+        histograms.Select(h => h.Name).Should().BeEquivalentTo([CoapInstrumentation.ServerRequestDuration, CoapInstrumentation.ClientRequestDuration]);
+        foreach (Instrument histogram in histograms)
+        {
+            IReadOnlyList<double>? buckets = ((Histogram<double>)histogram).Advice?.HistogramBucketBoundaries;
+            buckets.Should().NotBeNull().And.BeInAscendingOrder().And.Equal(CoapInstrumentation.DurationBuckets);
+            buckets![0].Should().BeLessThanOrEqualTo(0.0001, "a loopback request takes a fraction of a millisecond");
+            buckets[^1].Should().BeGreaterThan(93, "a confirmable exchange may take MAX_TRANSMIT_WAIT, 93 s (RFC 7252 section 4.8.2)");
+        }
+    }
+
+    [Fact]
     public async Task AFailedClientRequestIsCountedWithItsErrorType()
     {
         // A port nobody answers on: ICMP or silence, then a timeout (shortened) or a reset.

@@ -99,6 +99,24 @@ internal sealed class RawPeer : IDisposable
         }
     }
 
+    /// <summary>
+    /// Everything <paramref name="server"/> sent this peer once every request it admitted has been answered or turned away:
+    /// a ping barrier (each datagram sent before it has been received and admitted), a wait until the server holds no
+    /// request (the dispatch that answers runs after the receive loop), then a second barrier for what that sent.
+    /// </summary>
+    public async Task<IReadOnlyList<CoapMessage>> SettledAsync(CoapNet.Server.CoapServer server)
+    {
+        List<CoapMessage> sent = [.. await PingBarrierAsync()];
+        using CancellationTokenSource deadline = new(ReceiveTimeout);
+        while (server.PendingRequests > 0)
+        {
+            await Task.Delay(5, deadline.Token);
+        }
+
+        sent.AddRange(await PingBarrierAsync());
+        return sent;
+    }
+
     public void Dispose() => _socket.Dispose();
 
     /// <summary>A datagram from the server: its bytes and the message they hold.</summary>

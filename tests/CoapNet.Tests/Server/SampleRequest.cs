@@ -11,6 +11,6 @@ internal sealed record SampleRequest(CoapCode Method, string PathAndQuery)
 
     public ushort? Accept { get; init; }
 
-    /// <summary>One extra option with a text value, such as an unregistered one.</summary>
-    public (ushort Number, string Value)? Option { get; init; }
+    /// <summary>Extra options, in order, such as an unregistered one or If-Match with an ETag (libcoap sends them with -O).</summary>
+    public IReadOnlyList<(ushort Number, byte[] Value)> Options { get; init; } = [];
 }

@@ -192,6 +192,79 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
     }
 
     [SkippableFact]
+    public async Task AnEntryIsCreatedOnlyOnceWithIfNoneMatch()
+    {
+        // RFC 7252 section 5.10.8.2: If-None-Match makes a PUT create-only; on an existing entry the server must not perform it.
+        SampleReply created = await SendAsync(new SampleRequest(CoapCode.Put, "/store/door") { Payload = "first", Options = [IfNoneMatch] });
+        SampleReply again = await SendAsync(new SampleRequest(CoapCode.Put, "/store/door") { Payload = "second", Options = [IfNoneMatch] });
+        SampleReply read = await SendAsync(new SampleRequest(CoapCode.Get, "/store/door"));
+
+        created.Code.Should().Be(CoapCode.Created);
+        again.Code.Should().Be(CoapCode.PreconditionFailed);
+        again.Text.Should().Be("If-None-Match: the resource exists.");
+        read.Text.Should().Be("first", "the failed PUT was not performed");
+    }
+
+    [SkippableFact]
+    public async Task AnEntryChangesOnlyWhenIfMatchNamesItsCurrentETag()
+    {
+        // RFC 7252 section 5.10.8.1: If-Match with ETags holds when one is the current one; an empty one when the entry exists.
+        byte[] first = SHA256.HashData("v1"u8).AsSpan(0, 8).ToArray();
+        byte[] second = SHA256.HashData("v2"u8).AsSpan(0, 8).ToArray();
+        (await SendAsync(new SampleRequest(CoapCode.Put, "/store/valve") { Payload = "v1" })).Code.Should().Be(CoapCode.Created);
+
+        SampleReply stale = await SendAsync(new SampleRequest(CoapCode.Put, "/store/valve") { Payload = "v2", Options = [IfMatch(second)] });
+        SampleReply current = await SendAsync(new SampleRequest(CoapCode.Put, "/store/valve") { Payload = "v2", Options = [IfMatch(second), IfMatch(first)] });
+        SampleReply anyVersion = await SendAsync(new SampleRequest(CoapCode.Put, "/store/valve") { Payload = "v3", Options = [IfMatch([])] });
+        SampleReply missing = await SendAsync(new SampleRequest(CoapCode.Put, "/store/pump") { Payload = "x", Options = [IfMatch([])] });
+        SampleReply staleDelete = await SendAsync(new SampleRequest(CoapCode.Delete, "/store/valve") { Options = [IfMatch(first)] });
+        SampleReply read = await SendAsync(new SampleRequest(CoapCode.Get, "/store/valve"));
+
+        stale.Code.Should().Be(CoapCode.PreconditionFailed);
+        stale.Text.Should().Be("If-Match: no ETag given is the current one.");
+        current.Code.Should().Be(CoapCode.Changed, "one of the If-Match ETags is the current one");
+        anyVersion.Code.Should().Be(CoapCode.Changed, "an empty If-Match holds for any current representation");
+        missing.Code.Should().Be(CoapCode.PreconditionFailed);
+        missing.Text.Should().Be("If-Match: the resource does not exist.");
+        (await SendAsync(new SampleRequest(CoapCode.Get, "/store/pump"))).Code.Should().Be(CoapCode.NotFound, "the PUT with a failed If-Match created nothing");
+        staleDelete.Code.Should().Be(CoapCode.PreconditionFailed);
+        read.Text.Should().Be("v3", "neither failed request was performed");
+    }
+
+    [SkippableFact]
+    public async Task AGetWithTheCurrentETagIsAnsweredValidWithoutTheBody()
+    {
+        // RFC 7252 sections 5.10.6.2 and 5.9.1.3: 2.03 Valid carries the ETag that is valid and no payload.
+        byte[] etag = SHA256.HashData("on"u8).AsSpan(0, 8).ToArray();
+        (await SendAsync(new SampleRequest(CoapCode.Put, "/store/light") { Payload = "on" })).Code.Should().Be(CoapCode.Created);
+
+        SampleReply valid = await SendAsync(new SampleRequest(CoapCode.Get, "/store/light") { Options = [ETag([9, 9]), ETag(etag)] });
+        SampleReply changed = await SendAsync(new SampleRequest(CoapCode.Get, "/store/light") { Options = [ETag([9, 9])] });
+
+        valid.Code.Should().Be(CoapCode.Valid);
+        valid.ETag.Should().Equal(etag);
+        valid.Payload.Should().BeEmpty();
+        changed.Code.Should().Be(CoapCode.Content);
+        changed.Text.Should().Be("on");
+    }
+
+    [SkippableFact]
+    public async Task IfMatchOnAResourceWithoutStateIsBadOption()
+    {
+        // RFC 7252 section 5.4.1: /hello has nothing to evaluate If-Match against, so it cannot honour it and must not ignore it.
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Options = [IfMatch([])] });
+
+        reply.Code.Should().Be(CoapCode.BadOption);
+        reply.Text.Should().Contain("If-Match");
+    }
+
+    private static (ushort, byte[]) IfNoneMatch => ((ushort)CoapOptionNumber.IfNoneMatch, []);
+
+    private static (ushort, byte[]) IfMatch(byte[] etag) => ((ushort)CoapOptionNumber.IfMatch, etag);
+
+    private static (ushort, byte[]) ETag(byte[] etag) => ((ushort)CoapOptionNumber.ETag, etag);
+
+    [SkippableFact]
     public async Task AStoreNameWithASlashStaysOneSegmentInTheLocationOfTheNewEntry()
     {
         SampleReply created = await SendAsync(new SampleRequest(CoapCode.Put, "/store/a%2Fb") { Payload = "x" });
@@ -270,7 +343,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
     [SkippableFact]
     public async Task AnUnrecognizedCriticalOptionIsBadOption()
     {
-        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Option = (65001, "x") });
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Options = [(65001, "x"u8.ToArray())] });
 
         reply.Code.Should().Be(CoapCode.BadOption);
         reply.Text.Should().Contain("65001");
@@ -279,7 +352,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
     [SkippableFact]
     public async Task AnUnrecognizedElectiveOptionIsIgnored()
     {
-        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Option = (65000, "x") });
+        SampleReply reply = await SendAsync(new SampleRequest(CoapCode.Get, "/hello") { Options = [(65000, "x"u8.ToArray())] });
 
         reply.Code.Should().Be(CoapCode.Content);
         reply.Text.Should().Be("Hello, CoAP!");

@@ -78,7 +78,7 @@ public abstract class SampleResourcesThroughCoapClient : SampleResourceBehaviour
         };
     }
 
-    private static bool NeedsMessage(SampleRequest request) => request.Accept is not null || request.Option is not null;
+    private static bool NeedsMessage(SampleRequest request) => request.Accept is not null || request.Options.Count > 0;
 
     private static CoapMessage BuildMessage(SampleRequest request, Uri uri)
     {
@@ -86,7 +86,7 @@ public abstract class SampleResourcesThroughCoapClient : SampleResourceBehaviour
         message.Payload = Utf8(request.Payload);
         message.ContentFormat = request.ContentFormat;
         message.Accept = request.Accept;
-        if (request.Option is (ushort number, string value))
+        foreach ((ushort number, byte[] value) in request.Options)
         {
             message.Options.Add((CoapOptionNumber)number, value);
         }

@@ -43,9 +43,11 @@ public abstract partial class SampleResourcesThroughLibCoapClient : SampleResour
             arguments.AddRange(["-A", accept.ToString(CultureInfo.InvariantCulture)]);
         }
 
-        if (request.Option is (ushort number, string value))
+        foreach ((ushort number, byte[] value) in request.Options)
         {
-            arguments.AddRange(["-O", $"{number.ToString(CultureInfo.InvariantCulture)},{value}"]);
+            // -O N for an empty value (If-None-Match), -O N,0xHEX for bytes (an ETag in If-Match).
+            string option = number.ToString(CultureInfo.InvariantCulture);
+            arguments.AddRange(["-O", value.Length == 0 ? option : $"{option},0x{Convert.ToHexString(value)}"]);
         }
 
         arguments.Add(Server.Uri(request.PathAndQuery, Scheme).ToString());

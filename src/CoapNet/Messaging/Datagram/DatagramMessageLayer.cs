@@ -196,6 +196,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             return;
         }
 
+        if (response.Code == CoapCode.BadOption)
+        {
+            // RFC 7252 sections 5.4.1 and 4.3: a NON with a critical option nothing above processes is rejected, not
+            // answered; apart from an optional RST it is silently ignored (as its duplicates are), and never gets a 4.02.
+            Log.Ignored(_logger, exchange.Request, channel.Peer, "a non-confirmable request with a critical option nothing here processes is rejected without an answer (RFC 7252 sections 5.4.1, 4.3)");
+            Reject(exchange);
+            return;
+        }
+
         byte[] pooled;
         int pooledLength;
         lock (_gate)

@@ -1,0 +1,45 @@
+using System.Net;
+using CoapNet.Client;
+using CoapNet.Tests.Infrastructure;
+
+namespace CoapNet.Tests.Hosting;
+
+/// <summary>
+/// The hosted sample with its OpenTelemetry console exporter on (<c>--Telemetry:Console=true</c>): what it exports names
+/// the service, so a collector can tell this server's metrics and traces from another's.
+/// </summary>
+public sealed class HostedSampleTelemetryTests
+{
+    private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(30);
+
+    [SkippableFact]
+    public async Task TheSamplesTelemetryNamesItsService()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
+        TaskCompletionSource<Uri> listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        TaskCompletionSource traced = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        using ChildProcess sample = ChildProcess.StartDll(dll, ["--Coap:Endpoints:0", "udp://127.0.0.1:0", "--Telemetry:Console", "true"], line =>
+        {
+            int at = line.IndexOf("listening on ", StringComparison.Ordinal);
+            if (at >= 0)
+            {
+                listening.TrySetResult(new Uri(line[(at + "listening on ".Length)..].Trim()));
+            }
+
+            // The console exporter prints the resource with every exported activity.
+            if (line.Contains("service.name: CoapNet.Samples.Hosted", StringComparison.Ordinal))
+            {
+                traced.TrySetResult();
+            }
+        });
+        Uri server = await listening.Task.WaitAsync(Liveness);
+        await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
+
+        (await client.GetAsync(new Uri(server, "/hello"))).IsSuccess.Should().BeTrue();
+
+        await traced.Task.WaitAsync(Liveness);
+        await sample.SignalAsync("TERM");
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
+    }
+}
