@@ -66,10 +66,18 @@ public sealed class CoapServerOptions
 
     /// <summary>
     /// How long a confirmable request may wait for its handler before the server acknowledges it with
-    /// an empty ACK and sends the response separately (RFC 7252 section 5.2.2). Default 1 s, below
-    /// ACK_TIMEOUT so a client does not retransmit.
+    /// an empty ACK and sends the response separately (RFC 7252 section 5.2.2). Default 100 ms.
     /// </summary>
-    public TimeSpan SeparateResponseDelay { get; init; } = TimeSpan.FromSeconds(1);
+    /// <remarks>
+    /// A client that sends one confirmable request at a time (NSTART = 1, RFC 7252 section 4.7; libcoap and aiocoap
+    /// do) sends its next request only when this one is acknowledged, so ten concurrent requests to a 1.5 s handler
+    /// take about ten times this delay plus 1.5 s: 2.5 s at 100 ms, 12 s at 1 s. A shorter delay costs two datagrams
+    /// more (the empty ACK, and the client's ACK of the separate response) for each request that is answered later
+    /// than it: none at 100 ms for a saturated server with fast handlers, a few per thousand for handlers that spend
+    /// 200 µs of CPU with a thousand requests queued (benchmarks/RESULTS.md, the separate-ack scenario). It stays far
+    /// below ACK_TIMEOUT (2 s), so a client never retransmits for a slow handler. aiocoap acknowledges after 100 ms too.
+    /// </remarks>
+    public TimeSpan SeparateResponseDelay { get; init; } = TimeSpan.FromMilliseconds(100);
 
     /// <summary>The largest message the server sends (default 1152 bytes, RFC 7252 section 4.6); a larger response becomes 5.00 with a diagnostic.</summary>
     public int MaxMessageSize { get; init; } = 1152;
