@@ -5,6 +5,7 @@
 using CoapNet.Diagnostics;
 using CoapNet.Hosting;
 using CoapNet.Samples.Hosted;
+using CoapNet.Transports;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
@@ -21,4 +22,15 @@ if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
         .WithTracing(tracing => tracing.AddSource(CoapInstrumentation.ActivitySourceName).AddConsoleExporter());
 }
 
-await builder.Build().RunAsync();
+try
+{
+    await builder.Build().RunAsync();
+}
+catch (CoapBindException e)
+{
+    // The host has logged the failure; this line says what to change, and the exit code says it failed.
+    Console.Error.WriteLine($"{e.Message} Set other endpoints in Coap:Endpoints (appsettings.json, or --Coap:Endpoints:0=udp://[::]:5684).");
+    return 1;
+}
+
+return 0;

@@ -1,12 +1,13 @@
 // The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 on every
 // interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off), --address A
-// (for example --address 127.0.0.1).
+// (for example --address 127.0.0.1). Exits with 2 for an unknown argument, 1 when an endpoint cannot be bound.
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
 using System.Runtime.InteropServices;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
+using CoapNet.Transports;
 
 int port = 5683;
 int tcpPort = 5683;
@@ -42,7 +43,16 @@ await using CoapServer server = new(new CoapServerOptions
     Blockwise = SampleResources.Blockwise,
 });
 using IDisposable ticker = SampleResources.Map(server);
-await server.StartAsync();
+try
+{
+    await server.StartAsync();
+}
+catch (CoapBindException e)
+{
+    // A port in use (another CoAP server, often) is the usual reason: say which endpoint, and how to choose another.
+    Console.Error.WriteLine($"{e.Message} Choose other ports with --port N and --tcp-port N (0 turns TCP off), or stop what holds this one.");
+    return 1;
+}
 
 foreach (Uri uri in server.LocalUris)
 {

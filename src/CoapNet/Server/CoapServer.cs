@@ -293,7 +293,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
     /// <summary>Binds the endpoints and starts serving.</summary>
     /// <exception cref="InvalidOperationException">The server was already started.</exception>
-    /// <exception cref="System.Net.Sockets.SocketException">An endpoint cannot be bound; none is left open.</exception>
+    /// <exception cref="CoapBindException">An endpoint cannot be bound (its message names the scheme, address and port); none is left open.</exception>
     public void Start()
     {
         lock (_lifecycle)

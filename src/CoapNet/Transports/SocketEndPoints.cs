@@ -28,6 +28,20 @@ internal static class SocketEndPoints
         return socket;
     }
 
+    /// <summary>Binds <paramref name="socket"/> to <paramref name="endPoint"/>; when it cannot, the exception names the scheme, the endpoint and why.</summary>
+    /// <exception cref="CoapBindException">The endpoint cannot be bound.</exception>
+    public static void Bind(Socket socket, IPEndPoint endPoint, string scheme)
+    {
+        try
+        {
+            socket.Bind(endPoint);
+        }
+        catch (SocketException e)
+        {
+            throw new CoapBindException(scheme, endPoint, e);
+        }
+    }
+
     /// <summary>An IPv4 peer of a dual-stack socket shows as ::ffff:a.b.c.d; users and matching see a.b.c.d.</summary>
     public static IPEndPoint Normalize(IPEndPoint endPoint)
         => endPoint.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(endPoint.Address.MapToIPv4(), endPoint.Port) : endPoint;

@@ -25,7 +25,7 @@ public sealed class TcpConnectionListener : IConnectionListener
     /// <param name="options">Buffering bounds; null for the defaults.</param>
     /// <param name="backlog">The queue of connections the OS completes before they are accepted.</param>
     /// <exception cref="ArgumentOutOfRangeException">An option or the backlog is out of range.</exception>
-    /// <exception cref="SocketException">The endpoint cannot be bound (in use, not local, ...).</exception>
+    /// <exception cref="CoapBindException">The endpoint cannot be bound (in use, not local, ...); the message names it.</exception>
     public TcpConnectionListener(IPEndPoint? endPoint = null, TcpTransportOptions? options = null, int backlog = 512)
     {
         _options = options ?? new TcpTransportOptions();
@@ -35,7 +35,7 @@ public sealed class TcpConnectionListener : IConnectionListener
         _socket = SocketEndPoints.Create(ref endPoint, SocketType.Stream, ProtocolType.Tcp);
         try
         {
-            _socket.Bind(endPoint);
+            SocketEndPoints.Bind(_socket, endPoint, CoapPeer.TcpScheme);
             _socket.Listen(backlog);
         }
         catch

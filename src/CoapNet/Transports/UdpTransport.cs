@@ -30,7 +30,7 @@ public sealed class UdpTransport : IDatagramTransport
     /// <summary>Binds a socket as <paramref name="options"/> say.</summary>
     /// <param name="options">Address, port and buffer sizes; null for [::]:5683.</param>
     /// <exception cref="ArgumentOutOfRangeException">The port or a buffer size is out of range.</exception>
-    /// <exception cref="SocketException">The address cannot be bound (in use, not local, ...).</exception>
+    /// <exception cref="CoapBindException">The address cannot be bound (in use, not local, ...); the message names it.</exception>
     public UdpTransport(UdpTransportOptions? options = null)
     {
         options ??= new UdpTransportOptions();
@@ -54,7 +54,7 @@ public sealed class UdpTransport : IDatagramTransport
                 _socket.SendBufferSize = send;
             }
 
-            _socket.Bind(bind);
+            SocketEndPoints.Bind(_socket, bind, Channels.CoapPeer.UdpScheme);
         }
         catch
         {

@@ -105,6 +105,19 @@ public sealed class CoapServeTests : IDisposable
         response.Code.Should().Be(CoapCode.Forbidden);
     }
 
+    [Fact]
+    public async Task OnABusyPortServeSaysWhichEndpointAndExitsWithTheErrorCode()
+    {
+        using System.Net.Sockets.Socket holder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        holder.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        string port = ((System.Net.IPEndPoint)holder.LocalEndPoint!).Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+        CoapToolResult result = await CoapTool.RunAsync("serve", _root, "--port", port, "--address", "127.0.0.1");
+
+        result.ExitCode.Should().Be(1, result.ToString());
+        result.ErrorLines.Should().ContainSingle().Which.Should().StartWith($"error: cannot listen: Cannot bind the coap (UDP) endpoint 127.0.0.1:{port}: ");
+    }
+
     public void Dispose()
     {
         Directory.Delete(_root, recursive: true);

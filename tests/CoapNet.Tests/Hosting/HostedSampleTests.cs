@@ -63,6 +63,24 @@ public sealed class HostedSampleTests
     }
 
     [Fact]
+    public async Task OnABusyPortTheSampleSaysWhichEndpointAndWhatToChangeAndExitsWithOne()
+    {
+        // The host logs the failed start; the program adds what to change, and exits with 1 rather than abort (134).
+        using System.Net.Sockets.Socket holder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        holder.Listen();
+        int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
+
+        using ChildProcess sample = ChildProcess.StartDll(
+            Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"),
+            ["--Coap:Endpoints:0", $"tcp://127.0.0.1:{port}"],
+            _ => { });
+
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
+        sample.Output.Should().Contain($"Cannot bind the coap+tcp (TCP) endpoint 127.0.0.1:{port}: ").And.Contain("Set other endpoints in Coap:Endpoints");
+    }
+
+    [Fact]
     public void TheReadmeShowsTheSamplesProgram()
     {
         string readme = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "README.md")).ReplaceLineEndings("\n");

@@ -50,6 +50,24 @@ public sealed class SampleServerProgramTests
         sample.Output.Split('\n', StringSplitOptions.TrimEntries).Should().ContainInOrder("Stopping...", "Stopped.");
     }
 
+    [Fact]
+    public async Task OnABusyPortTheSampleServerSaysWhichEndpointAndExitsWithOne()
+    {
+        using System.Net.Sockets.Socket holder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
+
+        using ChildProcess sample = ChildProcess.StartDll(
+            Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
+            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--address", "127.0.0.1"],
+            _ => { });
+
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
+        sample.Output.Should().Contain($"Cannot bind the coap (UDP) endpoint 127.0.0.1:{port}: ")
+            .And.Contain("Choose other ports with --port N and --tcp-port N")
+            .And.NotContain("   at ", "a busy port is a message, not a stack trace");
+    }
+
     // The answer to a slow CON: an empty ACK, then the separate response, which the peer acknowledges.
     private static async Task<CoapMessage> ReceiveResponseAsync(RawPeer peer)
     {
