@@ -86,6 +86,6 @@ public readonly struct CoapBlock : IEquatable<CoapBlock>
     /// <param name="right">The second block.</param>
     public static bool operator !=(CoapBlock left, CoapBlock right) => !left.Equals(right);
 
-    /// <summary>"NUM/M/size", as in "2/1/64".</summary>
-    public override string ToString() => $"{Number}/{(More ? 1 : 0)}/{Size}";
+    /// <summary>"NUM/M/size", as in "2/1/64"; a BERT block (SZX 7, RFC 8323 section 6) as "2/1/BERT", since its size is the payload's.</summary>
+    public override string ToString() => SizeExponent == 7 ? $"{Number}/{(More ? 1 : 0)}/BERT" : $"{Number}/{(More ? 1 : 0)}/{Size}";
 }

@@ -32,6 +32,7 @@ internal sealed partial class ExchangeLayer
         private readonly TaskCompletionSource<CoapMessage> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private ITimer? _responseTimer;
         private int _finished;
+        private bool _opened;
         private CancellationTokenRegistration _registration;
         private object?[]? _stageStates;
 
@@ -51,6 +52,9 @@ internal sealed partial class ExchangeLayer
         public Blockwise.BlockTransfer? Transfer { get; init; }
 
         public Task<CoapMessage> Completion => _completion.Task;
+
+        /// <summary>True once the call has ended (answered, failed or canceled).</summary>
+        public bool IsFinished => Volatile.Read(ref _finished) != 0;
 
         /// <inheritdoc/>
         public object? GetState(CoapStage stage)
@@ -78,6 +82,7 @@ internal sealed partial class ExchangeLayer
         {
             Request = request;
             Key = key;
+            _opened = true;
 
             // The activity spans the exchange, not the caller's synchronous part: the caller's current activity stays current.
             Activity? outer = Activity.Current;
@@ -92,12 +97,13 @@ internal sealed partial class ExchangeLayer
         /// <inheritdoc/>
         public bool FitsOneMessage(CoapMessage request) => _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
 
+        /// <summary>Lets the caller's token cancel the call; once (a call that waited for its peer's limits registers before it is sent).</summary>
         public void RegisterCancellation()
         {
             CancellationToken cancellationToken = _cancellationToken;
 
             // A follow-up is canceled through the call it serves, which passes its failure on.
-            if (_parent is null && cancellationToken.CanBeCanceled)
+            if (_parent is null && cancellationToken.CanBeCanceled && _registration.Equals(default))
             {
                 _registration = cancellationToken.UnsafeRegister(
                     static (state, token) => ((ClientExchange)state!).Fail(new OperationCanceledException(token)),
@@ -298,7 +304,12 @@ internal sealed partial class ExchangeLayer
             }
 
             _layer.Remove(this);
-            CoapInstrumentation.ActiveExchangeCounter.Add(-1);
+            if (_opened)
+            {
+                // A call that ended before it began (canceled while it waited for its peer's limits) was never counted.
+                CoapInstrumentation.ActiveExchangeCounter.Add(-1);
+            }
+
             _layer._lower.EndRequest(this);
             Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
         }

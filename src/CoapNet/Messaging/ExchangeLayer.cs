@@ -318,6 +318,14 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         ClientExchange exchange = new(this, request, peer, laterResponses, parent, onFollowUpResponse, cancellationToken) { Transfer = transfer };
         if (parent is null && laterResponses is null && _stages.Length > 0)
         {
+            if (MayNotFitBase(request, transfer) && !_lower.LimitsKnown(peer, failure => ResumeWhenLimitsKnown(exchange, request, failure)))
+            {
+                // RFC 8323 sections 5.3.1 and 6: the stages size a body by the peer's Max-Message-Size and BERT, which
+                // its CSM tells; until it arrives the request waits here (it would wait for it below anyway).
+                exchange.RegisterCancellation();
+                return exchange;
+            }
+
             SendRequestThroughStages(0, exchange, request);
         }
         else
@@ -326,6 +334,40 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
 
         return exchange;
+    }
+
+    /// <summary>
+    /// A body a connection may not take in one message before its peer's CSM says how much it takes: more than a
+    /// Block1 block of 1024 bytes, or read from a stream. Everyday requests never wait, and over datagrams the layer
+    /// below knows its limits at once.
+    /// </summary>
+    private static bool MayNotFitBase(CoapMessage request, Blockwise.BlockTransfer? transfer)
+        => request.Payload.Length > 1024 || transfer?.Source is not null;
+
+    /// <summary>A request that waited for its peer's limits goes on now, or fails with the connection's failure.</summary>
+    private void ResumeWhenLimitsKnown(ClientExchange exchange, CoapMessage request, Exception? failure)
+    {
+        if (exchange.IsFinished)
+        {
+            // Canceled while it waited: nothing was registered or sent.
+            return;
+        }
+
+        if (failure is not null)
+        {
+            exchange.Fail(failure);
+            return;
+        }
+
+        try
+        {
+            SendRequestThroughStages(0, exchange, request);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // What the caller's thread would have been told at once (too large, disposed, ...) fails the call instead.
+            exchange.Fail(e);
+        }
     }
 
     private void SendRequestThroughStages(int index, ClientExchange exchange, CoapMessage request)
@@ -346,6 +388,12 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         CheckSize(exchange.Peer, request, throwWhenTooLarge: true);
         lock (_gate)
         {
+            if (exchange.IsFinished)
+            {
+                // Canceled before it was registered (while it waited for its peer's limits): nothing to register or send.
+                return;
+            }
+
             TokenKey key;
             if (request.Token.IsEmpty)
             {

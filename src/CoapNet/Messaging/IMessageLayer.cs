@@ -52,6 +52,16 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     int BertBlockSize(CoapPeer peer);
 
     /// <summary>
+    /// True when what <paramref name="peer"/> accepts (<see cref="Fits"/>, <see cref="BertBlockSize"/>) is known now.
+    /// Otherwise (a connection whose peer has not yet sent its CSM, RFC 8323 section 5.3) it starts opening the
+    /// connection if there is none, and calls <paramref name="known"/> once, off the caller's thread, when the CSM
+    /// has arrived (with null) or the connection failed or closed first (with the reason), which the CSM timeout
+    /// bounds. A datagram layer always knows. A client asks before sizing a body that may not fit the base
+    /// 1152 bytes, so that its first upload uses the peer's limits (and BERT, section 6).
+    /// </summary>
+    bool LimitsKnown(CoapPeer peer, Action<Exception?> known);
+
+    /// <summary>
     /// Sends the request of a client exchange. The layer assigns what its framing needs (a Message ID
     /// for datagrams), may hold it back (NSTART, a connection still being opened) and reports its
     /// fate through <paramref name="request"/>'s callbacks. Never throws for network failures.

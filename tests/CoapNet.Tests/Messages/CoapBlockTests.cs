@@ -130,7 +130,7 @@ public class CoapBlockTests
     [Theory]
     [InlineData(2, true, 2, "2/1/64")]
     [InlineData(0, false, 6, "0/0/1024")]
-    [InlineData(1, false, 7, "1/0/1024")]
+    [InlineData(1, false, 7, "1/0/BERT")]
     public void ToStringIsNumMoreSize(int number, bool more, int sizeExponent, string expected)
     {
         new CoapBlock(number, more, sizeExponent).ToString().Should().Be(expected);

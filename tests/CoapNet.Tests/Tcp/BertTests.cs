@@ -118,6 +118,68 @@ public sealed class BertTests
     }
 
     [Fact]
+    public async Task AClientsFirstUploadOnANewConnectionWaitsForTheServersCsmAndUsesBert()
+    {
+        // The server answers the client's CSM only after the client has started its upload: the upload is sized by the
+        // server's CSM (BERT, 4096 bytes), not by the 1152 bytes a peer may assume before it (RFC 8323 section 5.3.1).
+        await using TcpHarness client = TcpHarness.Client();
+        byte[] body = Body(8000);
+        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
+        put.UriPath = "/upload";
+
+        Task<CoapMessage> response = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer);
+        RawStreamPeer server = await client.AcceptAndHandshakeAsync(maxMessageSize: 4096, bert: true);
+        CoapMessage first = await server.ReceiveAsync();
+
+        first.Block1.Should().Be(new CoapBlock(0, true, 7), "BERT from the first block, not 1 KiB blocks sized before the CSM");
+        first.Payload.Length.Should().Be(3072);
+        first.Size1.Should().Be(8000u);
+        CoapMessage refused = new() { Code = CoapCode.RequestEntityTooLarge, Token = first.Token };
+        await server.SendAsync(refused);
+        (await response.WaitAsync(TimeSpan.FromSeconds(30))).Code.Should().Be(CoapCode.RequestEntityTooLarge);
+    }
+
+    [Fact]
+    public async Task AClientsFirstRequestGoesWholeWhenTheServersCsmTakesIt()
+    {
+        await using TcpHarness client = TcpHarness.Client();
+        byte[] body = Body(60_000);
+        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
+        put.UriPath = "/upload";
+
+        Task<CoapMessage> response = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer);
+        RawStreamPeer server = await client.AcceptAndHandshakeAsync(maxMessageSize: 65536, bert: true);
+        CoapMessage whole = await server.ReceiveAsync();
+
+        whole.Block1.Should().BeNull("the body fits the Max-Message-Size the server's CSM announced");
+        whole.Payload.ToArray().Should().Equal(body);
+        await server.SendAsync(new CoapMessage { Code = CoapCode.Changed, Token = whole.Token });
+        (await response.WaitAsync(TimeSpan.FromSeconds(30))).Code.Should().Be(CoapCode.Changed);
+    }
+
+    [Fact]
+    public async Task AnUploadWaitingForTheServersCsmIsCanceledAtOnceAndFailsWithTheConnection()
+    {
+        await using TcpHarness client = TcpHarness.Client();
+        CoapMessage put = new() { Code = CoapCode.Put, Payload = Body(8000) };
+        put.UriPath = "/upload";
+        using CancellationTokenSource cancel = new();
+
+        Task<CoapMessage> canceled = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer, cancel.Token);
+        RawStreamPeer server = new(await client.Connector!.NextAsync());
+        (await server.ReceiveAsync()).Code.Should().Be(CoapCode.Csm, "the client's CSM; the server's is not sent");
+        canceled.IsCompleted.Should().BeFalse("the upload waits for the server's CSM");
+        await cancel.CancelAsync();
+        await canceled.Awaiting(t => t.WaitAsync(TimeSpan.FromSeconds(30))).Should().ThrowAsync<OperationCanceledException>();
+
+        CoapMessage another = new() { Code = CoapCode.Put, Payload = Body(8000) };
+        another.UriPath = "/upload";
+        Task<CoapMessage> lost = client.Endpoint.SendRequestAsync(another, TcpHarness.ServerPeer);
+        await server.CloseAsync();
+        await lost.Awaiting(t => t.WaitAsync(TimeSpan.FromSeconds(30))).Should().ThrowAsync<CoapConnectionException>("the connection closed before the server's CSM");
+    }
+
+    [Fact]
     public async Task AClientDownloadsBertBlocksAndNumbersItsRequestsInKib()
     {
         await using TcpHarness client = TcpHarness.Client();

@@ -30,6 +30,7 @@ internal sealed class StreamConnection : IPeerChannel
     private ITimer? _csmTimer;
     private ITimer? _idleTimer;
     private List<HeldRequest>? _held = [];
+    private List<Action<Exception?>>? _limitsWaiters;
     private State _state;
     private uint _peerMaxMessageSize = CoapConnectionOptions.BaseMaxMessageSize;
     private bool _peerBlockWise;
@@ -207,6 +208,42 @@ internal sealed class StreamConnection : IPeerChannel
         return true;
     }
 
+    /// <summary>
+    /// True when the peer's limits are known (its CSM arrived, RFC 8323 section 5.3) or never will be (closed or
+    /// closing); otherwise <paramref name="known"/> is called on the thread pool when the CSM arrives (null) or the
+    /// connection closes first (its reason): within the CSM timeout, which aborts a connection without one.
+    /// </summary>
+    public bool LimitsKnown(Action<Exception?> known)
+    {
+        lock (_gate)
+        {
+            if (_state is not (State.Connecting or State.AwaitingCsm))
+            {
+                return true;
+            }
+
+            (_limitsWaiters ??= []).Add(known);
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// Tells those who waited for the peer's limits: on the thread pool, since what they do next (a stage sizing a body,
+    /// reading its first block from a caller's stream) must not run on the read loop.
+    /// </summary>
+    private static void NotifyLimitsWaiters(List<Action<Exception?>>? waiters, Exception? failure)
+    {
+        if (waiters is null)
+        {
+            return;
+        }
+
+        foreach (Action<Exception?> waiter in waiters)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static state => state.Waiter(state.Failure), (Waiter: waiter, Failure: failure), preferLocal: false);
+        }
+    }
+
     /// <summary>The exchange of a request ended: it no longer keeps the connection busy.</summary>
     public void EndRequest(OutgoingRequest request)
     {
@@ -335,6 +372,7 @@ internal sealed class StreamConnection : IPeerChannel
     private void Close(Exception reason, CoapMessage? signal)
     {
         List<HeldRequest>? held;
+        List<Action<Exception?>>? waiters;
         PongWaiter[] pongs;
         State previous;
         lock (_gate)
@@ -348,6 +386,8 @@ internal sealed class StreamConnection : IPeerChannel
             _state = State.Closed;
             held = _held;
             _held = null;
+            waiters = _limitsWaiters;
+            _limitsWaiters = null;
             pongs = _pongs.ToArray();
             _pongs.Clear();
             _outstanding.Clear();
@@ -376,6 +416,7 @@ internal sealed class StreamConnection : IPeerChannel
             waiter.Completion.TrySetException(reason);
         }
 
+        NotifyLimitsWaiters(waiters, reason);
         _layer.Upper.OnPeerLost(Peer, reason);
     }
 
@@ -563,6 +604,7 @@ internal sealed class StreamConnection : IPeerChannel
 
         List<HeldRequest>? held = null;
         List<OutgoingRequest>? tooLarge = null;
+        List<Action<Exception?>>? waiters = null;
         lock (_gate)
         {
             if (_state == State.Closed)
@@ -584,6 +626,8 @@ internal sealed class StreamConnection : IPeerChannel
                 _csmTimer?.Dispose();
                 held = _held;
                 _held = null;
+                waiters = _limitsWaiters;
+                _limitsWaiters = null;
 
                 // The held requests go out in the order they came, ahead of any sent from now on.
                 foreach (HeldRequest request in held!)
@@ -602,6 +646,7 @@ internal sealed class StreamConnection : IPeerChannel
         }
 
         Log.CsmReceived(_layer.Logger, Peer, maxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
+        NotifyLimitsWaiters(waiters, null);
         if (tooLarge is not null)
         {
             foreach (OutgoingRequest request in tooLarge)

@@ -194,6 +194,18 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public bool LimitsKnown(CoapPeer peer, Action<Exception?> known)
+    {
+        ArgumentNullException.ThrowIfNull(peer);
+        ArgumentNullException.ThrowIfNull(known);
+
+        // Without a connection to wait on (the endpoint is disposed or full, the scheme is wrong), the request goes on
+        // and sending it reports why.
+        StreamConnection? connection = GetOrOpen(peer, out _);
+        return connection is null || connection.LimitsKnown(known);
+    }
+
+    /// <inheritdoc/>
     public bool Fits(CoapPeer peer, CoapMessage message, int tokenLength)
     {
         ArgumentNullException.ThrowIfNull(peer);

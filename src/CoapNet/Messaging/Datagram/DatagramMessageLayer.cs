@@ -105,6 +105,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public int BertBlockSize(CoapPeer peer) => 0;
 
     /// <inheritdoc/>
+    public bool LimitsKnown(CoapPeer peer, Action<Exception?> known) => true;
+
+    /// <inheritdoc/>
     public bool Fits(CoapPeer peer, CoapMessage message, int tokenLength)
     {
         try
