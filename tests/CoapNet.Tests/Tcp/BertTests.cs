@@ -93,8 +93,7 @@ public sealed class BertTests
         await hello.WaitAsync(TimeSpan.FromSeconds(30));
 
         byte[] body = Body(8000);
-        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
-        put.UriPath = "/upload";
+        CoapMessage put = Upload(body);
         Task<CoapMessage> response = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer);
         List<CoapMessage> blocks = [await server.ReceiveAsync()];
         while (blocks[^1].Block1!.Value.More)
@@ -124,8 +123,7 @@ public sealed class BertTests
         // server's CSM (BERT, 4096 bytes), not by the 1152 bytes a peer may assume before it (RFC 8323 section 5.3.1).
         await using TcpHarness client = TcpHarness.Client();
         byte[] body = Body(8000);
-        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
-        put.UriPath = "/upload";
+        CoapMessage put = Upload(body);
 
         Task<CoapMessage> response = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer);
         RawStreamPeer server = await client.AcceptAndHandshakeAsync(maxMessageSize: 4096, bert: true);
@@ -144,8 +142,7 @@ public sealed class BertTests
     {
         await using TcpHarness client = TcpHarness.Client();
         byte[] body = Body(60_000);
-        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
-        put.UriPath = "/upload";
+        CoapMessage put = Upload(body);
 
         Task<CoapMessage> response = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer);
         RawStreamPeer server = await client.AcceptAndHandshakeAsync(maxMessageSize: 65536, bert: true);
@@ -161,8 +158,7 @@ public sealed class BertTests
     public async Task AnUploadWaitingForTheServersCsmIsCanceledAtOnceAndFailsWithTheConnection()
     {
         await using TcpHarness client = TcpHarness.Client();
-        CoapMessage put = new() { Code = CoapCode.Put, Payload = Body(8000) };
-        put.UriPath = "/upload";
+        CoapMessage put = Upload(Body(8000));
         using CancellationTokenSource cancel = new();
 
         Task<CoapMessage> canceled = client.Endpoint.SendRequestAsync(put, TcpHarness.ServerPeer, cancel.Token);
@@ -172,8 +168,7 @@ public sealed class BertTests
         await cancel.CancelAsync();
         await canceled.Awaiting(t => t.WaitAsync(TimeSpan.FromSeconds(30))).Should().ThrowAsync<OperationCanceledException>();
 
-        CoapMessage another = new() { Code = CoapCode.Put, Payload = Body(8000) };
-        another.UriPath = "/upload";
+        CoapMessage another = Upload(Body(8000));
         Task<CoapMessage> lost = client.Endpoint.SendRequestAsync(another, TcpHarness.ServerPeer);
         await server.CloseAsync();
         await lost.Awaiting(t => t.WaitAsync(TimeSpan.FromSeconds(30))).Should().ThrowAsync<CoapConnectionException>("the connection closed before the server's CSM");
@@ -207,6 +202,14 @@ public sealed class BertTests
         CoapMessage put = new() { Code = CoapCode.Put, Token = new[] { token }, Payload = payload };
         put.UriPath = "/upload";
         put.Block1 = block;
+        return put;
+    }
+
+    /// <summary>A PUT of <paramref name="body"/> to /upload.</summary>
+    private static CoapMessage Upload(byte[] body)
+    {
+        CoapMessage put = new() { Code = CoapCode.Put, Payload = body };
+        put.UriPath = "/upload";
         return put;
     }
 
