@@ -4,8 +4,8 @@ using BenchmarkDotNet.Diagnosers;
 using BenchmarkDotNet.Exporters;
 using BenchmarkDotNet.Exporters.Csv;
 using BenchmarkDotNet.Reports;
-using Perfolizer.Metrology;
 using Perfolizer.Horology;
+using Perfolizer.Metrology;
 
 namespace CoapNet.Benchmarks;
 

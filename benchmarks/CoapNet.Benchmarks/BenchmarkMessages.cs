@@ -80,43 +80,43 @@ internal static class BenchmarkMessages
         switch (kind)
         {
             case EverydayMessage.GetRequest:
-            {
-                CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 0x7D34, Token = token };
-                request.Options.Add(CoapOptionNumber.UriPath, "sensors");
-                request.Options.Add(CoapOptionNumber.UriPath, "temperature");
-                request.Options.Add(CoapOptionNumber.UriPath, "latest");
-                return request;
-            }
+                {
+                    CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 0x7D34, Token = token };
+                    request.Options.Add(CoapOptionNumber.UriPath, "sensors");
+                    request.Options.Add(CoapOptionNumber.UriPath, "temperature");
+                    request.Options.Add(CoapOptionNumber.UriPath, "latest");
+                    return request;
+                }
 
             case EverydayMessage.ContentResponse:
-            {
-                CoapMessage response = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Content, MessageId = 0x7D34, Token = token };
-                response.ContentFormat = CoapContentFormat.Json;
-                response.Payload = Text("{\"sensor\":\"t-301\",\"celsius\":21.75,\"ts\":1767225600,\"ok\":1,\"sq\":8}", 64);
-                return response;
-            }
+                {
+                    CoapMessage response = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Content, MessageId = 0x7D34, Token = token };
+                    response.ContentFormat = CoapContentFormat.Json;
+                    response.Payload = Text("{\"sensor\":\"t-301\",\"celsius\":21.75,\"ts\":1767225600,\"ok\":1,\"sq\":8}", 64);
+                    return response;
+                }
 
             case EverydayMessage.ObserveNotification:
-            {
-                CoapMessage notification = new() { Type = CoapMessageType.NonConfirmable, Code = CoapCode.Content, MessageId = 0x7D35, Token = token };
-                notification.Observe = 0x01A2B3;
-                notification.ContentFormat = CoapContentFormat.Json;
-                notification.MaxAge = 30;
-                notification.Payload = Text("{\"celsius\":21.75,\"ts\":176722560}", 32);
-                return notification;
-            }
+                {
+                    CoapMessage notification = new() { Type = CoapMessageType.NonConfirmable, Code = CoapCode.Content, MessageId = 0x7D35, Token = token };
+                    notification.Observe = 0x01A2B3;
+                    notification.ContentFormat = CoapContentFormat.Json;
+                    notification.MaxAge = 30;
+                    notification.Payload = Text("{\"celsius\":21.75,\"ts\":176722560}", 32);
+                    return notification;
+                }
 
             case EverydayMessage.Block2Response:
-            {
-                CoapMessage block = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Content, MessageId = 0x7D36, Token = token };
-                block.ContentFormat = CoapContentFormat.OctetStream;
-                block.Block2 = new CoapBlock(3, more: true, sizeExponent: 6);
-                block.Size2 = 16_384;
-                byte[] payload = new byte[1024];
-                new Random(7).NextBytes(payload);
-                block.Payload = payload;
-                return block;
-            }
+                {
+                    CoapMessage block = new() { Type = CoapMessageType.Acknowledgement, Code = CoapCode.Content, MessageId = 0x7D36, Token = token };
+                    block.ContentFormat = CoapContentFormat.OctetStream;
+                    block.Block2 = new CoapBlock(3, more: true, sizeExponent: 6);
+                    block.Size2 = 16_384;
+                    byte[] payload = new byte[1024];
+                    new Random(7).NextBytes(payload);
+                    block.Payload = payload;
+                    return block;
+                }
 
             case EverydayMessage.EmptyAck:
                 return CoapMessage.CreateEmpty(CoapMessageType.Acknowledgement, 0x7D34);

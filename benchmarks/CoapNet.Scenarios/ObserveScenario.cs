@@ -137,7 +137,8 @@ internal static class ObserveScenario
                 changes++;
                 next += interval;
             }
-        }) { IsBackground = true, Name = "changes" };
+        })
+        { IsBackground = true, Name = "changes" };
         changer.Start();
         changer.Join();
         double changing = run.Elapsed.TotalSeconds;

@@ -28,10 +28,17 @@ internal static class SlowSenderPeer
             int value = int.Parse(args[i + 1], CultureInfo.InvariantCulture);
             switch (args[i])
             {
-                case "--port": port = value; break;
-                case "--connections": count = value; break;
-                case "--run-seconds": runSeconds = value; break;
-                default: throw new ArgumentException($"slow-senders-peer: unknown option {args[i]}");
+                case "--port":
+                    port = value;
+                    break;
+                case "--connections":
+                    count = value;
+                    break;
+                case "--run-seconds":
+                    runSeconds = value;
+                    break;
+                default:
+                    throw new ArgumentException($"slow-senders-peer: unknown option {args[i]}");
             }
         }
 

@@ -146,12 +146,24 @@ internal static class UIntCodec
         // Leading zero bytes are tolerated on input (a sender SHOULD NOT send them, RFC 7252 section 3.2).
         switch (bytes.Length)
         {
-            case 0: value = 0; return true;
-            case 1: value = bytes[0]; return true;
-            case 2: value = BinaryPrimitives.ReadUInt16BigEndian(bytes); return true;
-            case 3: value = (uint)(bytes[0] << 16 | bytes[1] << 8 | bytes[2]); return true;
-            case 4: value = BinaryPrimitives.ReadUInt32BigEndian(bytes); return true;
-            default: value = 0; return false;
+            case 0:
+                value = 0;
+                return true;
+            case 1:
+                value = bytes[0];
+                return true;
+            case 2:
+                value = BinaryPrimitives.ReadUInt16BigEndian(bytes);
+                return true;
+            case 3:
+                value = (uint)(bytes[0] << 16 | bytes[1] << 8 | bytes[2]);
+                return true;
+            case 4:
+                value = BinaryPrimitives.ReadUInt32BigEndian(bytes);
+                return true;
+            default:
+                value = 0;
+                return false;
         }
     }
 }

@@ -401,7 +401,7 @@ public sealed class CoapRequestBuilder
             return segments;
         }
 
-        for (int position = start + 1; ; )
+        for (int position = start + 1; ;)
         {
             int next = uri.IndexOf('/', position, end - position);
             int segmentEnd = next < 0 ? end : next;
@@ -451,7 +451,7 @@ public sealed class CoapRequestBuilder
             return arguments;
         }
 
-        for (int position = queryStart + 1; ; )
+        for (int position = queryStart + 1; ;)
         {
             int next = text.IndexOf('&', position);
             int end = next < 0 ? text.Length : next;

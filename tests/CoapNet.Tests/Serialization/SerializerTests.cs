@@ -587,9 +587,15 @@ public abstract partial class SerializerTests
         CoapMessage message = CoapMessage.CreateEmpty(CoapMessageType.Acknowledgement, 0x7d38);
         switch (part)
         {
-            case "token": message.Token = new byte[] { 0x53 }; break;
-            case "option": message.Options.Add(CoapOptionNumber.UriPath, "a"); break;
-            default: message.Payload = new byte[] { 1 }; break;
+            case "token":
+                message.Token = new byte[] { 0x53 };
+                break;
+            case "option":
+                message.Options.Add(CoapOptionNumber.UriPath, "a");
+                break;
+            default:
+                message.Payload = new byte[] { 1 };
+                break;
         }
 
         Func<Task> write = () => Entry.WriteAsync(Default(framing), message);
