@@ -273,7 +273,7 @@ if [[ -f "$everyday" ]]; then
     }' "$everyday" > "$out/everyday.md"
 fi
 
-# 9. CoapNet beside CoAPnet (PeerBenchmarks), when that class was run: per message and operation, both
+# 9. CoapNet beside CoAPnet, from the report recorded on 2026-11-22 (the comparison class is gone, see RESULTS.md): per message and operation, both
 #    times and allocations and the factor CoAPnet time / CoapNet time (above 1: CoapNet is faster).
 peers="$results/CoapNet.Benchmarks.PeerBenchmarks-report.csv"
 if [[ -f "$peers" ]]; then

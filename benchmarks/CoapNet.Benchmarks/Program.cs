@@ -23,10 +23,6 @@ internal static class Program
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it
         // by accident: it joins the switcher only when named (`--filter *Gigabyte*`) or when listing.
         List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks)];
-#if PEERS
-        // Compiled only when ../shared/peers holds CoAPnet's source (see the project file).
-        types.Add(typeof(PeerBenchmarks));
-#endif
         if (GigabyteBenchmarks.IsRequested(args))
         {
             types.Add(typeof(GigabyteBenchmarks));
