@@ -51,9 +51,6 @@ internal sealed partial class BlockwiseStage : CoapStage
     }
 
     /// <inheritdoc/>
-    public override bool Processes(CoapOptionNumber number) => number is CoapOptionNumber.Block2 or CoapOptionNumber.Block1;
-
-    /// <inheritdoc/>
     public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
     {
         if (call.GetState(this) is Upload upload)

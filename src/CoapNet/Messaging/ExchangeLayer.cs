@@ -199,8 +199,8 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     /// <summary>
     /// The first critical option of <paramref name="response"/> that no layer or stage processes: the
-    /// critical options of RFC 7252 (all request options, harmless in a response) are recognized, and
-    /// a stage adds those it handles (block-wise will add Block1 and Block2).
+    /// library's recognized critical options (<see cref="RecognizedOptions"/>; the request options among them
+    /// are harmless in a response), and those a stage says it processes.
     /// </summary>
     private CoapOptionNumber? FindUnprocessedCriticalOption(CoapMessage response)
     {
@@ -223,8 +223,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     private bool IsProcessed(CoapOptionNumber number)
     {
-        if (number is CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch or CoapOptionNumber.UriPort
-            or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept or CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
+        if (RecognizedOptions.IsRecognizedCritical(number))
         {
             return true;
         }

@@ -469,24 +469,22 @@ public sealed partial class CoapServer
                 continue;
             }
 
-            switch (option.Number)
+            if (option.Number is CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
             {
-                case CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme:
-                    return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
-                case CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch
-                    or CoapOptionNumber.UriPort or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept
-                    or CoapOptionNumber.Block2 or CoapOptionNumber.Block1:
-                    // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
-                    bool repeated = sameNumberAsPrevious
-                        && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
-                    if (!option.HasValidLength || repeated)
-                    {
-                        return CoapResponse.Diagnostic(CoapCode.BadOption, $"Invalid critical option {Describe(option)}.");
-                    }
+                return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
+            }
 
-                    break;
-                default:
-                    return CoapResponse.Diagnostic(CoapCode.BadOption, $"Unrecognized critical option {Describe(option)}.");
+            if (!RecognizedOptions.IsRecognizedCritical(option.Number))
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Unrecognized critical option {Describe(option)}.");
+            }
+
+            // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
+            bool repeated = sameNumberAsPrevious
+                && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
+            if (!option.HasValidLength || repeated)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Invalid critical option {Describe(option)}.");
             }
         }
 
