@@ -65,6 +65,13 @@ public sealed class CoapEndpointOptions
     /// <summary>Block-wise transfer (RFC 7959): block size and the bounds on stored bodies; default <see cref="CoapNet.Blockwise.BlockwiseOptions"/>.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
 
+    /// <summary>
+    /// How confirmable messages are retransmitted over a datagram transport: timeouts, back-off and NSTART per peer
+    /// (default <see cref="Retransmission.CoapRetransmissionPolicy.Rfc7252"/>, the fixed back-off of RFC 7252 section 4.2
+    /// with <see cref="TransmissionParameters"/>).
+    /// </summary>
+    public Retransmission.CoapRetransmissionPolicy RetransmissionPolicy { get; init; } = Retransmission.CoapRetransmissionPolicy.Rfc7252;
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
@@ -72,6 +79,7 @@ public sealed class CoapEndpointOptions
     {
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(TimeProvider);
+        ArgumentNullException.ThrowIfNull(RetransmissionPolicy);
         TransmissionParameters.Validate();
         ArgumentNullException.ThrowIfNull(Blockwise);
         Blockwise.Validate();

@@ -38,6 +38,9 @@ public sealed class CoapServerOptions
     /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
     public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
 
+    /// <summary>How confirmable responses and notifications are retransmitted per peer (default <see cref="CoapNet.Messaging.Retransmission.CoapRetransmissionPolicy.Rfc7252"/>); see <see cref="CoapEndpointOptions.RetransmissionPolicy"/>.</summary>
+    public CoapNet.Messaging.Retransmission.CoapRetransmissionPolicy RetransmissionPolicy { get; init; } = CoapNet.Messaging.Retransmission.CoapRetransmissionPolicy.Rfc7252;
+
     /// <summary>The clock for every timer; inject a fake one to test in virtual time.</summary>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
@@ -130,6 +133,7 @@ public sealed class CoapServerOptions
         ArgumentNullException.ThrowIfNull(Observe);
         Observe.Validate();
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
+        ArgumentNullException.ThrowIfNull(RetransmissionPolicy);
         ArgumentNullException.ThrowIfNull(TimeProvider);
         if (MaxPendingRequests < 1)
         {
@@ -155,6 +159,7 @@ public sealed class CoapServerOptions
     internal CoapEndpointOptions ToEndpointOptions() => new()
     {
         TransmissionParameters = TransmissionParameters,
+        RetransmissionPolicy = RetransmissionPolicy,
         TimeProvider = TimeProvider,
         LoggerFactory = LoggerFactory,
         DeduplicationCapacity = DeduplicationCapacity,

@@ -112,7 +112,7 @@ internal sealed partial class DatagramMessageLayer
                     bytes = _channel.Encode(request);
                     if (request.Type == CoapMessageType.Confirmable)
                     {
-                        _transmission = _layer.StartTransmission(new MessageKey(_channel.Peer, request.MessageId), _channel, bytes, this);
+                        _transmission = _layer.StartTransmission(new MessageKey(_channel.Peer, request.MessageId), _channel, bytes, this, Peer!);
                     }
                 }
             }

@@ -4,6 +4,7 @@ using System.Net;
 using CoapNet.Channels;
 using CoapNet.Diagnostics;
 using CoapNet.Messages;
+using CoapNet.Messaging.Retransmission;
 using CoapNet.Serialization;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
@@ -53,7 +54,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         _exchangeLifetimeTicks = ToTicks(_parameters.ExchangeLifetime);
         _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
         _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
-        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random);
+        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters);
         _malformedLog = new LogRateLimiter(_time, options.MalformedLogLinesPerSecond);
 
         // Idle peers are swept once per ACK_TIMEOUT x 10; deduplication entries expire as new ones arrive.
@@ -131,7 +132,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         lock (_gate)
         {
             state.Peer = _peers.GetOrCreate(request.Peer, _time.GetTimestamp());
-            startNow = state.Peer.TryTakeSlot(_parameters.NStart, state);
+            startNow = state.Peer.TryTakeSlot(state);
         }
 
         if (startNow)
@@ -190,9 +191,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             lock (_gate)
             {
                 _unanswered?.Remove(exchange);
-                ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
+                PeerMessageState peer = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp());
+                ushort messageId = peer.NextMessageId();
                 datagram = channel.Encode(response, new(CoapMessageType.Confirmable, messageId, exchange.Request.Token));
-                StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId));
+                StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId), peer);
             }
 
             SendRaw(channel, datagram, null);
@@ -251,12 +253,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         lock (_gate)
         {
             long now = _time.GetTimestamp();
-            ushort messageId = _peers.GetOrCreate(channel.Peer, now).NextMessageId();
+            PeerMessageState peer = _peers.GetOrCreate(channel.Peer, now);
+            ushort messageId = peer.NextMessageId();
             datagram = channel.Encode(notification, new(notification.Type, messageId, registration.Request.Token));
             MessageKey key = new(channel.Peer, messageId);
             if (confirmable)
             {
-                StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner));
+                StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner), peer);
             }
             else
             {
@@ -282,10 +285,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         byte[] bytes;
         lock (_gate)
         {
-            ushort messageId = _peers.GetOrCreate(peer, _time.GetTimestamp()).NextMessageId();
+            PeerMessageState state = _peers.GetOrCreate(peer, _time.GetTimestamp());
+            ushort messageId = state.NextMessageId();
             bytes = SerializeEmpty(CoapMessageType.Confirmable, messageId);
             ping = new PingOwner(this, peer, messageId, _time.GetTimestamp());
-            StartTransmission(new MessageKey(peer, messageId), channel, bytes, ping);
+            StartTransmission(new MessageKey(peer, messageId), channel, bytes, ping, state);
         }
 
         ping.RegisterCancellation(cancellationToken);
@@ -627,6 +631,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             if (_unacknowledged.TryGetValue(new MessageKey(channel.Peer, message.MessageId), out transmission))
             {
                 StopTransmission(transmission);
+                if (message.Type == CoapMessageType.Acknowledgement)
+                {
+                    // The round trip for the peer's policy (strong with no retransmission, weak otherwise).
+                    transmission.Retransmission.OnAcknowledged(_time.GetElapsedTime(transmission.FirstSentAt), transmission.Retransmissions);
+                }
             }
         }
 
@@ -654,11 +663,12 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
     }
 
-    /// <summary>Registers a CON and arms its first timeout, random in [ACK_TIMEOUT, ACK_TIMEOUT x ACK_RANDOM_FACTOR] (RFC 7252 section 4.2). Caller holds the lock.</summary>
-    private Transmission StartTransmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner)
+    /// <summary>Registers a CON and arms its first timeout, chosen by the peer's retransmission policy (RFC 7252 section 4.2 by default). Caller holds the lock.</summary>
+    private Transmission StartTransmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, PeerMessageState peer)
     {
-        TimeSpan initial = _parameters.AckTimeout * (1 + (_random.NextDouble() * (_parameters.AckRandomFactor - 1)));
-        Transmission transmission = new(this, key, channel, datagram, owner, initial);
+        CoapPeerRetransmission retransmission = peer.Retransmission;
+        TimeSpan initial = retransmission.GetInitialTimeout(_random);
+        Transmission transmission = new(this, key, channel, datagram, owner, retransmission, initial, _time.GetTimestamp());
         _unacknowledged[key] = transmission;
         transmission.Timer = _time.CreateTimer(
             static state =>
@@ -682,16 +692,16 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
                 return;
             }
 
-            if (transmission.Retransmissions >= _parameters.MaxRetransmit)
+            if (transmission.Retransmissions >= transmission.Retransmission.MaxRetransmit)
             {
                 StopTransmission(transmission);
                 gaveUp = true;
             }
             else
             {
-                // RFC 7252 section 4.2: retransmit and double the timeout.
+                // RFC 7252 section 4.2: retransmit and back off (the default policy doubles the timeout).
                 transmission.Retransmissions++;
-                transmission.Timeout *= 2;
+                transmission.Timeout = transmission.Retransmission.GetNextTimeout(transmission.Timeout, transmission.Retransmissions);
                 transmission.Timer?.Change(transmission.Timeout, Timeout.InfiniteTimeSpan);
             }
         }
@@ -704,7 +714,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         CoapInstrumentation.RetransmissionCounter.Add(1);
-        Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, _parameters.MaxRetransmit, transmission.Key.MessageId);
+        Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, transmission.Retransmission.MaxRetransmit, transmission.Key.MessageId);
         TrySend(transmission.Channel, transmission.Datagram);
     }
 

@@ -1,4 +1,5 @@
 using CoapNet.Channels;
+using CoapNet.Messaging.Retransmission;
 
 namespace CoapNet.Messaging.Datagram;
 
@@ -20,12 +21,16 @@ internal sealed class PeerMessageState
     private readonly Queue<ISlotWaiter> _waiting = new();
     private ushort _nextMessageId;
 
-    public PeerMessageState(CoapPeer peer, ushort firstMessageId, long now)
+    public PeerMessageState(CoapPeer peer, ushort firstMessageId, long now, CoapPeerRetransmission retransmission)
     {
         Peer = peer;
         _nextMessageId = firstMessageId;
         LastUsed = now;
+        Retransmission = retransmission;
     }
+
+    /// <summary>The retransmission policy's state for this peer: timeouts, back-off and NSTART.</summary>
+    public CoapPeerRetransmission Retransmission { get; }
 
     /// <summary>The peer.</summary>
     public CoapPeer Peer { get; }
@@ -50,9 +55,10 @@ internal sealed class PeerMessageState
 
     /// <summary>Takes an NSTART slot now, or queues <paramref name="waiter"/> to start when one frees up.</summary>
     /// <returns>True when the slot was taken and the caller should start now.</returns>
-    public bool TryTakeSlot(int nstart, ISlotWaiter waiter)
+    public bool TryTakeSlot(ISlotWaiter waiter)
     {
-        if (Outstanding < nstart)
+        // A policy that answered less than 1 would leave every request queued forever: one is always allowed.
+        if (Outstanding < Math.Max(1, Retransmission.NStart))
         {
             Outstanding++;
             return true;

@@ -1,4 +1,5 @@
 using CoapNet.Channels;
+using CoapNet.Messaging.Retransmission;
 
 namespace CoapNet.Messaging.Datagram;
 
@@ -13,12 +14,16 @@ internal sealed class PeerMessageStateTable
     private readonly int _capacity;
     private readonly long _idleLifetimeTicks;
     private readonly Random _random;
+    private readonly CoapRetransmissionPolicy _policy;
+    private readonly CoapTransmissionParameters _parameters;
 
-    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random)
+    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random, CoapRetransmissionPolicy policy, CoapTransmissionParameters parameters)
     {
         _capacity = capacity;
         _idleLifetimeTicks = idleLifetimeTicks;
         _random = random;
+        _policy = policy;
+        _parameters = parameters;
     }
 
     public int Count => _peers.Count;
@@ -40,7 +45,7 @@ internal sealed class PeerMessageStateTable
             }
         }
 
-        state = new PeerMessageState(peer, (ushort)_random.Next(0, 65536), now);
+        state = new PeerMessageState(peer, (ushort)_random.Next(0, 65536), now, _policy.CreatePeerState(peer, _parameters));
         _peers[peer] = state;
         return state;
     }

@@ -1,4 +1,5 @@
 using CoapNet.Channels;
+using CoapNet.Messaging.Retransmission;
 
 namespace CoapNet.Messaging.Datagram;
 
@@ -22,7 +23,7 @@ internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId);
 /// A confirmable message in flight: retransmitted with exponential back-off until the matching
 /// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the message layer's lock.
 /// </summary>
-internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, TimeSpan initialTimeout)
+internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, CoapPeerRetransmission retransmission, TimeSpan initialTimeout, long firstSentAt)
 {
     /// <summary>The layer that retransmits it: the state its timer hands back, so the timer needs no other object.</summary>
     public DatagramMessageLayer Layer { get; } = layer;
@@ -35,6 +36,12 @@ internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, D
     public byte[] Datagram { get; } = datagram;
 
     public ITransmissionOwner Owner { get; } = owner;
+
+    /// <summary>The peer's retransmission policy state: it chose the timeouts and hears the round trip.</summary>
+    public CoapPeerRetransmission Retransmission { get; } = retransmission;
+
+    /// <summary>When the datagram was first sent (TimeProvider timestamp), for the round-trip sample.</summary>
+    public long FirstSentAt { get; } = firstSentAt;
 
     /// <summary>The current timeout; doubled at each retransmission.</summary>
     public TimeSpan Timeout { get; set; } = initialTimeout;
