@@ -67,6 +67,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
 {
     private const int CacheCapacity = 4096;
     private readonly IDatagramTransport _transport;
+    private readonly string _scheme;
     private readonly CoapMessageSerializer _parser;
     private readonly CoapMessageSerializer _sendSerializer;
     private readonly Dictionary<IPEndPoint, DatagramChannel> _channels = [];
@@ -76,6 +77,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
     public DatagramChannels(IDatagramTransport transport, int maxMessageSize, int maxOptionCount)
     {
         _transport = transport;
+        _scheme = transport.Scheme;
         _parser = maxOptionCount == CoapSerializerOptions.DefaultMaxOptionCount
             ? CoapMessageSerializer.Udp
             : new CoapMessageSerializer(CoapFraming.Datagram, new CoapSerializerOptions { MaxOptionCount = maxOptionCount });
@@ -87,6 +89,9 @@ internal sealed class DatagramChannels : IDatagramReceiver
 
     /// <summary>The transport, owned by this object.</summary>
     public IDatagramTransport Transport => _transport;
+
+    /// <summary>The transport's URI scheme, which every peer heard from on it carries.</summary>
+    public string Scheme => _scheme;
 
     /// <summary>Throws <see cref="ArgumentException"/> when <paramref name="message"/>, with a token of <paramref name="tokenLength"/> bytes, cannot be sent as one datagram.</summary>
     public void CheckSendable(CoapMessage message, int tokenLength) => _sendSerializer.GetSerializedLength(message, tokenLength);
@@ -125,7 +130,7 @@ internal sealed class DatagramChannels : IDatagramReceiver
         {
             if (!_channels.TryGetValue(remote, out channel!))
             {
-                channel = Add(CoapPeer.Udp(remote));
+                channel = Add(new CoapPeer(_scheme, remote));
             }
         }
 

@@ -11,6 +11,13 @@ public interface IDatagramTransport : IAsyncDisposable, IDisposable
     /// <summary>The local endpoint the transport is bound to (with the actual port when 0 was asked for).</summary>
     IPEndPoint LocalEndPoint { get; }
 
+    /// <summary>
+    /// The URI scheme of what this transport carries (default "coap"): the endpoint gives it to every peer it hears
+    /// from and to the peers it sends to, so a transport that secures its datagrams (DTLS, "coaps", RFC 7252
+    /// section 9.1) keeps its peers apart from plain ones. It is the one fact about CoAP a transport states.
+    /// </summary>
+    string Scheme => Channels.CoapPeer.UdpScheme;
+
     /// <summary>Starts delivering received datagrams to <paramref name="receiver"/>. Call once.</summary>
     /// <param name="receiver">The receiver.</param>
     /// <exception cref="InvalidOperationException">The transport was already started or is disposed.</exception>

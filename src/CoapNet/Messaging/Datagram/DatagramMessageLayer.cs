@@ -72,7 +72,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <inheritdoc/>
-    public string Scheme => CoapPeer.UdpScheme;
+    public string Scheme => _channels.Scheme;
 
     /// <inheritdoc/>
     public IPEndPoint LocalEndPoint => _channels.LocalEndPoint;
@@ -350,7 +350,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             Log.Malformed(_logger, datagram.Length, channel.Peer, error, confirmable ? "RST" : "silence");
         }
 
-        CoapInstrumentation.MalformedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", CoapPeer.UdpScheme));
+        CoapInstrumentation.MalformedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", _channels.Scheme));
         if (confirmable)
         {
             SendRaw(channel, WriteEmpty(stackalloc byte[EmptyLength], CoapMessageType.Reset, BinaryPrimitives.ReadUInt16BigEndian(datagram[2..])), null);
