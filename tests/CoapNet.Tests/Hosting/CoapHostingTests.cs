@@ -4,6 +4,7 @@ using CoapNet.Client;
 using CoapNet.Hosting;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -77,7 +78,7 @@ public sealed class CoapHostingTests
         await entered.Task.WaitAsync(Liveness);
 
         Task stopping = host.StopAsync();
-        SpinWait.SpinUntil(() => !server.IsRunning, Liveness).Should().BeTrue("stopping the host stops the server");
+        Wait.Until(() => !server.IsRunning, "stopping the host to stop the server", Liveness);
         release.SetResult();
 
         (await inFlight.WaitAsync(Liveness)).GetPayloadString().Should().Be("finished");

@@ -3,6 +3,7 @@ using System.Text.RegularExpressions;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Samples.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Interop;
@@ -44,7 +45,7 @@ public abstract partial class LibCoapObserveTests
         times.Should().BeInAscendingOrder();
 
         // Over UDP libcoap sends GET with Observe=1 at the end; over TCP it closes the connection. Either way the server forgets it.
-        await WaitUntilAsync(() => server.Server.Observations == 0);
+        await Wait.UntilAsync(() => server.Server.Observations == 0);
         server.Server.Observations.Should().Be(0);
     }
 
@@ -70,15 +71,6 @@ public abstract partial class LibCoapObserveTests
         received.Select(r => r.Observe).Should().OnlyContain(o => o != null, "libcoap observes /time");
         received.Select(r => r.Observe!.Value).Should().BeInAscendingOrder().And.OnlyHaveUniqueItems();
         received.Select(r => r.GetPayloadString()).Distinct().Count().Should().BeGreaterThan(2, "the time changes between notifications");
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition)
-    {
-        // A bound on waiting for the peer's last message, not a timing goal.
-        for (int i = 0; i < 500 && !condition(); i++)
-        {
-            await Task.Delay(20);
-        }
     }
 
     [GeneratedRegex(@"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00")]

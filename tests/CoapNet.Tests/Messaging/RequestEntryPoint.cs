@@ -1,6 +1,7 @@
 using System.Net;
 using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Messaging;
 
@@ -66,10 +67,7 @@ public abstract class RequestEntryPoint
             thread.Start();
 
             // The virtual world stands still until the call has done its synchronous part.
-            if (!SpinWait.SpinUntil(() => outcome.Task.IsCompleted || harness.Network.Sent.Count > sent, HangBound))
-            {
-                throw new TimeoutException("The blocking call neither sent anything nor returned.");
-            }
+            Wait.Until(() => outcome.Task.IsCompleted || harness.Network.Sent.Count > sent, "the blocking call to send something or return", HangBound);
 
             return outcome.Task;
         }

@@ -138,7 +138,7 @@ public sealed class ObserveClientTests : IAsyncLifetime
                 received.Add(response.GetPayloadString());
             }
         });
-        WaitUntil(() => server.Received.Count > 0);
+        Wait.Until(() => server.Received.Count > 0);
 
         Answer(server, server.Last.Parsed, observe: null, "plain");
 
@@ -194,13 +194,13 @@ public sealed class ObserveClientTests : IAsyncLifetime
             {
                 Interlocked.Increment(ref _counter);
                 server.NotifyObservers("/counter");
-                WaitUntil(() => { lock (received) { return received.Count == i + 1; } });
+                Wait.Until(() => { lock (received) { return received.Count == i + 1; } });
             }
 
             third.Wait(TimeSpan.FromSeconds(30)).Should().BeTrue();
         }
 
-        WaitUntil(() => server.Observations == 0);
+        Wait.Until(() => server.Observations == 0);
         received.Should().Equal("0", "1", "2");
     }
 
@@ -230,17 +230,6 @@ public sealed class ObserveClientTests : IAsyncLifetime
         CoapMessage notification = new() { Type = type, Code = CoapCode.Content, MessageId = messageId, Token = token, Observe = observe };
         notification.SetPayload(payload);
         server.Send(notification, InMemoryNetwork.EndPoint("10.0.0.1"));
-    }
-
-    private static void WaitUntil(Func<bool> condition)
-    {
-        // A bound on waiting for pool threads, not a timing goal.
-        DateTime giveUp = DateTime.UtcNow.AddSeconds(30);
-        while (!condition())
-        {
-            DateTime.UtcNow.Should().BeBefore(giveUp, "the condition should hold before long");
-            Thread.Sleep(1);
-        }
     }
 
     private CoapServer StartServer()

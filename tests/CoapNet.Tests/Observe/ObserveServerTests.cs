@@ -277,7 +277,7 @@ public sealed class ObserveServerTests : IAsyncLifetime
             string expected = change.ToString(System.Globalization.CultureInfo.InvariantCulture);
             foreach (TestPeer peer in others)
             {
-                WaitUntil(() => peer.Received.Count(d => d.Parsed.Observe is not null && d.Parsed.GetPayloadString() == expected) == 200, $"{peer.EndPoint} has all 200 notifications of change {change}");
+                Wait.Until(() => peer.Received.Count(d => d.Parsed.Observe is not null && d.Parsed.GetPayloadString() == expected) == 200, $"{peer.EndPoint} has all 200 notifications of change {change}");
             }
         }
 
@@ -332,27 +332,12 @@ public sealed class ObserveServerTests : IAsyncLifetime
     private static CoapMessage WaitForMessage(TestPeer peer, Func<CoapMessage, bool> match)
     {
         CoapMessage? found = null;
-        WaitUntil(() => (found = peer.Received.Select(d => d.Message).LastOrDefault(m => m is not null && match(m))) is not null, $"{peer.EndPoint} receives the expected message");
+        Wait.Until(() => (found = peer.Received.Select(d => d.Message).LastOrDefault(m => m is not null && match(m))) is not null, $"{peer.EndPoint} receives the expected message");
 
         // The peer's responder (an ACK for a CON notification) has answered, and the server, with immediate
         // delivery, taken the answer in, before the test moves the clock: else a retransmission timer can fire first.
-        WaitUntil(() => peer.InProgressCount == 0, $"{peer.EndPoint}'s responder has answered what it received");
+        Wait.Until(() => peer.InProgressCount == 0, $"{peer.EndPoint}'s responder has answered what it received");
         return found!;
-    }
-
-    private static void WaitUntil(Func<bool> condition, string what)
-    {
-        // A bound on waiting for the server's pool threads, not a timing goal.
-        DateTime giveUp = DateTime.UtcNow.AddSeconds(30);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > giveUp)
-            {
-                throw new TimeoutException("Timed out waiting: " + what);
-            }
-
-            Thread.Sleep(1);
-        }
     }
 
     private int _messageId = 0x100;

@@ -1,5 +1,6 @@
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Server;
 
@@ -47,13 +48,13 @@ public sealed class BlockingHandlerSchedulerTests
             });
         }
 
-        await WaitUntilAsync(() => Volatile.Read(ref running) == 2);
+        await Wait.UntilAsync(() => Volatile.Read(ref running) == 2);
         scheduler.ThreadCount.Should().Be(2);
         release.Release(blocked.Length);
         await Task.WhenAll(blocked);
 
         most.Should().Be(2, "five blocking tasks share the two threads");
-        await WaitUntilAsync(() => scheduler.ThreadCount == 0);
+        await Wait.UntilAsync(() => scheduler.ThreadCount == 0);
         await factory.StartNew(() => { });
         scheduler.ThreadCount.Should().BeInRange(0, 1, "work after an idle spell starts a thread again");
     }
@@ -63,15 +64,6 @@ public sealed class BlockingHandlerSchedulerTests
         int current;
         while ((current = Volatile.Read(ref target)) < value && Interlocked.CompareExchange(ref target, value, current) != current)
         {
-        }
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition)
-    {
-        using CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10));
-        while (!condition())
-        {
-            await Task.Delay(10, timeout.Token);
         }
     }
 }

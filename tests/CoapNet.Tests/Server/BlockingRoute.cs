@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using CoapNet.Messages;
 using CoapNet.Server;
 
@@ -13,12 +14,31 @@ internal sealed class BlockingRoute : IDisposable
     private readonly TaskCompletionSource _release = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _canceled = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly SemaphoreSlim _entered = new(0);
+    private readonly ConcurrentQueue<string?> _reached = new();
+    private int _waiting;
+    private int _mostWaiting;
 
     /// <summary>Completes when a handler sees its cancellation token fire.</summary>
     public Task Canceled => _canceled.Task;
 
+    /// <summary>The n of every request that reached the handler, in the order they reached it.</summary>
+    public IReadOnlyList<string?> Reached => [.. _reached];
+
+    /// <summary>The most handlers that were ever waiting for the release at the same time.</summary>
+    public int MostWaiting => Volatile.Read(ref _mostWaiting);
+
     public void Map(CoapServer server) => server.MapGet("/block", async (request, cancellationToken) =>
     {
+        _reached.Enqueue(request.GetQueryValue("n"));
+        int waiting = Interlocked.Increment(ref _waiting);
+        for (int most = Volatile.Read(ref _mostWaiting); waiting > most; most = Volatile.Read(ref _mostWaiting))
+        {
+            if (Interlocked.CompareExchange(ref _mostWaiting, waiting, most) == most)
+            {
+                break;
+            }
+        }
+
         _entered.Release();
         try
         {
@@ -28,6 +48,10 @@ internal sealed class BlockingRoute : IDisposable
         {
             _canceled.TrySetResult();
             throw;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _waiting);
         }
 
         return CoapResponse.Content("done " + request.GetQueryValue("n"));

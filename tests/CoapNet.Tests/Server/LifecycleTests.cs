@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Server;
 
@@ -55,7 +56,7 @@ public sealed class LifecycleTests
         Task stopping = Task.Factory.StartNew(() => server.Server.Stop(), TaskCreationOptions.LongRunning);
 
         // Stop blocks its thread and raises no event when it begins; its first step is to leave the running state.
-        SpinWait.SpinUntil(() => !server.Server.IsRunning, Liveness).Should().BeTrue();
+        Wait.Until(() => !server.Server.IsRunning, "the server to stop", Liveness);
         await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/block?n=2", token: 2));
         (await peer.ReceiveAsync()).Message.Code.Should().Be(CoapCode.ServiceUnavailable);
         stopping.IsCompleted.Should().BeFalse();

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using CoapNet.Messages;
 using CoapNet.Serialization;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Server;
 
@@ -107,11 +108,7 @@ internal sealed class RawPeer : IDisposable
     public async Task<IReadOnlyList<CoapMessage>> SettledAsync(CoapNet.Server.CoapServer server)
     {
         List<CoapMessage> sent = [.. await PingBarrierAsync()];
-        using CancellationTokenSource deadline = new(ReceiveTimeout);
-        while (server.PendingRequests > 0)
-        {
-            await Task.Delay(5, deadline.Token);
-        }
+        await Wait.UntilAsync(() => server.PendingRequests == 0, "the server to hold no request", ReceiveTimeout);
 
         sent.AddRange(await PingBarrierAsync());
         return sent;

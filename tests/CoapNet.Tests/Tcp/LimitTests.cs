@@ -1,5 +1,6 @@
 using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Tcp;
 
@@ -151,7 +152,7 @@ public sealed class LimitTests
         });
 
         // Our write waits for the peer (its send timeout is armed) and our reads stop, so the peer's writes wait too.
-        await WaitUntil(() => server.Time.ActiveTimerCount > timersBefore);
+        await Wait.UntilAsync(() => server.Time.ActiveTimerCount > timersBefore);
         sending.IsCompleted.Should().BeFalse("the endpoint stopped reading the peer");
         Volatile.Read(ref handled).Should().BeLessThan(50);
 
@@ -161,16 +162,6 @@ public sealed class LimitTests
         delivered.Count.Should().BeLessThan(50, "only what fit in the bounded buffers was ever written");
         await sending;
         server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("stopped reading");
-    }
-
-    private static async Task WaitUntil(Func<bool> condition)
-    {
-        // A state to reach, not a duration to measure: the fail-safe only keeps a broken build from hanging.
-        using CancellationTokenSource failSafe = new(TimeSpan.FromSeconds(30));
-        while (!condition())
-        {
-            await Task.Delay(5, failSafe.Token);
-        }
     }
 
     /// <summary>A handler answering <paramref name="code"/> with a 1,200-byte body, to a peer whose CSM keeps the default 1,152-byte limit.</summary>
