@@ -143,10 +143,16 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// Sends a request built by hand to <paramref name="destination"/>. Its type (CON or NON), code and
     /// options are sent as they are; the client assigns the Message ID and, when empty, the token.
     /// </summary>
+    /// <remarks>
+    /// A request whose <see cref="CoapMessage.NoResponse"/> suppresses every class
+    /// (<see cref="NoResponse.CoapNoResponse.All"/>, RFC 7967) completes once it is delivered (a NON
+    /// sent, a CON acknowledged): the response returned has <see cref="CoapResponse.IsSuppressed"/> set.
+    /// One that suppresses some classes waits as usual; its <see cref="CoapTimeoutException"/> names them.
+    /// </remarks>
     /// <param name="request">The request.</param>
     /// <param name="destination">The server.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
-    /// <returns>The response.</returns>
+    /// <returns>The response, or one with <see cref="CoapResponse.IsSuppressed"/> when no response was awaited.</returns>
     /// <exception cref="ArgumentException">The message is not a CON or NON request, or cannot be serialized.</exception>
     /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
@@ -162,10 +168,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// Sends a request built by hand to <paramref name="peer"/>, over the transport its scheme names
     /// ("coap" or "coap+tcp"). The client assigns the Message ID (over UDP) and, when empty, the token.
     /// </summary>
+    /// <remarks>No-Response (RFC 7967) as for <see cref="Send(CoapMessage, IPEndPoint, CancellationToken)"/>.</remarks>
     /// <param name="request">The request.</param>
     /// <param name="peer">The server.</param>
     /// <param name="cancellationToken">Cancels the request.</param>
-    /// <returns>The response.</returns>
+    /// <returns>The response, or one with <see cref="CoapResponse.IsSuppressed"/> when no response was awaited.</returns>
     /// <exception cref="ArgumentException">The message is not a request or cannot be sent, or the scheme is not one this client speaks.</exception>
     /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>

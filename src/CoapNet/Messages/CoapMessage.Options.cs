@@ -1,3 +1,5 @@
+using CoapNet.NoResponse;
+
 namespace CoapNet.Messages;
 
 // Typed accessors for the options users work with most. A getter decodes on access; a setter
@@ -115,6 +117,26 @@ public sealed partial class CoapMessage
     {
         get => GetUInt(CoapOptionNumber.Size1);
         set => SetUInt(CoapOptionNumber.Size1, value);
+    }
+
+    /// <summary>
+    /// The No-Response option (RFC 7967 section 2): the response classes the client asks the server to
+    /// suppress, or null when absent (no suppression). <see cref="CoapNoResponse.None"/> (value 0) says
+    /// the client is interested in every response.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value has a bit other than 2, 8 and 16 (RFC 7967 section 2.1).</exception>
+    public CoapNoResponse? NoResponse
+    {
+        get => GetUInt(CoapOptionNumber.NoResponse) is uint v ? (CoapNoResponse)v : null;
+        set
+        {
+            if (value is CoapNoResponse classes && (classes & ~CoapNoResponse.All) != 0)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "No-Response has bits 2 (2.xx), 8 (4.xx) and 16 (5.xx) only (RFC 7967 section 2.1).");
+            }
+
+            SetUInt(CoapOptionNumber.NoResponse, (uint?)value);
+        }
     }
 
     /// <summary>The Size2 option (RFC 7959 section 4), or null.</summary>

@@ -100,6 +100,15 @@ public sealed class CoapResponse
     /// <summary>True for a 2.xx code.</summary>
     public bool IsSuccess => Message.Code.IsSuccess;
 
+    /// <summary>
+    /// True when no response was awaited: the request's No-Response option asked the server to suppress
+    /// every class (<see cref="NoResponse.CoapNoResponse.All"/>, RFC 7967 section 2.1), so the call
+    /// completed once the request was delivered (a NON sent, a CON acknowledged with an empty ACK). The
+    /// message then has code 0.00 (Empty), the request's token, no options and no payload; whether the
+    /// request succeeded is not known. A server that answered anyway, in the ACK, gives its response instead.
+    /// </summary>
+    public bool IsSuppressed => Message.Code.IsEmpty;
+
     /// <summary>The options.</summary>
     public CoapOptionCollection Options => Message.Options;
 
@@ -188,12 +197,12 @@ public sealed class CoapResponse
     /// <returns>The text.</returns>
     public string GetPayloadString() => Message.GetPayloadString();
 
-    /// <summary>Throws unless the code is 2.xx.</summary>
+    /// <summary>Throws unless the code is 2.xx, or no response was awaited (<see cref="IsSuppressed"/>: no error was reported).</summary>
     /// <returns>This response.</returns>
     /// <exception cref="CoapException">The code is not a success code; the message includes the code and any diagnostic payload.</exception>
     public CoapResponse EnsureSuccess()
     {
-        if (!IsSuccess)
+        if (!IsSuccess && !IsSuppressed)
         {
             string diagnostic = Payload.IsEmpty ? string.Empty : ": " + GetPayloadString();
             throw new CoapException($"{RemoteEndPoint?.ToString() ?? "The server"} answered {Code}{diagnostic}", RemoteEndPoint);

@@ -58,8 +58,12 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         ObserveStage = new Observe.ObserveStage(options.TimeProvider);
 
         // From the application down: block-wise joins and splits bodies; Observe numbers notifications
-        // and, on the way in, drops stale ones before any block of theirs is fetched.
-        _exchanges = new ExchangeLayer(lower, options, logger, [Blockwise, ObserveStage]);
+        // and, on the way in, drops stale ones before any block of theirs is fetched. No-Response (RFC 7967)
+        // comes last, nearest the wire: it decides about what would actually be sent, after Observe has
+        // registered an observer and numbered a notification (section 2: the registration's option covers
+        // its notifications, so an observer asking for errors only is still registered), and on a client it
+        // sees the request as it goes out, a first Block1 block (which needs its 2.31) included.
+        _exchanges = new ExchangeLayer(lower, options, logger, [Blockwise, ObserveStage, new NoResponse.NoResponseStage()]);
     }
 
     /// <summary>The Observe stage (RFC 7641); a server gives it its list of observers.</summary>
@@ -112,7 +116,10 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
     /// <param name="request">A CON or NON request.</param>
     /// <param name="remote">The server, reached over this endpoint's transport.</param>
     /// <param name="cancellationToken">Cancels the wait; the exchange is abandoned.</param>
-    /// <returns>The response (piggybacked or separate).</returns>
+    /// <returns>
+    /// The response (piggybacked or separate). A request whose No-Response option suppresses every class
+    /// (RFC 7967) completes once delivered with a 0.00 (Empty) message carrying its token: no response comes.
+    /// </returns>
     /// <exception cref="ArgumentException">The message is not a CON or NON request, cannot be sent, or its token is in use toward this peer.</exception>
     /// <exception cref="CoapTimeoutException">No ACK after MAX_RETRANSMIT retransmissions, or no response within the response timeout.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
@@ -128,7 +135,7 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
     /// <param name="request">A CON or NON request.</param>
     /// <param name="peer">The server; its scheme must be this endpoint's.</param>
     /// <param name="cancellationToken">Cancels the wait; the exchange is abandoned.</param>
-    /// <returns>The response.</returns>
+    /// <returns>The response; a 0.00 (Empty) message once delivered when the request's No-Response option suppresses every class (RFC 7967).</returns>
     /// <exception cref="ArgumentException">The message is not a CON or NON request, cannot be sent, its token is in use, or the peer's scheme is not this endpoint's.</exception>
     /// <exception cref="CoapTimeoutException">No acknowledgement or response in time.</exception>
     /// <exception cref="CoapResetException">The server answered with RST.</exception>

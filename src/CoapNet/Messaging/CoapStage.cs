@@ -90,4 +90,17 @@ internal interface IClientCall
 
     /// <summary>Ends the call with <paramref name="exception"/>.</summary>
     void Fail(Exception exception);
+
+    /// <summary>
+    /// Says that no response will come (a stage knows it, as No-Response with every class suppressed,
+    /// RFC 7967): once the request is delivered (a NON sent, a CON acknowledged with an empty ACK, a frame
+    /// written) the call completes with <paramref name="result"/> (given the request's token when it has
+    /// none) instead of awaiting a response. A response
+    /// that arrives first (piggybacked in the ACK) still completes it as usual. Call before passing the
+    /// request on.
+    /// </summary>
+    void CompleteOnDelivery(CoapMessage result);
+
+    /// <summary>A stage's explanation, added to the message of the call's response timeout; null for none.</summary>
+    string? TimeoutNote { get; set; }
 }

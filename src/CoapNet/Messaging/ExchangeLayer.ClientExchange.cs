@@ -35,6 +35,7 @@ internal sealed partial class ExchangeLayer
         private bool _opened;
         private CancellationTokenRegistration _registration;
         private object?[]? _stageStates;
+        private CoapMessage? _resultOnDelivery;
 
         public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
             : base(request, peer)
@@ -95,6 +96,12 @@ internal sealed partial class ExchangeLayer
         public int BertBlockSize => _layer._lower.BertBlockSize(Peer);
 
         /// <inheritdoc/>
+        public string? TimeoutNote { get; set; }
+
+        /// <inheritdoc/>
+        public void CompleteOnDelivery(CoapMessage result) => Volatile.Write(ref _resultOnDelivery, result);
+
+        /// <inheritdoc/>
         public bool FitsOneMessage(CoapMessage request) => _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
 
         /// <summary>Lets the caller's token cancel the call; once (a call that waited for its peer's limits registers before it is sent).</summary>
@@ -113,11 +120,24 @@ internal sealed partial class ExchangeLayer
 
         public override void OnAwaitingResponse()
         {
+            if (Volatile.Read(ref _resultOnDelivery) is { } result)
+            {
+                // A stage said no response will come: delivered is done. The result names the request by its token.
+                if (result.Token.IsEmpty)
+                {
+                    result.Token = Request.Token;
+                }
+
+                Complete(result);
+                return;
+            }
+
             ITimer timer = _layer._time.CreateTimer(
                 static state =>
                 {
                     ClientExchange exchange = (ClientExchange)state!;
-                    exchange.Fail(new CoapTimeoutException($"No response from {exchange.Peer.EndPoint} to {exchange.Request.Code} within {exchange._layer._responseTimeout}.", exchange.Peer.EndPoint));
+                    string note = exchange.TimeoutNote is { } text ? " " + text : string.Empty;
+                    exchange.Fail(new CoapTimeoutException($"No response from {exchange.Peer.EndPoint} to {exchange.Request.Code} within {exchange._layer._responseTimeout}.{note}", exchange.Peer.EndPoint));
                 },
                 this,
                 _layer._responseTimeout,

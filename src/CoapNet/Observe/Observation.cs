@@ -167,6 +167,28 @@ internal sealed class Observation : INotificationOwner
         }
     }
 
+    /// <summary>
+    /// The notification was not sent: the registration's No-Response option suppressed its class (RFC 7967
+    /// section 2). The next change makes a notification again; nothing proved the observer alive, so a CON
+    /// one is still due (RFC 7641 section 4.5).
+    /// </summary>
+    public void OnSuppressed()
+    {
+        bool again;
+        lock (_gate)
+        {
+            _confirmableInFlight = false;
+            _busy = false;
+            again = _dirty && !_removed;
+            _dirty = false;
+        }
+
+        if (again)
+        {
+            Trigger();
+        }
+    }
+
     /// <inheritdoc/>
     public void OnRejected() => _registry.Remove(this, "the observer answered a notification with RST");
 
