@@ -42,9 +42,9 @@ internal sealed partial class BlockwiseStage
 
     /// <summary>
     /// Asked with the first block (NUM 0) of an upload before it is joined: an answer to send at once instead (a server's
-    /// 4.04 for a path nothing serves, 4.05, 4.15...), or null to go on. Set by the server before it starts.
+    /// 4.04 for a path nothing serves, 4.05, 4.15...), or null to go on. Given by the server's routing.
     /// </summary>
-    internal Func<CoapMessage, CoapMessage?>? UploadCheck { get; set; }
+    internal Func<CoapMessage, CoapMessage?>? UploadCheck { get; }
 
     /// <summary>A request carrying Block1: joined into the upload it belongs to, or passed on as it is (non-atomic).</summary>
     private void ReceiveBlock(CoapExchange exchange, CoapBlock block, Action<CoapExchange> next)
@@ -59,7 +59,7 @@ internal sealed partial class BlockwiseStage
                 Forget(UploadKey(exchange));
             }
 
-            exchange.Respond(TooLarge(_options.MaxUploadSize, $"The body announced ({announced} bytes) exceeds"));
+            exchange.RespondFrom(this, TooLarge(_options.MaxUploadSize, $"The body announced ({announced} bytes) exceeds"));
             return;
         }
 
@@ -111,7 +111,7 @@ internal sealed partial class BlockwiseStage
 
         if (answer is not null)
         {
-            exchange.Respond(answer);
+            exchange.RespondFrom(this, answer);
             return;
         }
 

@@ -120,7 +120,7 @@ internal sealed partial class BlockwiseStage
                 }
 
                 Report(offset);
-                call.SendFollowUp(Block(offset, (int)number), OnFollowUpResponse);
+                call.SendFollowUp(stage, Block(offset, (int)number), OnFollowUpResponse);
                 return;
             }
 
@@ -129,7 +129,7 @@ internal sealed partial class BlockwiseStage
                 // Section 2.9.3: the server named a block size it can take; start over once with it.
                 _restarted = true;
                 _exponent = smaller.SizeExponent;
-                call.SendFollowUp(Block(0, 0), OnFollowUpResponse);
+                call.SendFollowUp(stage, Block(0, 0), OnFollowUpResponse);
                 return;
             }
 

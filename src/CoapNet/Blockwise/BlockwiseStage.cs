@@ -30,9 +30,14 @@ internal sealed partial class BlockwiseStage : CoapStage
     private readonly Dictionary<string, StoredBody> _bodies = new(StringComparer.Ordinal);
     private long _storedBytes;
 
-    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time)
+    /// <param name="options">Block size and the bounds on stored bodies.</param>
+    /// <param name="maxMessageSize">The endpoint's largest message.</param>
+    /// <param name="time">The endpoint's clock.</param>
+    /// <param name="uploadCheck">A server's check of an upload's first block, see <see cref="UploadCheck"/>; null on a client.</param>
+    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time, Func<CoapMessage, CoapMessage?>? uploadCheck = null)
     {
         _options = options;
+        UploadCheck = uploadCheck;
         _maxMessageSize = maxMessageSize;
         _time = time;
         _sizeExponent = CoapBlock.GetSizeExponent(options.BlockSize);
@@ -111,7 +116,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
         {
             (int exponent, int bytes) = ResponseBlocks(exchange, asked);
-            exchange.Respond(Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
+            exchange.RespondFrom(this, Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
             return;
         }
 
@@ -441,7 +446,7 @@ internal sealed partial class BlockwiseStage : CoapStage
 
             _expected = block.Number + (block.SizeExponent == 7 ? received / 1024 : 1);
             follow.Block2 = new CoapBlock(_expected, false, block.SizeExponent);
-            call.SendFollowUp(follow, OnBlock);
+            call.SendFollowUp(stage, follow, OnBlock);
         }
 
         private void OnBlock(CoapMessage response)

@@ -33,6 +33,7 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
     private readonly IMessageLayer _lower;
     private readonly ExchangeLayer _exchanges;
     private readonly CoapTransmissionParameters _parameters;
+    private readonly Blockwise.BlockwiseStage? _blockwise;
     private int _started;
     private int _disposed;
 
@@ -54,26 +55,21 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
-        Blockwise = new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider);
-        ObserveStage = new Observe.ObserveStage(options.TimeProvider);
+        CoapStage[] stages = CoapStages.Create(options, new StageContext(options));
+        _blockwise = Find<Blockwise.BlockwiseStage>(stages);
+        ObserveStage = Find<Observe.ObserveStage>(stages);
 
-        // From the application down: block-wise joins and splits bodies; Observe numbers notifications
-        // and, on the way in, drops stale ones before any block of theirs is fetched. No-Response (RFC 7967)
-        // comes last, nearest the wire: it decides about what would actually be sent, after Observe has
-        // registered an observer and numbered a notification (section 2: the registration's option covers
-        // its notifications, so an observer asking for errors only is still registered), and on a client it
-        // sees the request as it goes out, a first Block1 block (which needs its 2.31) included.
-        _exchanges = new ExchangeLayer(lower, options, logger, [Blockwise, ObserveStage, new NoResponse.NoResponseStage()]);
+        _exchanges = new ExchangeLayer(lower, options, logger, stages);
     }
 
-    /// <summary>The Observe stage (RFC 7641); a server gives it its list of observers.</summary>
-    internal Observe.ObserveStage ObserveStage { get; }
+    /// <summary>The Observe stage (RFC 7641), when the endpoint has one.</summary>
+    internal Observe.ObserveStage? ObserveStage { get; }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
     internal ExchangeLayer Exchanges => _exchanges;
 
     /// <summary>The block-wise stage (RFC 7959), for tests inside the library that look at what it holds.</summary>
-    internal Blockwise.BlockwiseStage Blockwise { get; }
+    internal Blockwise.BlockwiseStage Blockwise => _blockwise ?? throw new InvalidOperationException("This endpoint has no block-wise stage.");
 
     /// <summary>The local endpoint of the transport.</summary>
     public IPEndPoint LocalEndPoint => _lower.LocalEndPoint;
@@ -199,6 +195,20 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
             _exchanges.Dispose();
             await _lower.DisposeAsync().ConfigureAwait(false);
         }
+    }
+
+    private static T? Find<T>(CoapStage[] stages)
+        where T : CoapStage
+    {
+        foreach (CoapStage stage in stages)
+        {
+            if (stage is T found)
+            {
+                return found;
+            }
+        }
+
+        return null;
     }
 
     private static IMessageLayer CreateDatagramLayer(IDatagramTransport transport, ref CoapEndpointOptions? options)

@@ -75,6 +75,12 @@ public sealed class CoapEndpointOptions
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; init; }
 
+    /// <summary>
+    /// Makes the endpoint's stages, from the application down (null: <see cref="CoapStages.CreateDefault"/>, block-wise,
+    /// Observe and No-Response). Internal until the stage contract is public: tests add stages of their own here.
+    /// </summary>
+    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(TransmissionParameters);

@@ -145,7 +145,15 @@ public sealed class CoapExchange
     /// <param name="response">The response; its code must be a response code.</param>
     /// <exception cref="ArgumentException">The code is not a response code, or the message cannot be serialized.</exception>
     /// <exception cref="InvalidOperationException">A response was already sent.</exception>
-    public void Respond(CoapMessage response)
+    public void Respond(CoapMessage response) => Respond(response, from: null);
+
+    /// <summary>
+    /// A stage's own answer to the request (a stored block, a 2.31 Continue): it goes down through the stages
+    /// below <paramref name="stage"/> only, the ones the request came up through, never back through the top.
+    /// </summary>
+    internal void RespondFrom(CoapStage stage, CoapMessage response) => Respond(response, stage);
+
+    private void Respond(CoapMessage response, CoapStage? from)
     {
         ArgumentNullException.ThrowIfNull(response);
         if (!response.Code.IsResponse)
@@ -179,7 +187,7 @@ public sealed class CoapExchange
             // bytes it sends; a stage that changes the response (Observe, Block2) makes a copy of its own.
             if (Layer is { } layer)
             {
-                layer.SendResponse(this, response);
+                layer.SendResponse(this, response, from);
             }
             else
             {

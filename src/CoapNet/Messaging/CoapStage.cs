@@ -76,11 +76,11 @@ internal interface IClientCall
     void SetState(CoapStage stage, object? state);
 
     /// <summary>
-    /// Sends <paramref name="request"/> to the same server below the stages (a fresh token when it has
-    /// none) and hands its response to <paramref name="onResponse"/>; its failure, and the call's
-    /// cancellation, fail the call.
+    /// Sends <paramref name="request"/> to the same server through the stages below <paramref name="from"/> (a
+    /// fresh token when it has none), and hands its response, once it has come up through those stages, to
+    /// <paramref name="onResponse"/>; its failure, and the call's cancellation, fail the call.
     /// </summary>
-    void SendFollowUp(CoapMessage request, Action<CoapMessage> onResponse);
+    void SendFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onResponse);
 
     /// <summary>
     /// True when <paramref name="request"/> fits one message to the server (one datagram, or one frame

@@ -37,10 +37,11 @@ internal sealed partial class ExchangeLayer
         private object?[]? _stageStates;
         private CoapMessage? _resultOnDelivery;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, int origin, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
             : base(request, peer)
         {
             _layer = layer;
+            Origin = origin;
             _laterResponses = laterResponses;
             _parent = parent;
             _onFollowUpResponse = onFollowUpResponse;
@@ -48,6 +49,9 @@ internal sealed partial class ExchangeLayer
         }
 
         public TokenKey Key { get; private set; }
+
+        /// <summary>The position of the stage that sent this request (a follow-up), or -1 for the caller's: its response goes up to there.</summary>
+        public int Origin { get; }
 
         /// <inheritdoc/>
         public Blockwise.BlockTransfer? Transfer { get; init; }
@@ -169,24 +173,13 @@ internal sealed partial class ExchangeLayer
                 return;
             }
 
-            // The request is answered below; the caller's outcome may still take more exchanges (stages).
+            // The request is answered below; the caller's outcome may still take more exchanges (stages). A stage's
+            // follow-up passes the stages below that stage, and stops at it (Complete), never going up the chain again.
             ReleaseBelow();
-            if (_onFollowUpResponse is not null)
-            {
-                // A stage's follow-up request: its response goes to that stage, not up the chain again.
-                if (Interlocked.Exchange(ref _finished, 1) == 0)
-                {
-                    Record(response.Code, null);
-                    _onFollowUpResponse(response);
-                }
-
-                return;
-            }
-
             _layer.ReceiveResponseThroughStages(this, response);
         }
 
-        /// <summary>The caller's outcome: the response, after every stage had its say.</summary>
+        /// <summary>The outcome: the response, after every stage below the request's sender had its say; to the caller, or to the stage that sent a follow-up.</summary>
         public void Complete(CoapMessage response)
         {
             if (_laterResponses is not null)
@@ -212,11 +205,17 @@ internal sealed partial class ExchangeLayer
             ReleaseBelow();
             _registration.Dispose();
             Record(response.Code, null);
+            if (_onFollowUpResponse is not null)
+            {
+                _onFollowUpResponse(response);
+                return;
+            }
+
             _completion.TrySetResult(response);
         }
 
         /// <inheritdoc/>
-        public void SendFollowUp(CoapMessage request, Action<CoapMessage> onResponse)
+        public void SendFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onResponse)
         {
             if (Volatile.Read(ref _finished) != 0)
             {
@@ -226,7 +225,7 @@ internal sealed partial class ExchangeLayer
             ClientExchange followUp;
             try
             {
-                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, onResponse);
+                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, from, onResponse);
             }
             catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
             {

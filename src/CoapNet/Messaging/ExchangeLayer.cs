@@ -83,7 +83,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return Begin(request, peer, null, cancellationToken, null, null, transfer).Completion;
+        return Begin(request, peer, null, cancellationToken, null, null, null, transfer).Completion;
     }
 
     /// <summary>
@@ -97,7 +97,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     {
         Validate(request, peer);
         ArgumentNullException.ThrowIfNull(laterResponses);
-        ClientExchange exchange = Begin(request, peer, new ManyResponses(laterResponses, failedLater), cancellationToken, null, null);
+        ClientExchange exchange = Begin(request, peer, new ManyResponses(laterResponses, failedLater), cancellationToken, null, null, null);
         return exchange.Completion;
     }
 
@@ -174,8 +174,20 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
-    /// <summary>Sends a response down through the stages, from the application's side, to the layer below.</summary>
-    public void SendResponse(CoapExchange exchange, CoapMessage response) => SendResponseThroughStages(0, exchange, response);
+    /// <summary>
+    /// Sends a response down through the stages to the layer below: from the application's side, or, for a stage's
+    /// own answer, through the stages below <paramref name="from"/> only.
+    /// </summary>
+    public void SendResponse(CoapExchange exchange, CoapMessage response, CoapStage? from = null)
+        => SendResponseThroughStages(from is null ? 0 : IndexOf(from) + 1, exchange, response);
+
+    /// <summary>The position of <paramref name="stage"/> in this layer's chain, from the application down.</summary>
+    /// <exception cref="ArgumentException">The stage is not one of this layer's.</exception>
+    internal int IndexOf(CoapStage stage)
+    {
+        int index = Array.IndexOf(_stages, stage);
+        return index >= 0 ? index : throw new ArgumentException("The stage is not one of this exchange layer's.", nameof(stage));
+    }
 
     /// <summary>Fails every outstanding request with <see cref="ObjectDisposedException"/>; later sends throw it.</summary>
     public void Dispose()
@@ -307,31 +319,26 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     }
 
     /// <summary>
-    /// Starts a request: a top-level one expecting one response passes the stages first (block-wise
-    /// may send only its first Block1 block, RFC 7959 section 2.5); then it is registered under a fresh
-    /// token (or its own) and handed to the layer below.
+    /// Starts a request. Every request passes every stage below the one that sent it, in order: the caller's
+    /// (and an observation's registration) all of them, a stage's follow-up those below that stage (block-wise
+    /// may send only a first Block1 block, RFC 7959 section 2.5, and the rest as follow-ups); then it is
+    /// registered under a fresh token (or its own) and handed to the layer below.
     /// </summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, CoapStage? origin, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
-        ClientExchange exchange = new(this, request, peer, laterResponses, parent, onFollowUpResponse, cancellationToken) { Transfer = transfer };
-        if (parent is null && laterResponses is null && _stages.Length > 0)
+        int from = origin is null ? 0 : IndexOf(origin) + 1;
+        ClientExchange exchange = new(this, request, peer, laterResponses, parent, from - 1, onFollowUpResponse, cancellationToken) { Transfer = transfer };
+        if (parent is null && _stages.Length > 0 && MayNotFitBase(request, transfer)
+            && !_lower.LimitsKnown(peer, failure => ResumeWhenLimitsKnown(exchange, request, failure)))
         {
-            if (MayNotFitBase(request, transfer) && !_lower.LimitsKnown(peer, failure => ResumeWhenLimitsKnown(exchange, request, failure)))
-            {
-                // RFC 8323 sections 5.3.1 and 6: the stages size a body by the peer's Max-Message-Size and BERT, which
-                // its CSM tells; until it arrives the request waits here (it would wait for it below anyway).
-                exchange.RegisterCancellation();
-                return exchange;
-            }
-
-            SendRequestThroughStages(0, exchange, request);
-        }
-        else
-        {
-            Register(exchange, request);
+            // RFC 8323 sections 5.3.1 and 6: the stages size a body by the peer's Max-Message-Size and BERT, which
+            // its CSM tells; until it arrives the request waits here (it would wait for it below anyway).
+            exchange.RegisterCancellation();
+            return exchange;
         }
 
+        SendRequestThroughStages(from, exchange, request);
         return exchange;
     }
 
@@ -466,12 +473,15 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
-    /// <summary>A response to one of our requests on its way up: through the stages, from the layer's side, to the caller.</summary>
+    /// <summary>
+    /// A response to one of our requests on its way up: through the stages, from the layer's side, to the caller, or,
+    /// for a stage's follow-up, through the stages below that stage to it.
+    /// </summary>
     private void ReceiveResponseThroughStages(ClientExchange exchange, CoapMessage response) => ReceiveResponseThroughStages(_stages.Length - 1, exchange, response);
 
     private void ReceiveResponseThroughStages(int index, ClientExchange exchange, CoapMessage response)
     {
-        if (index < 0)
+        if (index <= exchange.Origin)
         {
             exchange.Complete(response);
             return;

@@ -12,12 +12,12 @@ namespace CoapNet.Observe;
 /// type on the way down. On a client, a notification older than the last one of its observation is
 /// dropped (section 3.4).
 /// </summary>
-internal sealed class ObserveStage(TimeProvider time) : CoapStage
+internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? registry = null) : CoapStage
 {
     private readonly long _ticks128Seconds = (long)(128 * time.TimestampFrequency);
 
     /// <summary>The server's list of observers; null on an endpoint that serves no observations.</summary>
-    public ObservationRegistry? Registry { get; set; }
+    public ObservationRegistry? Registry { get; } = registry;
 
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)

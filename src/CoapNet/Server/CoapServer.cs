@@ -321,8 +321,6 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 {
                     _endpoints.Add(endpoint);
                     endpoint.RequestHandler = Enqueue;
-                    endpoint.Blockwise.UploadCheck = RefuseUpload;
-                    endpoint.ObserveStage.Registry = _observations;
                     endpoint.Start();
                 }
             }
@@ -482,7 +480,10 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         List<CoapEndpoint> endpoints = [];
         try
         {
-            CoapEndpointOptions endpointOptions = _options.ToEndpointOptions();
+            // The stages take the server's routing (to refuse an upload at its first block) and observers in their constructors.
+            Func<StageContext, IReadOnlyList<CoapStage>> stages = _options.Stages ?? CoapStages.CreateDefault;
+            CoapEndpointOptions endpointOptions = _options.ToEndpointOptions(
+                context => stages(context with { UploadCheck = RefuseUpload, Observers = _observations }));
             foreach (IDatagramTransport transport in _options.DatagramTransports)
             {
                 endpoints.Add(new CoapEndpoint(transport, endpointOptions));

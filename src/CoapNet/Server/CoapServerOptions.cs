@@ -156,8 +156,13 @@ public sealed class CoapServerOptions
         }
     }
 
-    internal CoapEndpointOptions ToEndpointOptions() => new()
+    /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
+    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
+
+    /// <summary>The options of each endpoint, whose stages <paramref name="stages"/> makes (with the server's routing and observers).</summary>
+    internal CoapEndpointOptions ToEndpointOptions(Func<StageContext, IReadOnlyList<CoapStage>> stages) => new()
     {
+        Stages = stages,
         TransmissionParameters = TransmissionParameters,
         RetransmissionPolicy = RetransmissionPolicy,
         TimeProvider = TimeProvider,

@@ -1,0 +1,63 @@
+using CoapNet.Messages;
+using CoapNet.Observe;
+
+namespace CoapNet.Messaging;
+
+/// <summary>
+/// What a stage may need from the endpoint it is made for: the endpoint's options and, on a server, its routing's
+/// early refusal of an upload and its list of observers. A stage takes what it needs in its constructor.
+/// </summary>
+/// <param name="Options">The endpoint's options (block-wise settings, message size, clock).</param>
+/// <param name="UploadCheck">A server's check of an upload's first block (RFC 7959 section 2.5), or null on a client.</param>
+/// <param name="Observers">A server's observers (RFC 7641), or null on an endpoint that serves no observations.</param>
+internal sealed record StageContext(CoapEndpointOptions Options, Func<CoapMessage, CoapMessage?>? UploadCheck = null, ObservationRegistry? Observers = null);
+
+/// <summary>The stage list of an endpoint, from the application down, and the default one.</summary>
+internal static class CoapStages
+{
+    /// <summary>
+    /// From the application down: block-wise joins and splits bodies (RFC 7959); Observe numbers notifications
+    /// and, on the way in, drops stale ones before any block of theirs is fetched (RFC 7641); No-Response
+    /// (RFC 7967) comes last, nearest the wire: it decides about what would actually be sent, after Observe has
+    /// registered an observer and numbered a notification (section 2: the registration's option covers its
+    /// notifications, so an observer asking for errors only is still registered), and on a client it sees each
+    /// request as it goes out, block-wise follow-ups included.
+    /// </summary>
+    /// <param name="context">What the stages need from their endpoint.</param>
+    /// <returns>A new list of new stages: stages keep per-endpoint state, so no two endpoints share one.</returns>
+    public static CoapStage[] CreateDefault(StageContext context)
+    {
+        CoapEndpointOptions options = context.Options;
+        return
+        [
+            new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider, context.UploadCheck),
+            new ObserveStage(options.TimeProvider, context.Observers),
+            new NoResponse.NoResponseStage(),
+        ];
+    }
+
+    /// <summary>The stages <paramref name="options"/> asks for, checked: none missing, none twice.</summary>
+    /// <exception cref="ArgumentException">The list is null, holds a null, or holds a stage twice.</exception>
+    public static CoapStage[] Create(CoapEndpointOptions options, StageContext context)
+    {
+        IReadOnlyList<CoapStage>? made = (options.Stages ?? CreateDefault)(context);
+        if (made is null)
+        {
+            throw new ArgumentException("The stage factory returned no list.", nameof(options));
+        }
+
+        CoapStage[] stages = new CoapStage[made.Count];
+        for (int i = 0; i < stages.Length; i++)
+        {
+            CoapStage stage = made[i] ?? throw new ArgumentException($"Stage {i} of the endpoint's stage list is null.", nameof(options));
+            if (Array.IndexOf(stages, stage, 0, i) >= 0)
+            {
+                throw new ArgumentException($"The stage {stage.GetType().Name} is in the endpoint's stage list twice; a message would pass it twice.", nameof(options));
+            }
+
+            stages[i] = stage;
+        }
+
+        return stages;
+    }
+}
