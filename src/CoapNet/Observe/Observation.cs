@@ -144,39 +144,27 @@ internal sealed class Observation : INotificationOwner
     }
 
     /// <inheritdoc/>
-    public void OnDelivered()
-    {
-        bool again;
-        lock (_gate)
-        {
-            if (_confirmableInFlight)
-            {
-                // An ACK is the proof of liveness RFC 7641 section 4.5 asks for.
-                _aliveAt = _registry.Now;
-                _confirmableInFlight = false;
-            }
-
-            _busy = false;
-            again = _dirty && !_removed;
-            _dirty = false;
-        }
-
-        if (again)
-        {
-            Trigger();
-        }
-    }
+    public void OnDelivered() => Finish(provedAlive: true);
 
     /// <summary>
     /// The notification was not sent: the registration's No-Response option suppressed its class (RFC 7967
     /// section 2). The next change makes a notification again; nothing proved the observer alive, so a CON
     /// one is still due (RFC 7641 section 4.5).
     /// </summary>
-    public void OnSuppressed()
+    public void OnSuppressed() => Finish(provedAlive: false);
+
+    /// <summary>The notification in progress is over: the next one may go, at once when the state changed meanwhile.</summary>
+    private void Finish(bool provedAlive)
     {
         bool again;
         lock (_gate)
         {
+            if (_confirmableInFlight && provedAlive)
+            {
+                // An ACK is the proof of liveness RFC 7641 section 4.5 asks for.
+                _aliveAt = _registry.Now;
+            }
+
             _confirmableInFlight = false;
             _busy = false;
             again = _dirty && !_removed;
