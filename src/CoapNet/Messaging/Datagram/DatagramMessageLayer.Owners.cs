@@ -10,6 +10,10 @@ internal sealed partial class DatagramMessageLayer
     /// This layer's side of a request we send: an NSTART slot while outstanding (RFC 7252 section
     /// 4.7), the Message ID, and the CON's transmission until its ACK or RST.
     /// </summary>
+    /// <remarks>
+    /// Its fields are guarded by the layer's lock, not one of its own: taking or handing on a slot must be atomic with
+    /// the peer's NSTART queue (<see cref="PeerMessageState"/>), and ending must stop the transmission in the same step.
+    /// </remarks>
     private sealed class RequestState : ITransmissionOwner, ISlotWaiter
     {
         private readonly DatagramMessageLayer _layer;
@@ -209,10 +213,7 @@ internal sealed partial class DatagramMessageLayer
 
         private void Cancel(CancellationToken token)
         {
-            lock (_layer._gate)
-            {
-                _layer._reliability.Stop(new MessageKey(_peer, _messageId));
-            }
+            _layer.StopTransmission(new MessageKey(_peer, _messageId));
 
             _completion.TrySetCanceled(token);
         }

@@ -626,6 +626,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
     }
 
+    /// <summary>Ends the transmission with this key, if any (a canceled ping).</summary>
+    private void StopTransmission(MessageKey key)
+    {
+        lock (_gate)
+        {
+            _reliability.Stop(key);
+        }
+    }
+
     /// <summary>The timer of a transmission fired: under the lock the queue decides; the send, the log and the owner run outside it.</summary>
     internal void Retransmit(Transmission transmission)
     {
