@@ -208,7 +208,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             return;
         }
 
-        // A NON is never answered by ACK or RST here (RFC 7252 section 4.3): it is only numbered under the lock.
+        // Nothing here waits for an answer to a NON (RFC 7252 section 4.3): it is only numbered under the lock.
         ushort nonMessageId = TakeMessageId(channel.Peer).MessageId;
         byte[] pooled = channel.EncodeRented(response, new(CoapMessageType.NonConfirmable, nonMessageId, exchange.Request.Token), out int pooledLength);
         SendRented(channel, pooled, pooledLength, settles: null);
@@ -364,13 +364,12 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <param name="reply">The ACK, RST or piggybacked response sent; empty when nothing is replayed for duplicates.</param>
     private void Settle(CoapExchange exchange, ReadOnlySpan<byte> reply)
     {
-        lock (_gate)
+        if (!reply.IsEmpty)
         {
-            if (!reply.IsEmpty)
+            lock (_gate)
             {
                 _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
             }
-
         }
 
         _separateAcks?.Forget(exchange);
