@@ -8,9 +8,14 @@ namespace CoapNet.Channels;
 /// <summary>
 /// The conversation with one peer over one <see cref="TransportConnection"/>: RFC 8323 frames in and
 /// out through the serializer's pipe entry points. Reads are bounded by our Max-Message-Size before
-/// any allocation; writes go one at a time, and a write that waits longer than the send timeout for
-/// a peer that stopped reading aborts the connection.
+/// any allocation; a write that waits longer than the send timeout for a peer that stopped reading
+/// aborts the connection.
 /// </summary>
+/// <remarks>
+/// Not safe for concurrent writes, and needs no lock for them: its one writer is the connection's
+/// <see cref="Messaging.Connections.ConnectionWriter"/>, a single loop that awaits each write before the next
+/// (RFC 8323 frames must not interleave on the stream).
+/// </remarks>
 internal sealed class CoapStreamChannel : IDisposable
 {
     // Frames we write are bounded by the peer's Max-Message-Size, checked by the caller; the serializer only needs not to refuse them.
@@ -18,7 +23,6 @@ internal sealed class CoapStreamChannel : IDisposable
 
     private readonly TransportConnection _connection;
     private readonly CoapMessageSerializer _reader;
-    private readonly SemaphoreSlim _writing = new(1, 1);
     private readonly ITimer _sendWatchdog;
     private readonly TimeSpan _sendTimeout;
 
@@ -63,15 +67,14 @@ internal sealed class CoapStreamChannel : IDisposable
     public ValueTask<CoapMessage?> ReadAsync(CancellationToken cancellationToken)
         => _reader.DeserializeAsync(_connection.Transport.Input, cancellationToken);
 
-    /// <summary>Writes one message and flushes it; one writer at a time.</summary>
+    /// <summary>Writes one message and flushes it. The caller is the one writer: it awaits this before writing again.</summary>
     /// <returns>True when written; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
     /// <exception cref="ArgumentException">The message cannot be serialized; nothing was written.</exception>
     /// <param name="message">The message.</param>
     /// <param name="token">The token to write in place of the message's own (a response: its request's), or null for the message's.</param>
-    /// <param name="cancellationToken">Cancels the wait for the writer and the flush.</param>
+    /// <param name="cancellationToken">Cancels the flush.</param>
     public async ValueTask<bool> WriteAsync(CoapMessage message, ReadOnlyMemory<byte>? token = null, CancellationToken cancellationToken = default)
     {
-        await _writing.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             PipeWriter output = _connection.Transport.Output;
@@ -104,10 +107,6 @@ internal sealed class CoapStreamChannel : IDisposable
         {
             // The transport completed the pipe with its error, or the pipe was already completed: the connection is gone.
             return false;
-        }
-        finally
-        {
-            _writing.Release();
         }
     }
 

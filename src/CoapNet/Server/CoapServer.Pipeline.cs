@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Threading.Tasks.Dataflow;
 using CoapNet.Diagnostics;
-using CoapNet.LinkFormat;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 using Microsoft.Extensions.Logging;
@@ -248,29 +247,10 @@ public sealed partial class CoapServer
         if (current is not { } state)
         {
             // This target exposes no state, so If-Match or If-None-Match cannot be honoured; an ETag alone is elective and ignored.
-            return RefusesPreconditions(exchange.Request) is { } refused ? refused : null;
+            return RequestPreconditions.RefuseUnevaluable(exchange.Request) is { } refused ? refused : null;
         }
 
         return ConditionalRequests.Evaluate(exchange.Request, state);
-    }
-
-    /// <summary>RFC 7252 section 5.4.1: If-Match or If-None-Match on a target with no state to evaluate them against is 4.02, never ignored.</summary>
-    private static CoapResponse? RefusesPreconditions(CoapMessage request)
-    {
-        foreach (CoapOptionEntry option in request.ReadOptions())
-        {
-            if (option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch)
-            {
-                return CoapResponse.Diagnostic(CoapCode.BadOption, $"{option.Name} ({(ushort)option.Number}) is not supported here: {request.UriPath} exposes no state to evaluate it against (RFC 7252 section 5.10.8).");
-            }
-
-            if (option.Number > CoapOptionNumber.IfNoneMatch)
-            {
-                break;
-            }
-        }
-
-        return null;
     }
 
     private static InvalidOperationException NoResponse(CoapExchange exchange)
@@ -397,7 +377,7 @@ public sealed partial class CoapServer
         route = null;
         handler = null;
         values = null;
-        if (CheckCriticalOptions(message, out bool preconditions, out bool etag) is { } rejected)
+        if (RequestPreconditions.CheckCriticalOptions(message, out bool preconditions, out bool etag) is { } rejected)
         {
             conditional = false;
             return rejected;
@@ -421,174 +401,11 @@ public sealed partial class CoapServer
             conditional = false;
             if (preconditions)
             {
-                return RefusesPreconditions(message);
+                return RequestPreconditions.RefuseUnevaluable(message);
             }
         }
 
-        // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
-        if (message.Accept is ushort accept && route.ContentFormats.Count > 0 && !route.ContentFormats.Contains(accept))
-        {
-            return CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here.");
-        }
-
-        // RFC 7252 section 5.10.3: a payload in a format the resource does not take is 4.15.
-        if (route.AcceptedContentFormats.Count > 0 && !message.Payload.IsEmpty
-            && (message.ContentFormat is not ushort format || !route.AcceptedContentFormats.Contains(format)))
-        {
-            return CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats));
-        }
-
-        return null;
-    }
-
-    /// <summary>
-    /// RFC 7252 section 5.4.1: an unrecognized critical option in a request is 4.02 Bad Option; so is a
-    /// recognized one with an invalid length or repeated when it may not be (sections 5.4.3, 5.4.5).
-    /// Unrecognized elective options are ignored. Proxy-Uri and Proxy-Scheme get 5.05 (section 5.10.2).
-    /// Block1 and Block2 are recognized (RFC 7959): the block-wise stage consumes them or the handler sees them.
-    /// </summary>
-    private static CoapResponse? CheckCriticalOptions(CoapMessage request, out bool preconditions, out bool etag)
-    {
-        preconditions = false;
-        etag = false;
-        if (!request.HasOptions)
-        {
-            return null;
-        }
-
-        // Read without building the request's options collection, which most handlers never ask for (issue 11).
-        int previous = -1;
-        foreach (CoapOptionEntry option in request.ReadOptions())
-        {
-            bool sameNumberAsPrevious = (int)option.Number == previous;
-            previous = (int)option.Number;
-            preconditions |= option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch;
-            etag |= option.Number == CoapOptionNumber.ETag;
-            if (!option.Number.IsCritical())
-            {
-                continue;
-            }
-
-            if (option.Number is CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
-            {
-                return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
-            }
-
-            if (!RecognizedOptions.IsRecognizedCritical(option.Number))
-            {
-                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Unrecognized critical option {Describe(option)}.");
-            }
-
-            // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
-            bool repeated = sameNumberAsPrevious
-                && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
-            if (!option.HasValidLength || repeated)
-            {
-                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Invalid critical option {Describe(option)}.");
-            }
-        }
-
-        return null;
-    }
-
-    private static string Describe(CoapOptionEntry option)
-        => option.IsRecognized ? $"{option.Name} ({(ushort)option.Number})" : ((ushort)option.Number).ToString(System.Globalization.CultureInfo.InvariantCulture);
-
-    /// <summary>GET /.well-known/core: the routes as CoRE Link Format, filtered by an optional "name=value" query (RFC 6690 section 4.1).</summary>
-    private CoapResponse Discover(CoapRequest request)
-    {
-        string[] query = request.Message.GetUriQueryArguments();
-        string? filterName = null;
-        string? filterValue = null;
-        if (query.Length > 0)
-        {
-            int equals = query[0].IndexOf('=', StringComparison.Ordinal);
-            filterName = equals < 0 ? query[0] : query[0][..equals];
-            filterValue = equals < 0 ? string.Empty : query[0][(equals + 1)..];
-        }
-
-        List<CoapLink> links = [];
-        foreach (CoapRoute route in _router.Routes)
-        {
-            if (route.IsHidden || route.HasParameters)
-            {
-                continue;
-            }
-
-            CoapLink link = ToLink(route);
-            if (filterName is null || Matches(link, filterName, filterValue!))
-            {
-                links.Add(link);
-            }
-        }
-
-        return CoapResponse.Content(System.Text.Encoding.UTF8.GetBytes(CoapLinkFormat.Format(links)), CoapContentFormat.LinkFormat);
-    }
-
-    private static CoapLink ToLink(CoapRoute route)
-    {
-        List<KeyValuePair<string, string?>> attributes = [];
-        if (route.Title is not null)
-        {
-            attributes.Add(new("title", route.Title));
-        }
-
-        if (route.ResourceTypes.Count > 0)
-        {
-            attributes.Add(new("rt", string.Join(' ', route.ResourceTypes)));
-        }
-
-        if (route.InterfaceDescriptions.Count > 0)
-        {
-            attributes.Add(new("if", string.Join(' ', route.InterfaceDescriptions)));
-        }
-
-        if (route.ContentFormats.Count > 0)
-        {
-            attributes.Add(new("ct", string.Join(' ', route.ContentFormats)));
-        }
-
-        if (route.Size is uint size)
-        {
-            attributes.Add(new("sz", size.ToString(System.Globalization.CultureInfo.InvariantCulture)));
-        }
-
-        if (route.IsObservable)
-        {
-            attributes.Add(new("obs", null));
-        }
-
-        return new CoapLink(route.Template, attributes);
-    }
-
-    // RFC 6690 section 4.1: "href" matches the target, other names an attribute; a trailing '*' matches a prefix;
-    // space-separated attribute values match when any one of them does.
-    private static bool Matches(CoapLink link, string name, string value)
-    {
-        bool prefix = value.EndsWith('*');
-        string expected = prefix ? value[..^1] : value;
-        if (name == "href")
-        {
-            return prefix ? link.Target.StartsWith(expected, StringComparison.Ordinal) : link.Target == expected;
-        }
-
-        foreach (KeyValuePair<string, string?> attribute in link.Attributes)
-        {
-            if (attribute.Key != name)
-            {
-                continue;
-            }
-
-            foreach (string token in (attribute.Value ?? string.Empty).Split(' '))
-            {
-                if (prefix ? token.StartsWith(expected, StringComparison.Ordinal) : token == expected)
-                {
-                    return true;
-                }
-            }
-        }
-
-        return false;
+        return RequestPreconditions.CheckContentFormats(message, route);
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>

@@ -51,7 +51,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _options.Validate();
         _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
         _observations = new Observe.ObservationRegistry(_options.Observe, _options.TimeProvider, _logger, RunNotification);
-        MapGet("/.well-known/core", Discover).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
+        MapGet("/.well-known/core", new WellKnownCore(_router).Respond).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
 
     /// <summary>The endpoints the server listens on (with actual ports), once started.</summary>

@@ -1,4 +1,3 @@
-using System.Threading.Channels;
 using CoapNet.Channels;
 using CoapNet.Messages;
 using CoapNet.Serialization;
@@ -12,43 +11,38 @@ namespace CoapNet.Messaging.Connections;
 /// connection only.
 /// </summary>
 /// <remarks>
-/// One read loop parses frames and dispatches them; one write loop drains the send queue, so frames
-/// never interleave and our CSM is always the first one (RFC 8323 section 5.3). State changes happen
-/// under <see cref="_gate"/>; calls into the exchange layer happen outside it.
+/// The coordinator of the connection's state machine, with two collaborators: <see cref="SignalingState"/> (the
+/// peer's CSM, held requests, awaited Pongs), guarded by this connection's lock, and <see cref="ConnectionWriter"/>,
+/// the single write loop with the backlog under a leaf lock of its own. One read loop parses frames and dispatches
+/// them. State changes happen under <see cref="_gate"/>; calls into the exchange layer happen outside it.
 /// </remarks>
 internal sealed class StreamConnection : IPeerChannel
 {
     private readonly StreamConnectionLayer _layer;
+
+    // Guards _state, _outstanding, _incomingInFlight, _signaling and the order of what is queued to _writer.
     private readonly object _gate = new();
-    private readonly Channel<Outgoing> _sendQueue = Channel.CreateUnbounded<Outgoing>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly ConnectionWriter _writer;
+    private readonly SignalingState _signaling = new();
     private readonly HashSet<OutgoingRequest> _outstanding = [];
-    private readonly Queue<PongWaiter> _pongs = new();
     private readonly CancellationTokenSource _closing = new();
     private readonly TaskCompletionSource _finished = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private TransportConnection? _transport;
     private CoapStreamChannel? _channel;
     private ITimer? _csmTimer;
     private ITimer? _idleTimer;
-    private List<HeldRequest>? _held = [];
-    private List<Action<Exception?>>? _limitsWaiters;
     private State _state;
-    private uint _peerMaxMessageSize = CoapConnectionOptions.BaseMaxMessageSize;
-    private bool _peerBlockWise;
-
-    /// <summary>Room left in a BERT message for its header, token and options (the body takes the rest).</summary>
-    private const int BertOverhead = 256;
     private int _incomingInFlight;
     private long _lastActivity;
-    private int _backlog;
-    private TaskCompletionSource? _drained;
 
     public StreamConnection(StreamConnectionLayer layer, CoapPeer peer)
     {
         _layer = layer;
         Peer = peer;
+        _writer = new ConnectionWriter(this, layer.Options.MaxRequestsInFlight);
 
         // RFC 8323 section 5.3: our CSM is the first message we send, before anything else can be queued.
-        Enqueue(new Outgoing(Signaling.Csm(layer.Options.MaxMessageSize), null, null));
+        _writer.Enqueue(new OutgoingFrame(Signaling.Csm(layer.Options.MaxMessageSize), null, null));
     }
 
     private enum State
@@ -99,8 +93,7 @@ internal sealed class StreamConnection : IPeerChannel
         {
             lock (_gate)
             {
-                long units = (_peerMaxMessageSize - BertOverhead) / 1024;
-                return _peerBlockWise && units >= 2 ? (int)Math.Min(units, 1024) * 1024 : 0;
+                return _signaling.BertBlockSize;
             }
         }
     }
@@ -112,7 +105,7 @@ internal sealed class StreamConnection : IPeerChannel
         {
             lock (_gate)
             {
-                return _peerMaxMessageSize;
+                return _signaling.PeerMaxMessageSize;
             }
         }
     }
@@ -185,18 +178,18 @@ internal sealed class StreamConnection : IPeerChannel
             if (_state is State.Connecting or State.AwaitingCsm)
             {
                 _outstanding.Add(request);
-                _held!.Add(new HeldRequest(request, size));
+                _signaling.Hold(request, size);
                 return true;
             }
 
-            if (size > _peerMaxMessageSize)
+            if (size > _signaling.PeerMaxMessageSize)
             {
                 failure = TooLarge(size, request.Request);
             }
             else
             {
                 _outstanding.Add(request);
-                Enqueue(new Outgoing(request.Request, request, null));
+                _writer.Enqueue(new OutgoingFrame(request.Request, request, null));
             }
         }
 
@@ -222,25 +215,8 @@ internal sealed class StreamConnection : IPeerChannel
                 return true;
             }
 
-            (_limitsWaiters ??= []).Add(known);
+            _signaling.WaitForLimits(known);
             return false;
-        }
-    }
-
-    /// <summary>
-    /// Tells those who waited for the peer's limits: on the thread pool, since what they do next (a stage sizing a body,
-    /// reading its first block from a caller's stream) must not run on the read loop.
-    /// </summary>
-    private static void NotifyLimitsWaiters(List<Action<Exception?>>? waiters, Exception? failure)
-    {
-        if (waiters is null)
-        {
-            return;
-        }
-
-        foreach (Action<Exception?> waiter in waiters)
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static state => state.Waiter(state.Failure), (Waiter: waiter, Failure: failure), preferLocal: false);
         }
     }
 
@@ -254,17 +230,7 @@ internal sealed class StreamConnection : IPeerChannel
                 return;
             }
 
-            if (_held is not null)
-            {
-                for (int i = 0; i < _held.Count; i++)
-                {
-                    if (_held[i].Request == request)
-                    {
-                        _held.RemoveAt(i);
-                        break;
-                    }
-                }
-            }
+            _signaling.RemoveHeld(request);
         }
 
         CheckReleased();
@@ -275,7 +241,7 @@ internal sealed class StreamConnection : IPeerChannel
     {
         lock (_gate)
         {
-            if (_state is not (State.Open or State.Releasing) || size <= _peerMaxMessageSize)
+            if (_state is not (State.Open or State.Releasing) || size <= _signaling.PeerMaxMessageSize)
             {
                 return;
             }
@@ -290,7 +256,7 @@ internal sealed class StreamConnection : IPeerChannel
     {
         lock (_gate)
         {
-            if (size > _peerMaxMessageSize)
+            if (size > _signaling.PeerMaxMessageSize)
             {
                 // Still in flight: the caller may answer again with something smaller.
                 throw TooLarge(size, response);
@@ -303,7 +269,7 @@ internal sealed class StreamConnection : IPeerChannel
 
             if (_state != State.Closed)
             {
-                Enqueue(new Outgoing(response, null, null, token));
+                _writer.Enqueue(new OutgoingFrame(response, null, null, token));
             }
         }
 
@@ -316,7 +282,7 @@ internal sealed class StreamConnection : IPeerChannel
     {
         lock (_gate)
         {
-            if (size > _peerMaxMessageSize)
+            if (size > _signaling.PeerMaxMessageSize)
             {
                 throw TooLarge(size, notification);
             }
@@ -326,7 +292,7 @@ internal sealed class StreamConnection : IPeerChannel
                 return false;
             }
 
-            Enqueue(new Outgoing(notification, null, null, token));
+            _writer.Enqueue(new OutgoingFrame(notification, null, null, token));
             return true;
         }
     }
@@ -343,8 +309,8 @@ internal sealed class StreamConnection : IPeerChannel
             }
 
             // Pongs come back in the order of the Pings on an ordered stream; the queue and the send order agree because both change under this lock.
-            _pongs.Enqueue(waiter);
-            Enqueue(new Outgoing(new CoapMessage { Code = CoapCode.Ping }, null, waiter));
+            _signaling.ExpectPong(waiter);
+            _writer.Enqueue(new OutgoingFrame(new CoapMessage { Code = CoapCode.Ping }, null, waiter));
         }
 
         if (cancellationToken.CanBeCanceled)
@@ -384,19 +350,15 @@ internal sealed class StreamConnection : IPeerChannel
 
             previous = _state;
             _state = State.Closed;
-            held = _held;
-            _held = null;
-            waiters = _limitsWaiters;
-            _limitsWaiters = null;
-            pongs = _pongs.ToArray();
-            _pongs.Clear();
+            (held, waiters) = _signaling.TakeWaiting();
+            pongs = _signaling.TakePongs();
             _outstanding.Clear();
             if (signal is not null && previous != State.Connecting)
             {
-                Enqueue(new Outgoing(signal, null, null));
+                _writer.Enqueue(new OutgoingFrame(signal, null, null));
             }
 
-            _sendQueue.Writer.TryComplete();
+            _writer.Complete();
             _csmTimer?.Dispose();
             _idleTimer?.Dispose();
         }
@@ -416,7 +378,7 @@ internal sealed class StreamConnection : IPeerChannel
             waiter.Completion.TrySetException(reason);
         }
 
-        NotifyLimitsWaiters(waiters, reason);
+        SignalingState.NotifyLimitsWaiters(waiters, reason);
         _layer.Upper.OnPeerLost(Peer, reason);
     }
 
@@ -434,7 +396,7 @@ internal sealed class StreamConnection : IPeerChannel
         {
             while (true)
             {
-                Task backlog = WhenBacklogAllowsReading();
+                Task backlog = _writer.WhenBacklogAllowsReading();
                 if (!backlog.IsCompleted)
                 {
                     await backlog.WaitAsync(_closing.Token).ConfigureAwait(false);
@@ -476,43 +438,36 @@ internal sealed class StreamConnection : IPeerChannel
         }
     }
 
+    /// <summary>The frame is about to be written.</summary>
+    internal void OnWriting(in OutgoingFrame item)
+    {
+        // Logged before the write: the answer may arrive (and be logged) before the flush returns.
+        if (_layer.Logger.IsEnabled(Microsoft.Extensions.Logging.LogLevel.Debug))
+        {
+            Log.Sent(_layer.Logger, Peer, item.Token is { } token ? item.Message.WithToken(token) : item.Message);
+        }
+    }
+
+    /// <summary>The frame was written and flushed: the connection was active, and a request's wait for its response starts.</summary>
+    internal void OnWritten(in OutgoingFrame item)
+    {
+        Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
+        item.Request?.OnAwaitingResponse();
+    }
+
     private async Task WriteLoopAsync()
     {
-        CoapStreamChannel channel = _channel!;
-        ChannelReader<Outgoing> queue = _sendQueue.Reader;
         try
         {
-            while (await queue.WaitToReadAsync().ConfigureAwait(false))
+            if (!await _writer.RunAsync(_channel!, _layer.Time).ConfigureAwait(false))
             {
-                while (queue.TryRead(out Outgoing item))
+                if (IsClosed)
                 {
-                    if (item.Pong is not null)
-                    {
-                        item.Pong.Start = _layer.Time.GetTimestamp();
-                    }
-
-                    // Logged before the write: the answer may arrive (and be logged) before the flush returns.
-                    if (_layer.Logger.IsEnabled(Microsoft.Extensions.Logging.LogLevel.Debug))
-                    {
-                        Log.Sent(_layer.Logger, Peer, item.Token is { } token ? item.Message.WithToken(token) : item.Message);
-                    }
-
-                    if (!await channel.WriteAsync(item.Message, item.Token).ConfigureAwait(false))
-                    {
-                        if (IsClosed)
-                        {
-                            return; // Closed already (the peer went away while our last frames were queued).
-                        }
-
-                        _layer.LogAborted(Peer, "the connection is gone or the peer stopped reading", byPeer: false);
-                        Close(new CoapConnectionException($"The connection to {Peer} is gone (closed, or it took nothing for {_layer.Options.SendTimeout.TotalSeconds:0.###} s).", Peer.EndPoint), null);
-                        return;
-                    }
-
-                    OnWritten();
-                    Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
-                    item.Request?.OnAwaitingResponse();
+                    return; // Closed already (the peer went away while our last frames were queued).
                 }
+
+                _layer.LogAborted(Peer, "the connection is gone or the peer stopped reading", byPeer: false);
+                Close(new CoapConnectionException($"The connection to {Peer} is gone (closed, or it took nothing for {_layer.Options.SendTimeout.TotalSeconds:0.###} s).", Peer.EndPoint), null);
             }
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
@@ -612,41 +567,31 @@ internal sealed class StreamConnection : IPeerChannel
                 return false;
             }
 
-            if (maxMessageSize is uint size)
-            {
-                _peerMaxMessageSize = size;
-            }
-
-            // RFC 8323 section 5.3.2: the capability, once announced, stands for the connection.
-            _peerBlockWise |= blockWise;
-
+            _signaling.Apply(maxMessageSize, blockWise);
             if (first)
             {
                 _state = State.Open;
                 _csmTimer?.Dispose();
-                held = _held;
-                _held = null;
-                waiters = _limitsWaiters;
-                _limitsWaiters = null;
+                (held, waiters) = _signaling.TakeWaiting();
 
                 // The held requests go out in the order they came, ahead of any sent from now on.
                 foreach (HeldRequest request in held!)
                 {
-                    if (request.Size > _peerMaxMessageSize)
+                    if (request.Size > _signaling.PeerMaxMessageSize)
                     {
                         _outstanding.Remove(request.Request);
                         (tooLarge ??= []).Add(request.Request);
                     }
                     else
                     {
-                        Enqueue(new Outgoing(request.Request.Request, request.Request, null));
+                        _writer.Enqueue(new OutgoingFrame(request.Request.Request, request.Request, null));
                     }
                 }
             }
         }
 
         Log.CsmReceived(_layer.Logger, Peer, maxMessageSize ?? CoapConnectionOptions.BaseMaxMessageSize);
-        NotifyLimitsWaiters(waiters, null);
+        SignalingState.NotifyLimitsWaiters(waiters, null);
         if (tooLarge is not null)
         {
             foreach (OutgoingRequest request in tooLarge)
@@ -673,7 +618,7 @@ internal sealed class StreamConnection : IPeerChannel
             {
                 if (_state != State.Closed)
                 {
-                    Enqueue(new Outgoing(Signaling.Pong(signal), null, null));
+                    _writer.Enqueue(new OutgoingFrame(Signaling.Pong(signal), null, null));
                 }
             }
 
@@ -685,7 +630,7 @@ internal sealed class StreamConnection : IPeerChannel
             PongWaiter? waiter;
             lock (_gate)
             {
-                _pongs.TryDequeue(out waiter);
+                waiter = _signaling.TakePong();
             }
 
             if (waiter is null)
@@ -753,7 +698,7 @@ internal sealed class StreamConnection : IPeerChannel
             {
                 if (_state != State.Closed)
                 {
-                    Enqueue(new Outgoing(busy, null, null));
+                    _writer.Enqueue(new OutgoingFrame(busy, null, null));
                 }
             }
 
@@ -805,7 +750,7 @@ internal sealed class StreamConnection : IPeerChannel
                 return;
             }
 
-            bool busy = _outstanding.Count != 0 || _incomingInFlight != 0 || _pongs.Count != 0;
+            bool busy = _outstanding.Count != 0 || _incomingInFlight != 0 || _signaling.PendingPongs != 0;
             if (busy || quiet < idle)
             {
                 _idleTimer?.Change(busy ? idle : idle - quiet, Timeout.InfiniteTimeSpan);
@@ -819,66 +764,7 @@ internal sealed class StreamConnection : IPeerChannel
 
     private ArgumentException TooLarge(int size, CoapMessage message)
         => new(
-            $"The message ({message.Code}) is {size} bytes; {Peer} accepts at most {_peerMaxMessageSize} (the Max-Message-Size of its CSM, RFC 8323 section 5.3.1). "
+            $"The message ({message.Code}) is {size} bytes; {Peer} accepts at most {_signaling.PeerMaxMessageSize} (the Max-Message-Size of its CSM, RFC 8323 section 5.3.1). "
                 + "Larger bodies need block-wise transfer (RFC 7959).",
             nameof(message));
-
-    // Called under _gate. Every frame we queue counts in the backlog the read loop waits on.
-    private void Enqueue(Outgoing item)
-    {
-        if (_sendQueue.Writer.TryWrite(item))
-        {
-            _backlog++;
-        }
-    }
-
-    /// <summary>
-    /// Waits while more than MaxRequestsInFlight frames wait to be written. A peer that sends requests but
-    /// stops reading the responses is then no longer read either: TCP flow control stops it, and our memory
-    /// stays bounded by the backlog, the transport's buffers and the send timeout.
-    /// </summary>
-    private Task WhenBacklogAllowsReading()
-    {
-        lock (_gate)
-        {
-            if (_backlog < _layer.Options.MaxRequestsInFlight)
-            {
-                return Task.CompletedTask;
-            }
-
-            _drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            return _drained.Task;
-        }
-    }
-
-    private void OnWritten()
-    {
-        TaskCompletionSource? drained = null;
-        lock (_gate)
-        {
-            _backlog--;
-            if (_drained is not null && _backlog <= _layer.Options.MaxRequestsInFlight / 2)
-            {
-                drained = _drained;
-                _drained = null;
-            }
-        }
-
-        drained?.TrySetResult();
-    }
-
-    /// <summary>
-    /// A frame waiting for the write loop: a message, the request or Ping it belongs to, and the token it goes out
-    /// with when not its own (a response echoes its request's, RFC 8323 section 3.3).
-    /// </summary>
-    private readonly record struct Outgoing(CoapMessage Message, OutgoingRequest? Request, PongWaiter? Pong, ReadOnlyMemory<byte>? Token = null);
-
-    private readonly record struct HeldRequest(OutgoingRequest Request, int Size);
-
-    private sealed class PongWaiter
-    {
-        public TaskCompletionSource<TimeSpan> Completion { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public long Start { get; set; }
-    }
 }

@@ -10,6 +10,10 @@ internal sealed partial class DatagramMessageLayer
     /// This layer's side of a request we send: an NSTART slot while outstanding (RFC 7252 section
     /// 4.7), the Message ID, and the CON's transmission until its ACK or RST.
     /// </summary>
+    /// <remarks>
+    /// Its fields are guarded by the layer's lock, not one of its own: taking or handing on a slot must be atomic with
+    /// the peer's NSTART queue (<see cref="PeerMessageState"/>), and ending must stop the transmission in the same step.
+    /// </remarks>
     private sealed class RequestState : ITransmissionOwner, ISlotWaiter
     {
         private readonly DatagramMessageLayer _layer;
@@ -77,7 +81,7 @@ internal sealed partial class DatagramMessageLayer
                 _ended = true;
 
                 // A separate response can arrive before the ACK (RFC 7252 section 5.2.2): it ends the retransmission too.
-                _layer.StopTransmission(_transmission);
+                _layer._reliability.Stop(_transmission);
                 if (_holdsSlot)
                 {
                     next = ReleaseSlot();
@@ -94,33 +98,47 @@ internal sealed partial class DatagramMessageLayer
         /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
         public void StartWithSlot()
         {
-            byte[]? bytes = null;
             ISlotWaiter? next = null;
             CoapMessage request = _request.Request;
+            bool start;
             lock (_layer._gate)
             {
                 _holdsSlot = true;
-                if (_ended)
+                start = !_ended;
+                if (start)
+                {
+                    _started = true;
+                    request.MessageId = Peer!.NextMessageId();
+                }
+                else
                 {
                     // Ended between leaving the queue and starting: hand the slot on, send nothing.
                     next = ReleaseSlot();
                 }
-                else
-                {
-                    _started = true;
-                    request.MessageId = Peer!.NextMessageId();
-                    bytes = _channel.Encode(request);
-                    if (request.Type == CoapMessageType.Confirmable)
-                    {
-                        _transmission = _layer.StartTransmission(new MessageKey(_channel.Peer, request.MessageId), _channel, bytes, this, Peer!);
-                    }
-                }
             }
 
-            if (bytes is null)
+            if (!start)
             {
                 next?.StartWithSlot();
                 return;
+            }
+
+            // Serialized outside the lock (the Message ID is ours alone once taken). A CON is then registered for
+            // retransmission before it is sent, so its ACK or RST cannot come first. If the exchange ended meanwhile,
+            // End has already released the slot and had no transmission to stop: nothing is registered or sent, as when
+            // it ends before the start.
+            byte[] bytes = _channel.Encode(request);
+            if (request.Type == CoapMessageType.Confirmable)
+            {
+                lock (_layer._gate)
+                {
+                    if (_ended)
+                    {
+                        return;
+                    }
+
+                    _transmission = _layer._reliability.Start(new MessageKey(_channel.Peer, request.MessageId), _channel, bytes, this, Peer!.Retransmission);
+                }
             }
 
             if (request.Type == CoapMessageType.NonConfirmable)
@@ -195,13 +213,7 @@ internal sealed partial class DatagramMessageLayer
 
         private void Cancel(CancellationToken token)
         {
-            lock (_layer._gate)
-            {
-                if (_layer._unacknowledged.TryGetValue(new MessageKey(_peer, _messageId), out Transmission? transmission))
-                {
-                    _layer.StopTransmission(transmission);
-                }
-            }
+            _layer.StopTransmission(new MessageKey(_peer, _messageId));
 
             _completion.TrySetCanceled(token);
         }

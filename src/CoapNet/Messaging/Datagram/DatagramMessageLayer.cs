@@ -18,9 +18,14 @@ namespace CoapNet.Messaging.Datagram;
 /// responses; below it the datagram channels turn bytes into messages.
 /// </summary>
 /// <remarks>
-/// One lock guards this layer's state (deduplication, peers, transmissions); nothing is sent and no
-/// upper layer is called while it is held. UDP sends complete without blocking, so sends are
-/// synchronous: timers and the receive loop need no state machine per datagram.
+/// The coordinator of collaborators that each own one concern: <see cref="DeduplicationCache"/> (section 4.5),
+/// <see cref="PeerMessageStateTable"/> (Message IDs, NSTART), <see cref="RetransmissionQueue"/> (section 4.2),
+/// <see cref="SeparateAckWatch"/> (section 5.2.2) and <see cref="NonNotifications"/> (RFC 7641 section 3.6).
+/// The first three have no lock of their own: this layer's lock guards them together, because the per-peer
+/// retransmission policy and the endpoint's <see cref="Random"/> they share must be used under one lock (see
+/// <see cref="RetransmissionQueue"/>); the last two each have their own leaf lock. Nothing is serialized or sent,
+/// and no upper layer is called, while any of these locks is held. UDP sends complete without blocking, so sends
+/// are synchronous: timers and the receive loop need no state machine per datagram.
 /// </remarks>
 internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramChannelReceiver
 {
@@ -31,15 +36,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     private readonly Random _random;
     private readonly long _exchangeLifetimeTicks;
     private readonly long _nonLifetimeTicks;
-    private readonly long _separateResponseTicks;
+
+    // Guards _deduplication, _peers, _reliability and the state of each RequestState (see the remarks above).
     private readonly object _gate = new();
     private readonly DeduplicationCache _deduplication;
     private readonly PeerMessageStateTable _peers;
-    private readonly Dictionary<MessageKey, Transmission> _unacknowledged = [];
+    private readonly RetransmissionQueue _reliability;
     private readonly NonNotifications _nonNotifications = new();
-    private readonly Dictionary<CoapExchange, long>? _unanswered;
+    private readonly SeparateAckWatch? _separateAcks;
     private readonly ITimer _sweepTimer;
-    private readonly ITimer? _acceptTimer;
     private readonly LogRateLimiter _malformedLog;
     private IExchangeLayer? _upper;
     private int _disposed;
@@ -55,6 +60,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
         _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
         _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters);
+        _reliability = new RetransmissionQueue(this, _time, _random);
         _malformedLog = new LogRateLimiter(_time, options.MalformedLogLinesPerSecond);
 
         // Idle peers are swept once per ACK_TIMEOUT x 10; deduplication entries expire as new ones arrive.
@@ -64,10 +70,8 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         if (options.SeparateResponseDelay is TimeSpan delay)
         {
             // RFC 7252 section 5.2.2: a CON whose answer takes longer than this gets an empty ACK first.
-            _separateResponseTicks = ToTicks(delay);
-            _unanswered = [];
-            TimeSpan tick = TimeSpan.FromTicks(Math.Max(delay.Ticks / 4, TimeSpan.TicksPerMillisecond));
-            _acceptTimer = _time.CreateTimer(static state => ((DatagramMessageLayer)state!).AcceptSlowExchanges(), this, tick, tick);
+            // Created after the sweep timer, as before the split, so timers due at one instant fire in the same order.
+            _separateAcks = new SeparateAckWatch(_time, delay);
         }
     }
 
@@ -187,16 +191,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // until acknowledged, so its datagram is kept) or NON (sent once from a pooled array), with a Message ID of our own.
         if (confirmable)
         {
-            byte[] datagram;
-            lock (_gate)
-            {
-                _unanswered?.Remove(exchange);
-                PeerMessageState peer = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp());
-                ushort messageId = peer.NextMessageId();
-                datagram = channel.Encode(response, new(CoapMessageType.Confirmable, messageId, exchange.Request.Token));
-                StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId), peer);
-            }
-
+            _separateAcks?.Forget(exchange);
+            (PeerMessageState peer, ushort messageId) = TakeMessageId(channel.Peer);
+            byte[] datagram = channel.Encode(response, new(CoapMessageType.Confirmable, messageId, exchange.Request.Token));
+            StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId), peer);
             SendRaw(channel, datagram, null);
             return;
         }
@@ -210,15 +208,26 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             return;
         }
 
-        byte[] pooled;
-        int pooledLength;
+        // Nothing here waits for an answer to a NON (RFC 7252 section 4.3): it is only numbered under the lock.
+        ushort nonMessageId = TakeMessageId(channel.Peer).MessageId;
+        byte[] pooled = channel.EncodeRented(response, new(CoapMessageType.NonConfirmable, nonMessageId, exchange.Request.Token), out int pooledLength);
+        SendRented(channel, pooled, pooledLength, settles: null);
+    }
+
+    /// <summary>
+    /// The next Message ID toward <paramref name="remote"/> (RFC 7252 section 4.4), taken under the lock; the caller
+    /// serializes outside it (serializing a large message would hold up every other exchange of the endpoint) and,
+    /// for a CON, registers the transmission with <see cref="StartTransmission"/> before the first send. That order
+    /// opens no race: a datagram is sent only after its transmission is registered, so its ACK or RST cannot arrive
+    /// before; and a Message ID taken but not yet sent is one no peer has seen.
+    /// </summary>
+    private (PeerMessageState Peer, ushort MessageId) TakeMessageId(CoapPeer remote)
+    {
         lock (_gate)
         {
-            ushort messageId = _peers.GetOrCreate(channel.Peer, _time.GetTimestamp()).NextMessageId();
-            pooled = channel.EncodeRented(response, new(CoapMessageType.NonConfirmable, messageId, exchange.Request.Token), out pooledLength);
+            PeerMessageState peer = _peers.GetOrCreate(remote, _time.GetTimestamp());
+            return (peer, peer.NextMessageId());
         }
-
-        SendRented(channel, pooled, pooledLength, settles: null);
     }
 
     /// <summary>
@@ -249,23 +258,20 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         DatagramChannel channel = (DatagramChannel)registration.LowerState;
         bool confirmable = notification.Type == CoapMessageType.Confirmable;
-        byte[] datagram;
-        lock (_gate)
+        long now = _time.GetTimestamp();
+        (PeerMessageState peer, ushort messageId) = TakeMessageId(channel.Peer);
+        byte[] datagram = channel.Encode(notification, new(notification.Type, messageId, registration.Request.Token));
+        MessageKey key = new(channel.Peer, messageId);
+        if (confirmable)
         {
-            long now = _time.GetTimestamp();
-            PeerMessageState peer = _peers.GetOrCreate(channel.Peer, now);
-            ushort messageId = peer.NextMessageId();
-            datagram = channel.Encode(notification, new(notification.Type, messageId, registration.Request.Token));
-            MessageKey key = new(channel.Peer, messageId);
-            if (confirmable)
-            {
-                StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner), peer);
-            }
-            else
-            {
-                // RFC 7641 section 3.6: the observer may reject a NON notification with RST; remember its Message ID for that.
-                _nonNotifications.Add(key, owner, now + _nonLifetimeTicks);
-            }
+            StartTransmission(key, channel, datagram, new NotificationTransmissionOwner(owner), peer);
+        }
+        else
+        {
+            // RFC 7641 section 3.6: the observer may reject a NON notification with RST; remember its Message ID for that,
+            // before the send, so the RST cannot come first. An observation has one notification in flight at a time
+            // (Observation's queue of one, RFC 7641 section 4.5.2), so its entries are added in Message ID order.
+            _nonNotifications.Add(key, owner, now + _nonLifetimeTicks);
         }
 
         SendRaw(channel, datagram, null);
@@ -281,17 +287,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         ArgumentNullException.ThrowIfNull(peer);
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         DatagramChannel channel = _channels.Get(peer);
-        PingOwner ping;
-        byte[] bytes;
-        lock (_gate)
-        {
-            PeerMessageState state = _peers.GetOrCreate(peer, _time.GetTimestamp());
-            ushort messageId = state.NextMessageId();
-            bytes = SerializeEmpty(CoapMessageType.Confirmable, messageId);
-            ping = new PingOwner(this, peer, messageId, _time.GetTimestamp());
-            StartTransmission(new MessageKey(peer, messageId), channel, bytes, ping, state);
-        }
-
+        (PeerMessageState state, ushort messageId) = TakeMessageId(peer);
+        byte[] bytes = SerializeEmpty(CoapMessageType.Confirmable, messageId);
+        PingOwner ping = new(this, peer, messageId, _time.GetTimestamp());
+        StartTransmission(new MessageKey(peer, messageId), channel, bytes, ping, state);
         ping.RegisterCancellation(cancellationToken);
         if (!ping.Completion.IsCompleted)
         {
@@ -365,15 +364,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <param name="reply">The ACK, RST or piggybacked response sent; empty when nothing is replayed for duplicates.</param>
     private void Settle(CoapExchange exchange, ReadOnlySpan<byte> reply)
     {
-        lock (_gate)
+        if (!reply.IsEmpty)
         {
-            if (!reply.IsEmpty)
+            lock (_gate)
             {
                 _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
             }
-
-            _unanswered?.Remove(exchange);
         }
+
+        _separateAcks?.Forget(exchange);
     }
 
     /// <summary>The length of an Empty message: the 4-byte header alone (RFC 7252 section 4.1).</summary>
@@ -433,27 +432,17 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         _sweepTimer.Dispose();
-        _acceptTimer?.Dispose();
-        List<PingOwner> pings = [];
+        _separateAcks?.Dispose();
+        List<ITransmissionOwner> owners = [];
         lock (_gate)
         {
-            foreach (Transmission transmission in _unacknowledged.Values)
-            {
-                transmission.Done = true;
-                transmission.Timer?.Dispose();
-                if (transmission.Owner is PingOwner ping)
-                {
-                    pings.Add(ping);
-                }
-            }
-
-            _unacknowledged.Clear();
+            _reliability.StopAll(owners);
         }
 
         // A pending ping has no exchange above that could fail it; nothing else could ever complete it now.
-        foreach (PingOwner ping in pings)
+        foreach (ITransmissionOwner owner in owners)
         {
-            ping.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the ping was answered."));
+            (owner as PingOwner)?.Fail(new ObjectDisposedException(nameof(CoapEndpoint), "The endpoint was disposed before the ping was answered."));
         }
 
         return true;
@@ -461,45 +450,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void Sweep()
     {
-        lock (_gate)
-        {
-            long now = _time.GetTimestamp();
-            _peers.Sweep(now);
-            _nonNotifications.Sweep(now);
-        }
-    }
-
-    private INotificationOwner? TakeNonNotification(CoapPeer peer, ushort messageId)
-    {
-        lock (_gate)
-        {
-            return _nonNotifications.Take(new MessageKey(peer, messageId));
-        }
-    }
-
-    /// <summary>Sends an empty ACK for confirmable requests not answered within the separate-response delay (RFC 7252 section 5.2.2).</summary>
-    private void AcceptSlowExchanges()
-    {
         long now = _time.GetTimestamp();
-        List<CoapExchange>? slow = null;
         lock (_gate)
         {
-            foreach (KeyValuePair<CoapExchange, long> pair in _unanswered!)
-            {
-                if (now - pair.Value >= _separateResponseTicks)
-                {
-                    (slow ??= []).Add(pair.Key);
-                }
-            }
+            _peers.Sweep(now);
         }
 
-        if (slow is not null)
-        {
-            foreach (CoapExchange exchange in slow)
-            {
-                exchange.Accept();
-            }
-        }
+        _nonNotifications.Sweep(now);
     }
 
     private void Dispatch(DatagramChannel channel, CoapMessage message)
@@ -545,8 +502,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             lock (_gate)
             {
                 _deduplication.SetExchange(ticket, exchange);
-                _unanswered?.Add(exchange, _time.GetTimestamp());
             }
+
+            _separateAcks?.Watch(exchange);
         }
 
         _upper!.OnRequest(exchange);
@@ -628,18 +586,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         Transmission? transmission;
         lock (_gate)
         {
-            if (_unacknowledged.TryGetValue(new MessageKey(channel.Peer, message.MessageId), out transmission))
-            {
-                StopTransmission(transmission);
-                if (message.Type == CoapMessageType.Acknowledgement)
-                {
-                    // The round trip for the peer's policy (strong with no retransmission, weak otherwise).
-                    transmission.Retransmission.OnAcknowledged(_time.GetElapsedTime(transmission.FirstSentAt), transmission.Retransmissions);
-                }
-            }
+            transmission = _reliability.Complete(new MessageKey(channel.Peer, message.MessageId), message.Type);
         }
 
-        if (transmission is null && message.Type == CoapMessageType.Reset && TakeNonNotification(channel.Peer, message.MessageId) is { } observer)
+        if (transmission is null && message.Type == CoapMessageType.Reset && _nonNotifications.Take(new MessageKey(channel.Peer, message.MessageId)) is { } observer)
         {
             // RFC 7641 section 3.6: the observer rejected a NON notification; it wants no more.
             observer.OnRejected();
@@ -663,50 +613,42 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
     }
 
-    /// <summary>Registers a CON and arms its first timeout, chosen by the peer's retransmission policy (RFC 7252 section 4.2 by default). Caller holds the lock.</summary>
+    /// <summary>
+    /// Registers a CON with <see cref="RetransmissionQueue"/> under the lock; the caller sends it afterwards, never
+    /// before (see <see cref="TakeMessageId"/>).
+    /// </summary>
     private Transmission StartTransmission(MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, PeerMessageState peer)
     {
-        CoapPeerRetransmission retransmission = peer.Retransmission;
-        TimeSpan initial = retransmission.GetInitialTimeout(_random);
-        Transmission transmission = new(this, key, channel, datagram, owner, retransmission, initial, _time.GetTimestamp());
-        _unacknowledged[key] = transmission;
-        transmission.Timer = _time.CreateTimer(
-            static state =>
-            {
-                Transmission t = (Transmission)state!;
-                t.Layer.Retransmit(t);
-            },
-            transmission,
-            initial,
-            Timeout.InfiniteTimeSpan);
-        return transmission;
-    }
-
-    private void Retransmit(Transmission transmission)
-    {
-        bool gaveUp = false;
         lock (_gate)
         {
-            if (transmission.Done)
-            {
-                return;
-            }
+            return _reliability.Start(key, channel, datagram, owner, peer.Retransmission);
+        }
+    }
 
-            if (transmission.Retransmissions >= transmission.Retransmission.MaxRetransmit)
-            {
-                StopTransmission(transmission);
-                gaveUp = true;
-            }
-            else
-            {
-                // RFC 7252 section 4.2: retransmit and back off (the default policy doubles the timeout).
-                transmission.Retransmissions++;
-                transmission.Timeout = transmission.Retransmission.GetNextTimeout(transmission.Timeout, transmission.Retransmissions);
-                transmission.Timer?.Change(transmission.Timeout, Timeout.InfiniteTimeSpan);
-            }
+    /// <summary>Ends the transmission with this key, if any (a canceled ping).</summary>
+    private void StopTransmission(MessageKey key)
+    {
+        lock (_gate)
+        {
+            _reliability.Stop(key);
+        }
+    }
+
+    /// <summary>The timer of a transmission fired: under the lock the queue decides; the send, the log and the owner run outside it.</summary>
+    internal void Retransmit(Transmission transmission)
+    {
+        RetransmissionQueue.Step step;
+        lock (_gate)
+        {
+            step = _reliability.Advance(transmission);
         }
 
-        if (gaveUp)
+        if (step == RetransmissionQueue.Step.None)
+        {
+            return;
+        }
+
+        if (step == RetransmissionQueue.Step.GaveUp)
         {
             Log.GaveUp(_logger, transmission.Key.MessageId, transmission.Key.Remote, transmission.Retransmissions);
             transmission.Owner.OnGaveUp(transmission.Retransmissions);
@@ -716,18 +658,5 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         CoapInstrumentation.RetransmissionCounter.Add(1);
         Log.Retransmitted(_logger, transmission.Key.Remote, transmission.Retransmissions, transmission.Retransmission.MaxRetransmit, transmission.Key.MessageId);
         TrySend(transmission.Channel, transmission.Datagram);
-    }
-
-    /// <summary>Ends a transmission: acknowledged, reset, given up, or its exchange completed or was canceled. Caller holds the lock.</summary>
-    private void StopTransmission(Transmission? transmission)
-    {
-        if (transmission is null || transmission.Done)
-        {
-            return;
-        }
-
-        transmission.Done = true;
-        transmission.Timer?.Dispose();
-        _unacknowledged.Remove(transmission.Key);
     }
 }

@@ -3,27 +3,50 @@ namespace CoapNet.Messaging.Datagram;
 /// <summary>
 /// The Message IDs of recent NON notifications, so an RST in reply reaches the observation it ends
 /// (RFC 7641 section 3.6). Only the latest one per observation is kept, and each for NON_LIFETIME,
-/// so the table never holds more than one entry per live observation. Guarded by the message layer's lock.
+/// so the table never holds more than one entry per live observation.
 /// </summary>
+/// <remarks>
+/// Its own lock, a leaf: nothing here needs to be atomic with the message layer's state (an entry is added after
+/// the Message ID is taken and before the datagram is sent, so the RST it may draw finds it), and no other lock is
+/// taken or code called while it is held.
+/// </remarks>
 internal sealed class NonNotifications
 {
+    private readonly object _gate = new();
     private readonly Dictionary<MessageKey, (INotificationOwner Owner, long ExpiresAt)> _byKey = [];
     private readonly Dictionary<INotificationOwner, MessageKey> _latest = new(ReferenceEqualityComparer.Instance);
 
-    public int Count => _byKey.Count;
-
     public void Add(MessageKey key, INotificationOwner owner, long expiresAt)
     {
-        if (_latest.TryGetValue(owner, out MessageKey previous))
+        lock (_gate)
         {
-            _byKey.Remove(previous);
-        }
+            if (_latest.TryGetValue(owner, out MessageKey previous))
+            {
+                _byKey.Remove(previous);
+            }
 
-        _latest[owner] = key;
-        _byKey[key] = (owner, expiresAt);
+            _latest[owner] = key;
+            _byKey[key] = (owner, expiresAt);
+        }
     }
 
     public INotificationOwner? Take(MessageKey key)
+    {
+        lock (_gate)
+        {
+            return TakeLocked(key);
+        }
+    }
+
+    public void Sweep(long now)
+    {
+        lock (_gate)
+        {
+            SweepLocked(now);
+        }
+    }
+
+    private INotificationOwner? TakeLocked(MessageKey key)
     {
         if (!_byKey.Remove(key, out (INotificationOwner Owner, long ExpiresAt) entry))
         {
@@ -34,7 +57,7 @@ internal sealed class NonNotifications
         return entry.Owner;
     }
 
-    public void Sweep(long now)
+    private void SweepLocked(long now)
     {
         if (_byKey.Count == 0)
         {
@@ -57,7 +80,7 @@ internal sealed class NonNotifications
 
         foreach (MessageKey key in expired)
         {
-            Take(key);
+            TakeLocked(key);
         }
     }
 }

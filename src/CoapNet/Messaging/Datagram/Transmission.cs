@@ -21,7 +21,7 @@ internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId);
 
 /// <summary>
 /// A confirmable message in flight: retransmitted with exponential back-off until the matching
-/// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Guarded by the message layer's lock.
+/// ACK or RST arrives or MAX_RETRANSMIT is reached (RFC 7252 section 4.2). Kept by <see cref="RetransmissionQueue"/>, under the message layer's lock.
 /// </summary>
 internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, DatagramChannel channel, byte[] datagram, ITransmissionOwner owner, CoapPeerRetransmission retransmission, TimeSpan initialTimeout, long firstSentAt)
 {

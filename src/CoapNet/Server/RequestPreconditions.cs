@@ -1,0 +1,106 @@
+using CoapNet.Messages;
+
+namespace CoapNet.Server;
+
+/// <summary>
+/// What the server checks in a request before its handler may run, from the request and its route alone: critical
+/// options (RFC 7252 section 5.4.1), conditions that cannot be evaluated (section 5.10.8), and Content-Formats
+/// (sections 5.10.3, 5.10.4). Conditions against a resource's state are <see cref="ConditionalRequests"/>.
+/// </summary>
+/// <remarks>Stateless: every member reads only its arguments, so it is safe from any thread and allocates only an answer.</remarks>
+internal static class RequestPreconditions
+{
+    /// <summary>
+    /// RFC 7252 section 5.4.1: an unrecognized critical option in a request is 4.02 Bad Option; so is a
+    /// recognized one with an invalid length or repeated when it may not be (sections 5.4.3, 5.4.5).
+    /// Unrecognized elective options are ignored. Proxy-Uri and Proxy-Scheme get 5.05 (section 5.10.2).
+    /// Block1 and Block2 are recognized (RFC 7959): the block-wise stage consumes them or the handler sees them.
+    /// </summary>
+    public static CoapResponse? CheckCriticalOptions(CoapMessage request, out bool preconditions, out bool etag)
+    {
+        preconditions = false;
+        etag = false;
+        if (!request.HasOptions)
+        {
+            return null;
+        }
+
+        // Read without building the request's options collection, which most handlers never ask for (issue 11).
+        int previous = -1;
+        foreach (CoapOptionEntry option in request.ReadOptions())
+        {
+            bool sameNumberAsPrevious = (int)option.Number == previous;
+            previous = (int)option.Number;
+            preconditions |= option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch;
+            etag |= option.Number == CoapOptionNumber.ETag;
+            if (!option.Number.IsCritical())
+            {
+                continue;
+            }
+
+            if (option.Number is CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
+            {
+                return CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
+            }
+
+            if (!RecognizedOptions.IsRecognizedCritical(option.Number))
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Unrecognized critical option {Describe(option)}.");
+            }
+
+            // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
+            bool repeated = sameNumberAsPrevious
+                && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
+            if (!option.HasValidLength || repeated)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"Invalid critical option {Describe(option)}.");
+            }
+        }
+
+        return null;
+    }
+
+    private static string Describe(CoapOptionEntry option)
+        => option.IsRecognized ? $"{option.Name} ({(ushort)option.Number})" : ((ushort)option.Number).ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>RFC 7252 section 5.4.1: If-Match or If-None-Match on a target with no state to evaluate them against is 4.02, never ignored.</summary>
+    public static CoapResponse? RefuseUnevaluable(CoapMessage request)
+    {
+        foreach (CoapOptionEntry option in request.ReadOptions())
+        {
+            if (option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch)
+            {
+                return CoapResponse.Diagnostic(CoapCode.BadOption, $"{option.Name} ({(ushort)option.Number}) is not supported here: {request.UriPath} exposes no state to evaluate it against (RFC 7252 section 5.10.8).");
+            }
+
+            if (option.Number > CoapOptionNumber.IfNoneMatch)
+            {
+                break;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// The representation checks against <paramref name="route"/>: an Accept the resource cannot satisfy is 4.06
+    /// (RFC 7252 section 5.10.4), a payload in a format it does not take 4.15 (section 5.10.3); null when both pass.
+    /// </summary>
+    public static CoapResponse? CheckContentFormats(CoapMessage message, CoapRoute route)
+    {
+        // RFC 7252 section 5.10.4: an Accept the resource cannot satisfy is 4.06.
+        if (message.Accept is ushort accept && route.ContentFormats.Count > 0 && !route.ContentFormats.Contains(accept))
+        {
+            return CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Content-Format {accept} is not available here.");
+        }
+
+        // RFC 7252 section 5.10.3: a payload in a format the resource does not take is 4.15.
+        if (route.AcceptedContentFormats.Count > 0 && !message.Payload.IsEmpty
+            && (message.ContentFormat is not ushort format || !route.AcceptedContentFormats.Contains(format)))
+        {
+            return CoapResponse.Diagnostic(CoapCode.UnsupportedContentFormat, "Accepted Content-Formats: " + string.Join(", ", route.AcceptedContentFormats));
+        }
+
+        return null;
+    }
+}
