@@ -31,6 +31,22 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme.</exception>
     public void SetUri(Uri uri)
     {
+        // Parsed before any option changes, so that a rejected URI leaves the message as it was.
+        CoapOptionEntry[] entries = ParseUri(uri);
+        CoapOptionCollection options = Options;
+        options.RemoveAll(CoapOptionNumber.UriHost);
+        options.RemoveAll(CoapOptionNumber.UriPort);
+        options.RemoveAll(CoapOptionNumber.UriPath);
+        options.RemoveAll(CoapOptionNumber.UriQuery);
+        foreach (CoapOptionEntry entry in entries)
+        {
+            options.Add(entry);
+        }
+    }
+
+    /// <summary>The Uri-Host, Uri-Port, Uri-Path and Uri-Query options of <paramref name="uri"/>, in option-number order (see <see cref="SetUri"/>).</summary>
+    private static CoapOptionEntry[] ParseUri(Uri uri)
+    {
         ArgumentNullException.ThrowIfNull(uri);
         if (!uri.IsAbsoluteUri)
         {
@@ -56,20 +72,9 @@ public sealed partial class CoapMessage
         }
 
         // The one parser (RFC 7252 section 6.4), given the text System.Uri has checked and escaped, without the user
-        // information, which a CoAP URI does not have (section 6.1) and SetUri has always ignored. Parsed before any
-        // option changes, so that a rejected URI leaves the message as it was.
+        // information, which a CoAP URI does not have (section 6.1) and SetUri has always ignored.
         string text = uri.GetComponents(UriComponents.SchemeAndServer | UriComponents.PathAndQuery, UriFormat.UriEscaped);
-        CoapUriParser.Parsed parsed = CoapUriParser.Parse(text, validated: true);
-
-        CoapOptionCollection options = Options;
-        options.RemoveAll(CoapOptionNumber.UriHost);
-        options.RemoveAll(CoapOptionNumber.UriPort);
-        options.RemoveAll(CoapOptionNumber.UriPath);
-        options.RemoveAll(CoapOptionNumber.UriQuery);
-        foreach (CoapOptionEntry entry in parsed.Entries)
-        {
-            options.Add(entry);
-        }
+        return CoapUriParser.Parse(text, validated: true).Entries;
     }
 
     /// <summary>
