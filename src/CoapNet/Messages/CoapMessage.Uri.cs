@@ -32,7 +32,12 @@ public sealed partial class CoapMessage
     public void SetUri(Uri uri)
     {
         // Parsed before any option changes, so that a rejected URI leaves the message as it was.
-        CoapOptionEntry[] entries = ParseUri(uri);
+        ReplaceUriOptions(ParseUri(uri));
+    }
+
+    /// <summary>Replaces Uri-Host, Uri-Port, Uri-Path and Uri-Query with <paramref name="entries"/>; other options stay.</summary>
+    internal void ReplaceUriOptions(ReadOnlySpan<CoapOptionEntry> entries)
+    {
         CoapOptionCollection options = Options;
         options.RemoveAll(CoapOptionNumber.UriHost);
         options.RemoveAll(CoapOptionNumber.UriPort);

@@ -177,14 +177,6 @@ public sealed class CoapRequestBuilder
     public void ApplyTo(CoapMessage message)
     {
         ArgumentNullException.ThrowIfNull(message);
-        CoapOptionCollection options = message.Options;
-        options.RemoveAll(CoapOptionNumber.UriHost);
-        options.RemoveAll(CoapOptionNumber.UriPort);
-        options.RemoveAll(CoapOptionNumber.UriPath);
-        options.RemoveAll(CoapOptionNumber.UriQuery);
-        foreach (CoapOptionEntry entry in _entries)
-        {
-            options.Add(entry);
-        }
+        message.ReplaceUriOptions(_entries);
     }
 }
