@@ -28,7 +28,10 @@ public sealed partial class CoapMessage
     /// </summary>
     /// <param name="uri">An absolute CoAP URI without a fragment.</param>
     /// <exception cref="ArgumentNullException"><paramref name="uri"/> is null.</exception>
-    /// <exception cref="ArgumentException">The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme.</exception>
+    /// <exception cref="ArgumentException">
+    /// The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme; or its
+    /// host, a path segment or a query argument decodes to more than the 255 bytes its option holds (RFC 7252 section 5.10.1).
+    /// </exception>
     public void SetUri(Uri uri)
     {
         // Parsed before any option changes, so that a rejected URI leaves the message as it was.
