@@ -72,13 +72,13 @@ public class EverydayMessageBenchmarks
     public void SerializeStream()
     {
         _writeStream.Position = 0;
-        _serializer.Serialize(_writeStream, _message);
+        _serializer.Serialize(_message, _writeStream);
     }
 
     [Benchmark]
     public ValueTask SerializeAsync()
     {
         _writeStream.Position = 0;
-        return _serializer.SerializeAsync(_writeStream, _message);
+        return _serializer.SerializeAsync(_message, _writeStream);
     }
 }

@@ -82,6 +82,6 @@ public class GigabyteBenchmarks
     public ValueTask SerializeAsync()
     {
         _writeStream.Position = 0;
-        return Serializer.SerializeAsync(_writeStream, _message);
+        return Serializer.SerializeAsync(_message, _writeStream);
     }
 }

@@ -112,12 +112,12 @@ public class ThesisMatrixBenchmarks
     [Benchmark]
     public int SerializeSpan() => Serializer.Serialize(_message, _destination.AsSpan());
 
-    /// <summary>Serialize(Stream, message), the synchronous twin of <see cref="SerializeAsync"/>.</summary>
+    /// <summary>Serialize(message, Stream), the synchronous twin of <see cref="SerializeAsync"/>.</summary>
     [Benchmark]
     public void SerializeStream()
     {
         _writeStream.Position = 0;
-        Serializer.Serialize(_writeStream, _message);
+        Serializer.Serialize(_message, _writeStream);
     }
 
     /// <summary>The thesis's SerializeAsync(Stream) into a MemoryStream.</summary>
@@ -125,14 +125,14 @@ public class ThesisMatrixBenchmarks
     public ValueTask SerializeAsync()
     {
         _writeStream.Position = 0;
-        return Serializer.SerializeAsync(_writeStream, _message);
+        return Serializer.SerializeAsync(_message, _writeStream);
     }
 
     /// <summary>SerializeAsync(PipeWriter) into a Pipe, then the reader consumes the bytes so the pipe's segments are reused.</summary>
     [Benchmark]
     public async ValueTask SerializeAsyncPipe()
     {
-        await Serializer.SerializeAsync(_pipe.Writer, _message).ConfigureAwait(false);
+        await Serializer.SerializeAsync(_message, _pipe.Writer).ConfigureAwait(false);
         _pipe.Reader.TryRead(out ReadResult result);
         _pipe.Reader.AdvanceTo(result.Buffer.End);
     }

@@ -148,6 +148,8 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// (<see cref="NoResponse.CoapNoResponse.All"/>, RFC 7967) completes once it is delivered (a NON
     /// sent, a CON acknowledged): the response returned has <see cref="CoapResponse.IsSuppressed"/> set.
     /// One that suppresses some classes waits as usual; its <see cref="CoapTimeoutException"/> names them.
+    /// <see cref="CoapEndpoint.SendRequest(CoapMessage, IPEndPoint, CancellationToken)"/>, the message layer below,
+    /// returns the bare <see cref="CoapMessage"/>; the client wraps it with the server's endpoint.
     /// </remarks>
     /// <param name="request">The request.</param>
     /// <param name="destination">The server.</param>

@@ -28,8 +28,32 @@ public sealed partial class CoapMessage
     /// </summary>
     /// <param name="uri">An absolute CoAP URI without a fragment.</param>
     /// <exception cref="ArgumentNullException"><paramref name="uri"/> is null.</exception>
-    /// <exception cref="ArgumentException">The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme.</exception>
+    /// <exception cref="ArgumentException">
+    /// The URI is relative, has a fragment or an empty host, contains '\', or its scheme is not a CoAP scheme; or its
+    /// host, a path segment or a query argument decodes to more than the 255 bytes its option holds (RFC 7252 section 5.10.1).
+    /// </exception>
     public void SetUri(Uri uri)
+    {
+        // Parsed before any option changes, so that a rejected URI leaves the message as it was.
+        ReplaceUriOptions(ParseUri(uri));
+    }
+
+    /// <summary>Replaces Uri-Host, Uri-Port, Uri-Path and Uri-Query with <paramref name="entries"/>; other options stay.</summary>
+    internal void ReplaceUriOptions(ReadOnlySpan<CoapOptionEntry> entries)
+    {
+        CoapOptionCollection options = Options;
+        options.RemoveAll(CoapOptionNumber.UriHost);
+        options.RemoveAll(CoapOptionNumber.UriPort);
+        options.RemoveAll(CoapOptionNumber.UriPath);
+        options.RemoveAll(CoapOptionNumber.UriQuery);
+        foreach (CoapOptionEntry entry in entries)
+        {
+            options.Add(entry);
+        }
+    }
+
+    /// <summary>The Uri-Host, Uri-Port, Uri-Path and Uri-Query options of <paramref name="uri"/>, in option-number order (see <see cref="SetUri"/>).</summary>
+    private static CoapOptionEntry[] ParseUri(Uri uri)
     {
         ArgumentNullException.ThrowIfNull(uri);
         if (!uri.IsAbsoluteUri)
@@ -37,8 +61,7 @@ public sealed partial class CoapMessage
             throw new ArgumentException($"'{uri}' is not an absolute URI (RFC 7252 section 6.4 step 1).", nameof(uri));
         }
 
-        string scheme = uri.Scheme.ToLowerInvariant();
-        int defaultPort = GetDefaultPort(scheme);
+        _ = GetDefaultPort(uri.Scheme.ToLowerInvariant());
         if (uri.Fragment.Length > 0)
         {
             throw new ArgumentException($"'{uri}' has a fragment; a CoAP URI must not (RFC 7252 section 6.4 step 4).", nameof(uri));
@@ -56,53 +79,10 @@ public sealed partial class CoapMessage
             throw new ArgumentException($"'{uri}' has no host.", nameof(uri));
         }
 
-        CoapOptionCollection options = Options;
-        options.RemoveAll(CoapOptionNumber.UriHost);
-        options.RemoveAll(CoapOptionNumber.UriPort);
-        options.RemoveAll(CoapOptionNumber.UriPath);
-        options.RemoveAll(CoapOptionNumber.UriQuery);
-
-        // Step 5: an IP literal names the destination itself and needs no Uri-Host.
-        if (uri.HostNameType is not (UriHostNameType.IPv4 or UriHostNameType.IPv6))
-        {
-            options.Add(CoapOptionNumber.UriHost, uri.IdnHost.ToLowerInvariant());
-        }
-
-        // Steps 6 and 7: the destination port is the URI's port; Uri-Port says it only when it is not the default.
-        if (!uri.IsDefaultPort && uri.Port >= 0 && uri.Port != defaultPort)
-        {
-            options.Add(CoapOptionNumber.UriPort, (uint)uri.Port);
-        }
-
-        // Step 8: "" and "/" mean no Uri-Path; otherwise every segment, empty ones included.
-        string path = uri.AbsolutePath;
-        if (path.Length > 1)
-        {
-            AddPercentDecoded(options, CoapOptionNumber.UriPath, path.AsSpan(1), '/');
-        }
-
-        // Step 9: each '&'-separated argument is one Uri-Query.
-        string query = uri.Query;
-        if (query.Length > 1)
-        {
-            AddPercentDecoded(options, CoapOptionNumber.UriQuery, query.AsSpan(1), '&');
-        }
-    }
-
-    /// <summary>One option per <paramref name="separator"/>-separated piece of <paramref name="text"/>, empty pieces included, read in place.</summary>
-    private static void AddPercentDecoded(CoapOptionCollection options, CoapOptionNumber number, ReadOnlySpan<char> text, char separator)
-    {
-        while (true)
-        {
-            int end = text.IndexOf(separator);
-            options.Add(number, PercentDecode(end < 0 ? text : text[..end]));
-            if (end < 0)
-            {
-                return;
-            }
-
-            text = text[(end + 1)..];
-        }
+        // The one parser (RFC 7252 section 6.4), given the text System.Uri has checked and escaped, without the user
+        // information, which a CoAP URI does not have (section 6.1) and SetUri has always ignored.
+        string text = uri.GetComponents(UriComponents.SchemeAndServer | UriComponents.PathAndQuery, UriFormat.UriEscaped);
+        return CoapUriParser.Parse(text, validated: true).Entries;
     }
 
     /// <summary>
@@ -132,7 +112,7 @@ public sealed partial class CoapMessage
         }
         else
         {
-            AppendEscaped(builder, Encoding.UTF8.GetBytes(host), AllowedInHost);
+            AppendEscaped(builder, Encoding.UTF8.GetBytes(host), CoapUriParser.AllowedInHost);
         }
 
         int port = UriPort ?? destinationPort ?? defaultPort;
@@ -150,7 +130,7 @@ public sealed partial class CoapMessage
             if (option.Number == CoapOptionNumber.UriPath)
             {
                 builder.Append('/');
-                AppendEscaped(builder, option.Value.Span, AllowedInSegment);
+                AppendEscaped(builder, option.Value.Span, CoapUriParser.AllowedInSegment);
                 anySegment = true;
             }
         }
@@ -166,25 +146,13 @@ public sealed partial class CoapMessage
             if (option.Number == CoapOptionNumber.UriQuery)
             {
                 builder.Append(separator);
-                AppendEscaped(builder, option.Value.Span, AllowedInQueryArgument);
+                AppendEscaped(builder, option.Value.Span, CoapUriParser.AllowedInQueryArgument);
                 separator = '&';
             }
         }
 
         return new Uri(builder.ToString(), UriKind.Absolute);
     }
-
-    // RFC 3986: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"; sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "=".
-    internal static bool IsUnreservedOrSubDelim(char c)
-        => char.IsAsciiLetterOrDigit(c) || c is '-' or '.' or '_' or '~' or '!' or '$' or '&' or '\'' or '(' or ')' or '*' or '+' or ',' or ';' or '=';
-
-    internal static bool AllowedInHost(char c) => IsUnreservedOrSubDelim(c);
-
-    // segment = *pchar, pchar = unreserved / pct-encoded / sub-delims / ":" / "@".
-    internal static bool AllowedInSegment(char c) => IsUnreservedOrSubDelim(c) || c is ':' or '@';
-
-    // query = *( pchar / "/" / "?" ), but '&' separates arguments (RFC 7252 section 6.5 step 8), so it is escaped inside one.
-    internal static bool AllowedInQueryArgument(char c) => c != '&' && (AllowedInSegment(c) || c is '/' or '?');
 
     // Every non-ASCII character becomes the percent-encoding of its UTF-8 bytes, as do the disallowed ASCII ones.
     private static void AppendEscaped(StringBuilder builder, ReadOnlySpan<byte> value, Func<char, bool> allowed)
@@ -200,28 +168,5 @@ public sealed partial class CoapMessage
                 builder.Append('%').Append(b.ToString("X2", CultureInfo.InvariantCulture));
             }
         }
-    }
-
-    // RFC 7252 section 6.4 steps 8 and 9: each percent-encoding becomes the byte it encodes, even when the bytes are not
-    // valid UTF-8 (Uri.UnescapeDataString leaves such a sequence as text, so "%FF" would become the three bytes "%FF").
-    private static byte[] PercentDecode(ReadOnlySpan<char> text)
-    {
-        byte[] bytes = new byte[Encoding.UTF8.GetByteCount(text)];
-        Encoding.UTF8.GetBytes(text, bytes);
-        int length = 0;
-        for (int i = 0; i < bytes.Length; i++)
-        {
-            if (bytes[i] == '%' && i + 2 < bytes.Length && Uri.IsHexDigit((char)bytes[i + 1]) && Uri.IsHexDigit((char)bytes[i + 2]))
-            {
-                bytes[length++] = (byte)((Uri.FromHex((char)bytes[i + 1]) << 4) | Uri.FromHex((char)bytes[i + 2]));
-                i += 2;
-            }
-            else
-            {
-                bytes[length++] = bytes[i];
-            }
-        }
-
-        return length == bytes.Length ? bytes : bytes[..length];
     }
 }

@@ -126,9 +126,9 @@ public sealed partial class CoapMessage
             throw new ArgumentException("A request is confirmable or non-confirmable (RFC 7252 section 4).", nameof(type));
         }
 
-        CoapMessage request = new() { Type = type, Code = method };
-        request.SetUri(uri);
-        return request;
+        // The parser's array, already in option-number order, becomes the collection: nothing to insert or grow.
+        CoapOptionEntry[] entries = ParseUri(uri);
+        return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default);
     }
 
     /// <summary>

@@ -87,8 +87,8 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         set => _exchanges.RequestHandler = value;
     }
 
-    /// <summary>The number of messages the deduplication cache currently remembers (always 0 on a reliable transport, which needs none).</summary>
-    public int DeduplicationCount => _lower is DatagramMessageLayer datagrams ? datagrams.DeduplicationCount : 0;
+    /// <summary>The number of messages the deduplication cache currently remembers (always 0 on a reliable transport, which needs none); for tests.</summary>
+    internal int DeduplicationCount => _lower is DatagramMessageLayer datagrams ? datagrams.DeduplicationCount : 0;
 
     /// <summary>Starts receiving. Call once.</summary>
     /// <exception cref="InvalidOperationException">The endpoint was already started.</exception>
@@ -109,6 +109,14 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
     /// payload does not fit one message goes out in Block1 blocks (RFC 7959 section 2.5), and a response
     /// body that comes in Block2 blocks is joined; <paramref name="request"/> itself is then not sent or changed.
     /// </summary>
+    /// <remarks>
+    /// This returns the <see cref="CoapMessage"/> as the messaging layer matched it, where
+    /// <see cref="Client.CoapClient.Send(CoapMessage, IPEndPoint, CancellationToken)"/> returns a
+    /// <see cref="CoapResponse"/>, on purpose: the endpoint is the message layer the client and the server stand
+    /// on, and its callers (a proxy, a gateway, a test peer) want the message itself (type, Message ID, token,
+    /// every option) to inspect or forward. The client is the application's view: it wraps this message with the
+    /// server's endpoint in a <see cref="CoapResponse"/> (<see cref="CoapResponse.Message"/> gives it back).
+    /// </remarks>
     /// <param name="request">A CON or NON request.</param>
     /// <param name="remote">The server, reached over this endpoint's transport.</param>
     /// <param name="cancellationToken">Cancels the wait; the exchange is abandoned.</param>
@@ -128,6 +136,7 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         => SendRequestAsync(request, ToPeer(remote), cancellationToken);
 
     /// <summary>Sends a request to <paramref name="peer"/> and waits for its response, synchronously.</summary>
+    /// <remarks>Returns the message, not a <see cref="CoapResponse"/>: see <see cref="SendRequest(CoapMessage, IPEndPoint, CancellationToken)"/>.</remarks>
     /// <param name="request">A CON or NON request.</param>
     /// <param name="peer">The server; its scheme must be this endpoint's.</param>
     /// <param name="cancellationToken">Cancels the wait; the exchange is abandoned.</param>

@@ -69,8 +69,8 @@ public sealed partial class CoapMessageSerializer
     }
 
     /// <summary>Writes one message to <paramref name="writer"/> and flushes it.</summary>
-    /// <param name="writer">The pipe writer.</param>
     /// <param name="message">The message.</param>
+    /// <param name="writer">The pipe writer.</param>
     /// <param name="cancellationToken">Cancels the flush.</param>
     /// <returns>A task that completes when the message is flushed.</returns>
     /// <exception cref="ArgumentNullException">An argument is null.</exception>
@@ -81,7 +81,7 @@ public sealed partial class CoapMessageSerializer
     /// it is written. A cancellation between two pieces leaves a partial frame in the pipe: the connection cannot
     /// carry another message after it (RFC 8323 section 3.3 has no way to skip one) and should be aborted.
     /// </remarks>
-    public async ValueTask SerializeAsync(PipeWriter writer, CoapMessage message, CancellationToken cancellationToken = default)
+    public async ValueTask SerializeAsync(CoapMessage message, PipeWriter writer, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(writer);
         cancellationToken.ThrowIfCancellationRequested();

@@ -224,11 +224,11 @@ public sealed partial class CoapMessageSerializer
     }
 
     /// <summary>Writes one message to <paramref name="stream"/>: a frame, or (datagram framing) the datagram's bytes.</summary>
-    /// <param name="stream">The stream.</param>
     /// <param name="message">The message.</param>
+    /// <param name="stream">The stream.</param>
     /// <exception cref="ArgumentNullException">An argument is null.</exception>
     /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
-    public void Serialize(Stream stream, CoapMessage message)
+    public void Serialize(CoapMessage message, Stream stream)
     {
         ArgumentNullException.ThrowIfNull(stream);
         byte[] buffer = RentHead(message, out int count, out bool payloadWritten);
@@ -246,9 +246,9 @@ public sealed partial class CoapMessageSerializer
         }
     }
 
-    /// <inheritdoc cref="Serialize(Stream, CoapMessage)"/>
-    /// <param name="stream">The stream.</param>
+    /// <inheritdoc cref="Serialize(CoapMessage, Stream)"/>
     /// <param name="message">The message.</param>
+    /// <param name="stream">The stream.</param>
     /// <param name="cancellationToken">Cancels the write.</param>
     /// <remarks>
     /// A large payload is written straight from the message's memory: memory use does not grow with the payload.
@@ -256,7 +256,7 @@ public sealed partial class CoapMessageSerializer
     /// async state machine runs. Failures always come back in the returned task.
     /// </remarks>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
-    public ValueTask SerializeAsync(Stream stream, CoapMessage message, CancellationToken cancellationToken = default)
+    public ValueTask SerializeAsync(CoapMessage message, Stream stream, CancellationToken cancellationToken = default)
     {
         byte[]? buffer = null;
         try
@@ -265,7 +265,7 @@ public sealed partial class CoapMessageSerializer
             cancellationToken.ThrowIfCancellationRequested();
             if (IsPlainMemoryStream(stream))
             {
-                Serialize(stream, message);
+                Serialize(message, stream);
                 return default;
             }
 

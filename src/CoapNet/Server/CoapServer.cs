@@ -386,16 +386,27 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         }
     }
 
-    /// <inheritdoc cref="StopAsync"/>
-    /// <param name="timeout">How long to wait for in-flight requests; null waits until they are answered.</param>
-    public void Stop(TimeSpan? timeout = null)
+    /// <summary>
+    /// Stops accepting requests (new ones get 5.03), waits for the requests in flight to be answered,
+    /// then closes the endpoints, synchronously: the calling thread blocks until then. When
+    /// <paramref name="cancellationToken"/> fires first, the handlers' tokens are canceled and the endpoints
+    /// close without waiting further. For a bounded wait, pass the token of a
+    /// <c>new CancellationTokenSource(timeout)</c>.
+    /// </summary>
+    /// <param name="cancellationToken">Ends the wait for in-flight requests.</param>
+    public void Stop(CancellationToken cancellationToken = default)
     {
         if (!BeginStop())
         {
             return;
         }
 
-        if (!_drained.Task.Wait(timeout ?? Timeout.InfiniteTimeSpan))
+        // Not sync-over-async: the wait is for the in-flight count to reach zero, which handlers signal on their own threads.
+        try
+        {
+            _drained.Task.Wait(cancellationToken);
+        }
+        catch (OperationCanceledException)
         {
             _aborting.Cancel();
         }

@@ -33,7 +33,7 @@ public sealed class LibCoapTcpCaptureTests
             csm.Options[0].Number.Should().Be((CoapOptionNumber)2);
 
             // libcoap waits for the server's CSM before it sends the request.
-            await CoapMessageSerializer.Tcp.SerializeAsync(stream, new CoapMessage { Code = CoapCode.Csm }, timeout.Token);
+            await CoapMessageSerializer.Tcp.SerializeAsync(new CoapMessage { Code = CoapCode.Csm }, stream, timeout.Token);
             CoapMessage? request = await CoapMessageSerializer.Tcp.DeserializeAsync(stream, timeout.Token);
             request.Should().NotBeNull();
             request!.Code.Should().Be(CoapCode.Get);
@@ -41,7 +41,7 @@ public sealed class LibCoapTcpCaptureTests
 
             CoapMessage response = new() { Code = CoapCode.Content, Token = request.Token };
             response.SetPayload("41 %");
-            await CoapMessageSerializer.Tcp.SerializeAsync(stream, response, timeout.Token);
+            await CoapMessageSerializer.Tcp.SerializeAsync(response, stream, timeout.Token);
 
             (await client.StandardOutput.ReadToEndAsync(timeout.Token)).Should().Contain("41 %");
         }

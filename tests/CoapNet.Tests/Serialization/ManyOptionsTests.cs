@@ -106,7 +106,7 @@ public class ManyOptionsTests
         serializer.Serialize(parsed, destination.AsSpan()).Should().Be(wire.Length);
         destination.Should().Equal(wire);
         using MemoryStream stream = new();
-        serializer.Serialize(stream, parsed);
+        serializer.Serialize(parsed, stream);
         stream.ToArray().Should().Equal(wire);
     }
 

@@ -113,7 +113,7 @@ internal abstract class SerializerEntryPoint
         }
     }
 
-    /// <summary><see cref="CoapMessageSerializer.Deserialize(Stream)"/> and <see cref="CoapMessageSerializer.Serialize(Stream, CoapMessage)"/> over a <see cref="MemoryStream"/>.</summary>
+    /// <summary><see cref="CoapMessageSerializer.Deserialize(Stream)"/> and <see cref="CoapMessageSerializer.Serialize(CoapMessage, Stream)"/> over a <see cref="MemoryStream"/>.</summary>
     internal sealed class SyncStream : SerializerEntryPoint
     {
         public override bool ReadsConnection => true;
@@ -133,7 +133,7 @@ internal abstract class SerializerEntryPoint
         public override Task<byte[]> WriteAsync(CoapMessageSerializer serializer, CoapMessage message)
         {
             using MemoryStream stream = new();
-            serializer.Serialize(stream, message);
+            serializer.Serialize(message, stream);
             return Task.FromResult(stream.ToArray());
         }
     }
@@ -158,7 +158,7 @@ internal abstract class SerializerEntryPoint
         public override async Task<byte[]> WriteAsync(CoapMessageSerializer serializer, CoapMessage message)
         {
             using MemoryStream stream = new();
-            await serializer.SerializeAsync(stream, message);
+            await serializer.SerializeAsync(message, stream);
             return stream.ToArray();
         }
     }
@@ -183,7 +183,7 @@ internal abstract class SerializerEntryPoint
         public override async Task<byte[]> WriteAsync(CoapMessageSerializer serializer, CoapMessage message)
         {
             using OneByteStream stream = new();
-            await serializer.SerializeAsync(stream, message);
+            await serializer.SerializeAsync(message, stream);
             return stream.Written;
         }
     }
@@ -214,7 +214,7 @@ internal abstract class SerializerEntryPoint
         public override async Task<byte[]> WriteAsync(CoapMessageSerializer serializer, CoapMessage message)
         {
             System.IO.Pipelines.Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
-            await serializer.SerializeAsync(pipe.Writer, message);
+            await serializer.SerializeAsync(message, pipe.Writer);
             await pipe.Writer.CompleteAsync();
             return await ReadToEndAsync(pipe.Reader);
         }

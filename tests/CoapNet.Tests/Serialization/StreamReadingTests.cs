@@ -33,7 +33,7 @@ public class StreamReadingTests
         using MemoryStream stream = new();
         foreach (CoapMessage message in Conversation)
         {
-            CoapMessageSerializer.Tcp.Serialize(stream, message);
+            CoapMessageSerializer.Tcp.Serialize(message, stream);
         }
 
         stream.Position = 0;
@@ -57,7 +57,7 @@ public class StreamReadingTests
         using MemoryStream stream = new();
         foreach (CoapMessage message in Conversation)
         {
-            await CoapMessageSerializer.Tcp.SerializeAsync(stream, message);
+            await CoapMessageSerializer.Tcp.SerializeAsync(message, stream);
         }
 
         stream.Position = 0;
@@ -80,7 +80,7 @@ public class StreamReadingTests
         Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
         foreach (CoapMessage message in Conversation)
         {
-            await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, message);
+            await CoapMessageSerializer.Tcp.SerializeAsync(message, pipe.Writer);
         }
 
         await pipe.Writer.CompleteAsync();
@@ -142,7 +142,7 @@ public class StreamReadingTests
     public async Task PreCanceledTokenStopsAPipeReadAndLeavesTheMessageInThePipe()
     {
         Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
-        await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, Conversation[1]);
+        await CoapMessageSerializer.Tcp.SerializeAsync(Conversation[1], pipe.Writer);
 
         Func<Task> read = async () => await CoapMessageSerializer.Tcp.DeserializeAsync(pipe.Reader, new CancellationToken(canceled: true));
 
@@ -157,8 +157,8 @@ public class StreamReadingTests
         Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
         CancellationToken canceled = new(canceled: true);
 
-        Func<Task> writeStream = async () => await CoapMessageSerializer.Tcp.SerializeAsync(stream, Conversation[1], canceled);
-        Func<Task> writePipe = async () => await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, Conversation[1], canceled);
+        Func<Task> writeStream = async () => await CoapMessageSerializer.Tcp.SerializeAsync(Conversation[1], stream, canceled);
+        Func<Task> writePipe = async () => await CoapMessageSerializer.Tcp.SerializeAsync(Conversation[1], pipe.Writer, canceled);
 
         await writeStream.Should().ThrowAsync<OperationCanceledException>();
         await writePipe.Should().ThrowAsync<OperationCanceledException>();
@@ -223,7 +223,7 @@ public class StreamReadingTests
         byte[] expected = CoapMessageSerializer.Tcp.Serialize(message);
         System.IO.Pipelines.Pipe pipe = new(new PipeOptions(pauseWriterThreshold: 0));
 
-        await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, message);
+        await CoapMessageSerializer.Tcp.SerializeAsync(message, pipe.Writer);
 
         pipe.Reader.TryRead(out ReadResult result).Should().BeTrue("the message was flushed");
         result.Buffer.ToArray().ShouldEqualBytes(expected, "from SerializeAsync(PipeWriter)");
@@ -239,9 +239,9 @@ public class StreamReadingTests
         using MemoryStream asyncStream = new();
         using OneByteStream oneByteStream = new();
 
-        CoapMessageSerializer.Tcp.Serialize(syncStream, message);
-        await CoapMessageSerializer.Tcp.SerializeAsync(asyncStream, message);
-        await CoapMessageSerializer.Tcp.SerializeAsync(oneByteStream, message);
+        CoapMessageSerializer.Tcp.Serialize(message, syncStream);
+        await CoapMessageSerializer.Tcp.SerializeAsync(message, asyncStream);
+        await CoapMessageSerializer.Tcp.SerializeAsync(message, oneByteStream);
         byte[] throughPipe = await WriteThroughPipeWithBackPressureAsync(message);
 
         expected.ShouldEqualBytes(Encode(CoapFraming.Stream, message));
@@ -266,9 +266,9 @@ public class StreamReadingTests
         using OneByteStream asyncSmall = new();
         using OneByteStream asyncLarge = new();
 
-        serializer.Serialize(syncSmall, small);
-        await serializer.SerializeAsync(asyncSmall, small);
-        await serializer.SerializeAsync(asyncLarge, large);
+        serializer.Serialize(small, syncSmall);
+        await serializer.SerializeAsync(small, asyncSmall);
+        await serializer.SerializeAsync(large, asyncLarge);
 
         syncSmall.Writes.Should().Be(1, "a small message is one I/O call");
         asyncSmall.Writes.Should().Be(1, "a small message is one I/O call");
@@ -376,7 +376,7 @@ public class StreamReadingTests
                 }
             }
         });
-        await CoapMessageSerializer.Tcp.SerializeAsync(pipe.Writer, message);
+        await CoapMessageSerializer.Tcp.SerializeAsync(message, pipe.Writer);
         await pipe.Writer.CompleteAsync();
         return await reading;
     }

@@ -104,9 +104,9 @@ public class WritingTests
         Pipe pipe = new();
         ArrayBufferWriter<byte> bufferWriter = new();
 
-        Action writeSync = () => CoapMessageSerializer.Udp.Serialize(syncStream, tooLarge);
-        Func<Task> writeAsync = async () => await CoapMessageSerializer.Udp.SerializeAsync(asyncStream, tooLarge);
-        Func<Task> writePipe = async () => await CoapMessageSerializer.Udp.SerializeAsync(pipe.Writer, tooLarge);
+        Action writeSync = () => CoapMessageSerializer.Udp.Serialize(tooLarge, syncStream);
+        Func<Task> writeAsync = async () => await CoapMessageSerializer.Udp.SerializeAsync(tooLarge, asyncStream);
+        Func<Task> writePipe = async () => await CoapMessageSerializer.Udp.SerializeAsync(tooLarge, pipe.Writer);
         Action writeBuffer = () => CoapMessageSerializer.Udp.Serialize(tooLarge, bufferWriter);
         Action measure = () => CoapMessageSerializer.Udp.GetSerializedLength(tooLarge);
 
@@ -129,12 +129,12 @@ public class WritingTests
         FluentActions.Invoking(() => serializer.Serialize(null!)).Should().ThrowExactly<ArgumentNullException>();
         FluentActions.Invoking(() => serializer.GetSerializedLength(null!)).Should().ThrowExactly<ArgumentNullException>();
         FluentActions.Invoking(() => serializer.Serialize(Request, (IBufferWriter<byte>)null!)).Should().ThrowExactly<ArgumentNullException>();
-        FluentActions.Invoking(() => serializer.Serialize((Stream)null!, Request)).Should().ThrowExactly<ArgumentNullException>();
+        FluentActions.Invoking(() => serializer.Serialize(Request, (Stream)null!)).Should().ThrowExactly<ArgumentNullException>();
         FluentActions.Invoking(() => serializer.Deserialize((Stream)null!)).Should().ThrowExactly<ArgumentNullException>();
         await FluentActions.Awaiting(async () => await serializer.DeserializeAsync((Stream)null!)).Should().ThrowExactlyAsync<ArgumentNullException>();
         await FluentActions.Awaiting(async () => await serializer.DeserializeAsync((PipeReader)null!)).Should().ThrowExactlyAsync<ArgumentNullException>();
-        await FluentActions.Awaiting(async () => await serializer.SerializeAsync((Stream)null!, Request)).Should().ThrowExactlyAsync<ArgumentNullException>();
-        await FluentActions.Awaiting(async () => await serializer.SerializeAsync((PipeWriter)null!, Request)).Should().ThrowExactlyAsync<ArgumentNullException>();
+        await FluentActions.Awaiting(async () => await serializer.SerializeAsync(Request, (Stream)null!)).Should().ThrowExactlyAsync<ArgumentNullException>();
+        await FluentActions.Awaiting(async () => await serializer.SerializeAsync(Request, (PipeWriter)null!)).Should().ThrowExactlyAsync<ArgumentNullException>();
     }
 
     [Fact]

@@ -15,7 +15,7 @@ internal sealed class RawStreamPeer(InMemoryConnection end)
 
     public InMemoryConnection End { get; } = end;
 
-    public async Task SendAsync(CoapMessage message) => await CoapMessageSerializer.Tcp.SerializeAsync(End.Output, message);
+    public async Task SendAsync(CoapMessage message) => await CoapMessageSerializer.Tcp.SerializeAsync(message, End.Output);
 
     public async Task SendBytesAsync(params byte[] bytes) => await End.Output.WriteAsync(bytes);
 
