@@ -13,8 +13,9 @@ namespace CoapNet.Tests.Infrastructure;
 /// so an <c>await</c> inside a handler comes back to this scheduler, not to the test framework's context.
 /// A handler under test awaits without ConfigureAwait(false), so it resumes here too: a continuation that may not
 /// come back is run inline by whoever completes the awaited task, except on a thread with a context (the test's own,
-/// under xUnit), which sends it to the thread pool, to run whenever. A synchronous handler that blocks would block
-/// the test's thread: such tests keep the server's real threads.
+/// under xUnit), which sends it to the thread pool, to run whenever. For the same reason a gate a handler awaits
+/// through Task.WaitAsync is a TaskCompletionSource without RunContinuationsAsynchronously. A synchronous handler
+/// that blocks would block the test's thread: such tests keep the server's real threads.
 /// </remarks>
 public sealed class ManualTaskScheduler : TaskScheduler
 {
