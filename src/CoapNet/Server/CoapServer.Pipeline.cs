@@ -160,13 +160,17 @@ public sealed partial class CoapServer
         }
     }
 
-    /// <summary>Awaits an async handler off any worker, then answers.</summary>
+    /// <summary>
+    /// Awaits an async handler off any worker, then answers: on whatever thread completes the handler, or, under an
+    /// injected scheduler (tests), back on that scheduler (Dispatch runs on it, so it is TaskScheduler.Current here),
+    /// so a handler completed from another thread still answers when the test runs the scheduler, not at a random time.
+    /// </summary>
     private async Task AwaitHandlerAsync(CoapExchange exchange, ValueTask<CoapResponse> pending)
     {
         CoapResponse response;
         try
         {
-            response = await pending.ConfigureAwait(false) ?? throw NoResponse(exchange);
+            response = await pending.ConfigureAwait(continueOnCapturedContext: _options.Scheduler is not null) ?? throw NoResponse(exchange);
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {

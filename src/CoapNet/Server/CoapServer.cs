@@ -308,12 +308,17 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             // what it holds, so it needs no capacity of its own.
             _dispatch = new ActionBlock<CoapExchange>(
                 Dispatch,
-                new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = Environment.ProcessorCount, EnsureOrdered = false });
+                new ExecutionDataflowBlockOptions
+                {
+                    MaxDegreeOfParallelism = Environment.ProcessorCount,
+                    EnsureOrdered = false,
+                    TaskScheduler = _options.Scheduler ?? TaskScheduler.Default,
+                });
 
             // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
             // threads of their own per route, so they never take a pool thread from the receive loops and async
             // handlers, and a route that blocks never stalls another route.
-            _blocking = new SynchronousLanes(RunSynchronous, _options.MaxDegreeOfParallelism);
+            _blocking = new SynchronousLanes(RunSynchronous, _options.MaxDegreeOfParallelism, _options.Scheduler);
 
             try
             {

@@ -119,6 +119,15 @@ public sealed class CoapServerOptions
     /// <summary>How many peers each endpoint keeps state for (default 10000).</summary>
     public int MaxPeers { get; init; } = 10000;
 
+    /// <summary>
+    /// Where the server's own work runs, for tests inside the library: null (always, outside them) runs the dispatch
+    /// block on the thread pool and each route's blocking lane on threads of its own (<see cref="BlockingHandlerScheduler"/>).
+    /// Set, it runs the dispatch block, every blocking lane and the continuation of an awaited async handler, so a test
+    /// with a scheduler that runs its queue on demand and the in-memory network serves requests in virtual time, on its
+    /// own thread, with no wall-clock wait.
+    /// </summary>
+    internal TaskScheduler? Scheduler { get; init; }
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Endpoints);

@@ -8,9 +8,10 @@ namespace CoapNet.Server;
 /// ended when idle), so a route whose handler blocks (a database call, Thread.Sleep) queues only its own
 /// requests. With one lane for all, a synchronous GET /hello waited behind every sleeping handler: 25 s at 500
 /// of them in flight (issue 11, RESULTS.md). Lanes exist only for handlers that were called, and their number is
-/// bounded by the routes the owner maps, never by what a peer sends.
+/// bounded by the routes the owner maps, never by what a peer sends. A <c>scheduler</c> given (tests only) replaces
+/// every lane's threads.
 /// </summary>
-internal sealed class SynchronousLanes(Action<CoapServer.SyncWork> run, int parallelism)
+internal sealed class SynchronousLanes(Action<CoapServer.SyncWork> run, int parallelism, TaskScheduler? scheduler = null)
 {
     private readonly List<ActionBlock<CoapServer.SyncWork>> _lanes = [];
     private bool _completed;
@@ -44,7 +45,7 @@ internal sealed class SynchronousLanes(Action<CoapServer.SyncWork> run, int para
                     {
                         MaxDegreeOfParallelism = parallelism,
                         EnsureOrdered = false,
-                        TaskScheduler = new BlockingHandlerScheduler(parallelism),
+                        TaskScheduler = scheduler ?? new BlockingHandlerScheduler(parallelism),
                     });
                 _lanes.Add(lane);
                 handler.Lane = lane;

@@ -323,27 +323,23 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
 
     private async Task<CoapMessage> RunInVirtualTime(Task<CoapMessage> pending)
     {
-        // The network is pumped here; the server's handlers run on pool threads; time moves on only
-        // when nothing is in flight and the transfer still waits (for a handler or a retransmission).
+        // The network and the server's scheduler are pumped here, on this thread; time moves on only when both are
+        // quiet and the transfer still waits (for a retransmission).
         for (int step = 0; step < 200_000 && !pending.IsCompleted; step++)
         {
-            if (Network.DeliverAll() > 0 || await Task.WhenAny(pending, Task.Delay(1)) == pending)
-            {
-                continue;
-            }
-
-            if (Network.InFlightCount == 0)
+            if (Scheduler.RunUntilIdle() + Network.DeliverAll() == 0)
             {
                 Time.Advance(TimeSpan.FromMilliseconds(500));
             }
         }
 
-        return await pending.WaitAsync(TimeSpan.FromSeconds(1));
+        pending.IsCompleted.Should().BeTrue("the transfer ends in virtual time");
+        return await pending;
     }
 
     private CoapEndpoint StartServerAndClient(BlockwiseOptions server, BlockwiseOptions client)
     {
-        CoapServer coapServer = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Blockwise = server, TransmissionParameters = _parameters });
+        CoapServer coapServer = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Scheduler = Scheduler, Blockwise = server, TransmissionParameters = _parameters });
         coapServer.MapPut("/upload", request =>
         {
             Record(request.Message);

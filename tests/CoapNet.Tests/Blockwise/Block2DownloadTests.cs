@@ -25,7 +25,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start(new BlockwiseOptions());
 
-        CoapMessage response = await client.SendRequestAsync(Get("/body?size=5000"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/body?size=5000"), ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(5000));
         response.Block2.Should().BeNull("the caller gets the body, not a block");
@@ -45,7 +45,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
         CoapMessage request = Get("/body?size=300");
         request.Block2 = new CoapBlock(0, false, 2);
 
-        CoapMessage response = await client.SendRequestAsync(request, ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(request, ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(300));
         FromServer().Select(b => b.Payload.Length).Should().Equal(64, 64, 64, 64, 44);
@@ -65,7 +65,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
         CoapMessage request = Get("/body?size=1500");
         request.Block2 = new CoapBlock(0, false, exponent);
 
-        CoapMessage response = await client.SendRequestAsync(request, ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(request, ServerAddress));
 
         int size = 16 << exponent;
         response.Payload.ToArray().Should().Equal(Body(1500));
@@ -81,7 +81,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start(new BlockwiseOptions());
 
-        CoapMessage response = await client.SendRequestAsync(Get("/small-blocks"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/small-blocks"), ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(600));
         FromServer().Select(b => b.Payload.Length).Should().Equal(256, 256, 88);
@@ -95,14 +95,14 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
         // Nothing stored: each block runs the handler again, and the body changes in between.
         CoapEndpoint client = Start(new BlockwiseOptions { MaxStoredBodies = 0 });
 
-        Func<Task> download = () => client.SendRequestAsync(Get("/changing"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        Func<Task> download = () => Served(client.SendRequestAsync(Get("/changing"), ServerAddress));
 
         (await download.Should().ThrowAsync<CoapException>()).Which.Message.Should().Contain("changed during the block-wise transfer");
     }
 
     private CoapEndpoint Start(BlockwiseOptions blockwise)
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Blockwise = blockwise });
+        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Scheduler = Scheduler, Blockwise = blockwise });
         server.MapGet("/body", request =>
         {
             Interlocked.Increment(ref _handled);

@@ -17,17 +17,30 @@ public abstract class InMemoryBlockwiseTests : IDisposable
 
     private protected InMemoryNetwork Network { get; }
 
+    /// <summary>Runs a server's handlers when the test pumps it (given as CoapServerOptions.Scheduler), on the test's thread.</summary>
+    private protected ManualTaskScheduler Scheduler { get; } = new();
+
     /// <summary>Disposed in reverse order at the end of the test.</summary>
     private protected List<IDisposable> Owned { get; } = [];
 
     public void Dispose()
     {
+        // What a server under the scheduler still holds is answered first: stopping waits for it.
+        Scheduler.RunUntilIdle();
         for (int i = Owned.Count - 1; i >= 0; i--)
         {
             Owned[i].Dispose();
         }
 
         GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Settles the server (on <see cref="Scheduler"/>) and the network; <paramref name="pending"/> is then answered.</summary>
+    private protected async Task<T> Served<T>(Task<T> pending)
+    {
+        Scheduler.Settle(Network);
+        pending.IsCompleted.Should().BeTrue("the server has answered once it and the network are quiet");
+        return await pending;
     }
 
     /// <summary>The byte at offset i is i mod 251, as the sample's /large serves.</summary>

@@ -24,7 +24,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start();
 
-        CoapMessage response = await client.SendRequestAsync(Get("/file?size=20000"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/file?size=20000"), ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(20_000));
         WatchedStream stream = _streams.Should().ContainSingle("the handler ran once").Subject;
@@ -32,7 +32,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
         stream.IsDisposed.Should().BeFalse("the follow-up blocks may still come within the stored body's lifetime");
 
         Time.Advance(TimeSpan.FromSeconds(61));
-        await client.SendRequestAsync(Get("/file?size=20000"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        await Served(client.SendRequestAsync(Get("/file?size=20000"), ServerAddress));
 
         stream.IsDisposed.Should().BeTrue("an expired stored body closes its stream");
     }
@@ -42,7 +42,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start();
 
-        CoapMessage response = await client.SendRequestAsync(Get("/file?size=300"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/file?size=300"), ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(300));
         response.Block2.Should().BeNull();
@@ -54,7 +54,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start();
 
-        CoapMessage response = await client.SendRequestAsync(Get("/file?size=600&block=256"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/file?size=600&block=256"), ServerAddress));
 
         response.Payload.ToArray().Should().Equal(Body(600));
         Network.SentBetween(ServerAddress, ClientAddress).Select(d => d.Parsed.Payload.Length).Should().Equal(256, 256, 88);
@@ -65,7 +65,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start();
 
-        CoapMessage response = await client.SendRequestAsync(Get("/file?size=3000&code=4.04"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/file?size=3000&code=4.04"), ServerAddress));
 
         // Before: the first 1,024 bytes went out as the whole 4.04 body, without a word.
         response.Code.Should().Be(CoapCode.InternalServerError);
@@ -79,7 +79,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
     {
         CoapEndpoint client = Start();
 
-        CoapMessage response = await client.SendRequestAsync(Get("/file?size=1024&code=4.00"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        CoapMessage response = await Served(client.SendRequestAsync(Get("/file?size=1024&code=4.00"), ServerAddress));
 
         response.Code.Should().Be(CoapCode.BadRequest);
         response.Payload.ToArray().Should().Equal(Body(1024));
@@ -97,7 +97,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
 
     private CoapEndpoint Start()
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time });
+        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time, Scheduler = Scheduler });
         server.MapGet("/file", request =>
         {
             WatchedStream stream = new(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)));

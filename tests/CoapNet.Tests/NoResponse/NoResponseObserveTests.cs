@@ -10,12 +10,14 @@ namespace CoapNet.Tests.NoResponse;
 /// <summary>
 /// RFC 7967 section 2 with Observe (RFC 7641) on a server, in virtual time on the in-memory network: the
 /// No-Response option of a registration covers its notifications, so an observer that declines 2.xx is
-/// registered (its CON gets an empty ACK), hears no success notification, and still hears the error.
+/// registered (its CON gets an empty ACK), hears no success notification, and still hears the error. The server
+/// runs on a <see cref="ManualTaskScheduler"/>: each step settles on the test's thread, with no wait.
 /// </summary>
 public sealed class NoResponseObserveTests : IAsyncLifetime
 {
     private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
     private readonly ManualTimeProvider _time = new();
+    private readonly ManualTaskScheduler _scheduler = new();
     private readonly InMemoryNetwork _network;
     private CoapServer? _server;
     private TestPeer? _observer;
@@ -31,6 +33,7 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
             TimeProvider = _time,
             Observe = new ObserveOptions(),
+            Scheduler = _scheduler,
         });
         _server.MapGet("/state", _ =>
         {
@@ -47,6 +50,7 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
     {
         if (_server is not null)
         {
+            _scheduler.Settle(_network);
             await _server.DisposeAsync();
         }
 
@@ -64,7 +68,7 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
         registration.NoResponse = CoapNoResponse.Success;
         observer.Send(registration, ServerAddress);
 
-        WaitUntil(() => observer.Received.Count == 1 && Volatile.Read(ref _calls) == 1, "the registration is handled and acknowledged");
+        Settled(() => observer.Received.Count == 1 && Volatile.Read(ref _calls) == 1, "the registration is handled and acknowledged");
         CoapMessage ack = observer.Received[0].Parsed;
         ack.Type.Should().Be(CoapMessageType.Acknowledgement);
         ack.Code.Should().Be(CoapCode.Empty, "the 2.05 that registers is itself suppressed");
@@ -72,18 +76,18 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
 
         // A success notification: its 2.05 is made (the handler runs) and suppressed.
         server.NotifyObservers("/state").Should().Be(1);
-        WaitUntil(() => Volatile.Read(ref _calls) == 2, "the notification is made");
+        Settled(() => Volatile.Read(ref _calls) == 2, "the notification is made");
 
         // An error notification: not declined, so it is sent; and it ends the observation (RFC 7641 section 4.2).
         _gone = true;
         server.NotifyObservers("/state");
-        WaitUntil(() => observer.Received.Count >= 2, "the error notification arrives");
+        Settled(() => observer.Received.Count >= 2, "the error notification arrives");
 
         CoapMessage first = observer.Received[1].Parsed;
         first.Code.Should().Be(CoapCode.NotFound, "the 2.05 notification before it was suppressed, so the 4.04 is the first notification heard");
         first.Token.ToArray().Should().Equal(0x0B);
         first.Observe.Should().BeNull();
-        WaitUntil(() => server.Observations == 0, "the error ends the observation");
+        Settled(() => server.Observations == 0, "the error ends the observation");
     }
 
     [Fact]
@@ -96,27 +100,19 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
         registration.UriPath = "/state";
         registration.Observe = 0;
         observer.Send(registration, ServerAddress);
-        WaitUntil(() => observer.Received.Count == 1, "the registration is answered");
+        Settled(() => observer.Received.Count == 1, "the registration is answered");
         observer.Received[0].Parsed.Code.Should().Be(CoapCode.Content);
 
         server.NotifyObservers("/state").Should().Be(1);
-        WaitUntil(() => observer.Received.Count >= 2, "the notification arrives");
+        Settled(() => observer.Received.Count >= 2, "the notification arrives");
         observer.Received[1].Parsed.Code.Should().Be(CoapCode.Content);
         observer.Received[1].Parsed.Observe.Should().NotBeNull();
     }
 
-    private static void WaitUntil(Func<bool> condition, string what)
+    /// <summary>Runs the server until it is idle, then requires <paramref name="condition"/>.</summary>
+    private void Settled(Func<bool> condition, string what)
     {
-        // A bound on waiting for the server's pool threads, not a timing goal.
-        DateTime giveUp = DateTime.UtcNow.AddSeconds(30);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > giveUp)
-            {
-                throw new TimeoutException("Timed out waiting: " + what);
-            }
-
-            Thread.Sleep(1);
-        }
+        _scheduler.Settle(_network);
+        condition().Should().BeTrue(what);
     }
 }

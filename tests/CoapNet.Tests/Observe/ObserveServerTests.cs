@@ -9,12 +9,14 @@ namespace CoapNet.Tests.Observe;
 /// <summary>
 /// RFC 7641 on the server, in virtual time on the in-memory network, with raw peers as observers:
 /// registration, strictly increasing 24-bit sequence values, deregistration by Observe=1, by RST and by
-/// a timed-out CON notification, error notifications, the queue of one per observer, and the bounds.
+/// a timed-out CON notification, error notifications, the queue of one per observer, and the bounds. The server's
+/// handlers run on a <see cref="ManualTaskScheduler"/>, so each step settles on the test's thread: no wait, no poll.
 /// </summary>
 public sealed class ObserveServerTests : IAsyncLifetime
 {
     private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
     private readonly ManualTimeProvider _time = new();
+    private readonly ManualTaskScheduler _scheduler = new();
     private readonly InMemoryNetwork _network;
     private readonly List<TestPeer> _peers = [];
     private CoapServer? _server;
@@ -31,6 +33,7 @@ public sealed class ObserveServerTests : IAsyncLifetime
     {
         if (_server is not null)
         {
+            _scheduler.Settle(_network);
             await _server.DisposeAsync();
         }
 
@@ -275,9 +278,10 @@ public sealed class ObserveServerTests : IAsyncLifetime
             Interlocked.Increment(ref _counter);
             Server.NotifyObservers("/counter").Should().Be(1001);
             string expected = change.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            _scheduler.Settle(_network);
             foreach (TestPeer peer in others)
             {
-                Wait.Until(() => peer.Received.Count(d => d.Parsed.Observe is not null && d.Parsed.GetPayloadString() == expected) == 200, $"{peer.EndPoint} has all 200 notifications of change {change}");
+                peer.Received.Count(d => d.Parsed.Observe is not null && d.Parsed.GetPayloadString() == expected).Should().Be(200, $"{peer.EndPoint} has all 200 notifications of change {change}");
             }
         }
 
@@ -329,14 +333,16 @@ public sealed class ObserveServerTests : IAsyncLifetime
         }
     }
 
-    private static CoapMessage WaitForMessage(TestPeer peer, Func<CoapMessage, bool> match)
+    /// <summary>
+    /// Runs the server until it is idle, then returns the last message <paramref name="peer"/> received that matches.
+    /// With immediate delivery the peer's responder (an ACK for a CON notification) has answered, and the server taken
+    /// the answer in, on this thread before this returns, so the test never moves the clock ahead of them.
+    /// </summary>
+    private CoapMessage WaitForMessage(TestPeer peer, Func<CoapMessage, bool> match)
     {
-        CoapMessage? found = null;
-        Wait.Until(() => (found = peer.Received.Select(d => d.Message).LastOrDefault(m => m is not null && match(m))) is not null, $"{peer.EndPoint} receives the expected message");
-
-        // The peer's responder (an ACK for a CON notification) has answered, and the server, with immediate
-        // delivery, taken the answer in, before the test moves the clock: else a retransmission timer can fire first.
-        Wait.Until(() => peer.InProgressCount == 0, $"{peer.EndPoint}'s responder has answered what it received");
+        _scheduler.Settle(_network);
+        CoapMessage? found = peer.Received.Select(d => d.Message).LastOrDefault(m => m is not null && match(m));
+        found.Should().NotBeNull($"{peer.EndPoint} receives the expected message; it received {string.Join(", ", peer.Received)}");
         return found!;
     }
 
@@ -366,6 +372,7 @@ public sealed class ObserveServerTests : IAsyncLifetime
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
             TimeProvider = _time,
             Observe = observe ?? new ObserveOptions(),
+            Scheduler = _scheduler,
         });
         _server.MapGet("/counter", _ => _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.MapGet("/plain", _ => CoapResponse.Content("plain"));

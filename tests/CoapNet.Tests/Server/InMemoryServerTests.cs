@@ -8,15 +8,18 @@ namespace CoapNet.Tests.Server;
 
 /// <summary>
 /// The server given a transport of the in-memory network, in virtual time: no socket, no wall
-/// clock, every datagram on record. The same server, routes and pipeline as over UDP.
+/// clock, every datagram on record. The same server, routes and pipeline as over UDP, its handlers run by a
+/// <see cref="ManualTaskScheduler"/> on the test's thread when the test settles it.
 /// </summary>
 public sealed class InMemoryServerTests : IAsyncLifetime
 {
     private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
     private readonly ManualTimeProvider _time = new();
+    private readonly ManualTaskScheduler _scheduler = new();
     private readonly InMemoryNetwork _network;
-    private readonly TaskCompletionSource _gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly SemaphoreSlim _entered = new(0);
+    // Without RunContinuationsAsynchronously: with it, the handler's WaitAsync would resume it on the thread pool.
+    private readonly TaskCompletionSource _gate = new();
+    private int _entered;
     private CoapServer? _server;
     private CoapEndpoint? _client;
 
@@ -29,12 +32,15 @@ public sealed class InMemoryServerTests : IAsyncLifetime
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
             TimeProvider = _time,
             SeparateResponseDelay = TimeSpan.FromSeconds(1),
+            Scheduler = _scheduler,
         });
         _server.MapGet("/hello", request => CoapResponse.Content("hello " + request.RemoteEndPoint));
         _server.MapGet("/slow", async (request, cancellationToken) =>
         {
-            _entered.Release();
-            await _gate.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            _entered++;
+
+            // No ConfigureAwait(false): the handler resumes on the test's scheduler (ManualTaskScheduler).
+            await _gate.Task.WaitAsync(cancellationToken);
             return CoapResponse.Content("slow");
         });
         _server.Start();
@@ -46,19 +52,22 @@ public sealed class InMemoryServerTests : IAsyncLifetime
     public async Task DisposeAsync()
     {
         _gate.TrySetResult();
+        _scheduler.Settle(_network);
         _client?.Dispose();
         if (_server is not null)
         {
             await _server.DisposeAsync();
         }
-
-        _entered.Dispose();
     }
 
     [Fact]
     public async Task ServesARouteOverAnInjectedTransport()
     {
-        CoapMessage response = await _client!.SendRequestAsync(Get("hello"), ServerAddress).WaitAsync(TimeSpan.FromSeconds(30));
+        Task<CoapMessage> pending = _client!.SendRequestAsync(Get("hello"), ServerAddress);
+        _scheduler.Settle(_network);
+
+        pending.IsCompleted.Should().BeTrue("the server answered while the test settled it");
+        CoapMessage response = await pending;
 
         response.Type.Should().Be(CoapMessageType.Acknowledgement, "the answer is piggybacked");
         response.GetPayloadString().Should().Be("hello 10.0.0.1:5683");
@@ -69,7 +78,8 @@ public sealed class InMemoryServerTests : IAsyncLifetime
     public async Task ASlowHandlerIsAcknowledgedAfterTheSeparateResponseDelayInVirtualTime()
     {
         Task<CoapMessage> pending = _client!.SendRequestAsync(Get("slow"), ServerAddress);
-        (await _entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue();
+        _scheduler.Settle(_network);
+        _entered.Should().Be(1);
         FromServer().Should().BeEmpty("nothing is sent before the delay");
 
         _time.Advance(TimeSpan.FromSeconds(1));
@@ -79,7 +89,9 @@ public sealed class InMemoryServerTests : IAsyncLifetime
         ack.Code.Should().Be(CoapCode.Empty, "RFC 7252 section 5.2.2: an empty ACK first");
 
         _gate.SetResult();
-        CoapMessage response = await pending.WaitAsync(TimeSpan.FromSeconds(30));
+        _scheduler.Settle(_network);
+        pending.IsCompleted.Should().BeTrue("the handler answered once its gate opened");
+        CoapMessage response = await pending;
 
         response.Type.Should().Be(CoapMessageType.Confirmable, "the response follows separately, as CON");
         response.GetPayloadString().Should().Be("slow");

@@ -10,14 +10,17 @@ namespace CoapNet.Tests.Server;
 /// The server's default separate-response delay, in virtual time: a client that sends one confirmable request at a
 /// time (NSTART = 1, RFC 7252 section 4.7) moves on to its next request when the previous one is acknowledged, so
 /// each request to a slow handler holds it for the delay (chosen from the separate-ack scenario, benchmarks/RESULTS.md).
+/// The server's handlers run on a <see cref="ManualTaskScheduler"/>, on the test's thread when it settles them.
 /// </summary>
 public sealed class SeparateResponseDelayTests : IAsyncDisposable
 {
     private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
     private readonly ManualTimeProvider _time = new();
+    private readonly ManualTaskScheduler _scheduler = new();
     private readonly InMemoryNetwork _network;
-    private readonly TaskCompletionSource _release = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly SemaphoreSlim _entered = new(0);
+    // Without RunContinuationsAsynchronously: with it, the handler's WaitAsync would resume it on the thread pool.
+    private readonly TaskCompletionSource _release = new();
+    private int _entered;
     private readonly CoapServer _server;
     private readonly CoapEndpoint _client;
 
@@ -26,11 +29,13 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
         _network = new InMemoryNetwork(_time) { DeliversImmediately = true };
 
         // The server's defaults, but for the clock and the transport.
-        _server = new CoapServer(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], TimeProvider = _time });
+        _server = new CoapServer(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], TimeProvider = _time, Scheduler = _scheduler });
         _server.MapGet("/slow", async (_, cancellationToken) =>
         {
-            _entered.Release();
-            await _release.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            _entered++;
+
+            // No ConfigureAwait(false): the handler resumes on the test's scheduler (ManualTaskScheduler).
+            await _release.Task.WaitAsync(cancellationToken);
             return CoapResponse.Content("done");
         });
         _server.Start();
@@ -55,15 +60,17 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
             // Request i is in the handler; the delay acknowledges it (each request arrives on a tick of the server's watch
             // here, so exactly 100 ms later), which frees the client's one slot for request i + 1. With the former 1 s
             // default the next request never came.
-            (await _entered.WaitAsync(TimeSpan.FromSeconds(30))).Should().BeTrue($"request {i + 1} reaches the handler once the one before it is acknowledged");
-            _entered.CurrentCount.Should().Be(0, "NSTART = 1: one request at a time until the previous one is acknowledged");
+            _scheduler.Settle(_network);
+            _entered.Should().Be(i + 1, $"request {i + 1} reaches the handler once the one before it is acknowledged, and NSTART = 1: one request at a time until the previous one is acknowledged");
             _time.Advance(TimeSpan.FromMilliseconds(100));
         }
 
         _release.SetResult();
+        _scheduler.Settle(_network);
         foreach (Task<CoapMessage> request in requests)
         {
-            (await request.WaitAsync(TimeSpan.FromSeconds(30))).GetPayloadString().Should().Be("done");
+            request.IsCompleted.Should().BeTrue("every handler answered once released");
+            (await request).GetPayloadString().Should().Be("done");
         }
 
         _time.Elapsed.Should().Be(TimeSpan.FromSeconds(1), "ten requests, a tenth of a second each");
@@ -72,8 +79,8 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         _release.TrySetResult();
+        _scheduler.Settle(_network);
         _client.Dispose();
         await _server.DisposeAsync();
-        _entered.Dispose();
     }
 }
