@@ -106,7 +106,8 @@ public sealed class VirtualTimeServerTests : IDisposable
     {
         _gate.TrySetResult("disposed");
         _scheduler.Settle(_network);
-        _server.Stop(Wait.DefaultBound);
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        _server.Stop(bound.Token);
         _peer.Dispose();
     }
 
