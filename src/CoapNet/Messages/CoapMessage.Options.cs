@@ -163,6 +163,44 @@ public sealed partial class CoapMessage
         }
     }
 
+    /// <summary>
+    /// The Echo option (RFC 9175 section 2.2), or null: an opaque value of 1 to 40 bytes a server sends to check a
+    /// request's freshness or the client's address, and the client returns in its next request.
+    /// </summary>
+    /// <exception cref="ArgumentException">The value is empty or longer than 40 bytes (RFC 9175 section 2.2.1).</exception>
+    public ReadOnlyMemory<byte>? Echo
+    {
+        get => TryGetValid(CoapOptionNumber.Echo, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
+        set
+        {
+            if (value is { Length: < 1 or > 40 })
+            {
+                throw new ArgumentException("An Echo option holds 1 to 40 bytes (RFC 9175 section 2.2.1).", nameof(value));
+            }
+
+            SetOrRemove(CoapOptionNumber.Echo, value);
+        }
+    }
+
+    /// <summary>
+    /// The first Request-Tag option (RFC 9175 section 3.2), or null: 0 to 8 bytes that tell apart the block-wise
+    /// operations of one client on one resource. Setting it replaces every Request-Tag option; null removes them.
+    /// </summary>
+    /// <exception cref="ArgumentException">The value is longer than 8 bytes (RFC 9175 section 3.2.1).</exception>
+    public ReadOnlyMemory<byte>? RequestTag
+    {
+        get => TryGetValid(CoapOptionNumber.RequestTag, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
+        set
+        {
+            if (value is { Length: > 8 })
+            {
+                throw new ArgumentException("A Request-Tag option holds 0 to 8 bytes (RFC 9175 section 3.2.1).", nameof(value));
+            }
+
+            SetOrRemove(CoapOptionNumber.RequestTag, value);
+        }
+    }
+
     /// <summary>True when the If-None-Match option is present with its empty value (RFC 7252 section 5.10.8.2).</summary>
     public bool IfNoneMatch
     {
