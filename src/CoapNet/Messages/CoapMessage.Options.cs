@@ -150,17 +150,8 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The value is empty or longer than 8 bytes (RFC 7252 section 5.10.6).</exception>
     public ReadOnlyMemory<byte>? ETag
     {
-        // The cast matters: a bare null converts to ReadOnlyMemory<byte> (through byte[]) and would read as an empty ETag.
-        get => TryGetValid(CoapOptionNumber.ETag, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
-        set
-        {
-            if (value is { Length: < 1 or > 8 })
-            {
-                throw new ArgumentException("An ETag holds 1 to 8 bytes (RFC 7252 section 5.10.6).", nameof(value));
-            }
-
-            SetOrRemove(CoapOptionNumber.ETag, value);
-        }
+        get => GetOpaque(CoapOptionNumber.ETag);
+        set => SetOpaque(CoapOptionNumber.ETag, value, "RFC 7252 section 5.10.6");
     }
 
     /// <summary>
@@ -170,16 +161,8 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The value is empty or longer than 40 bytes (RFC 9175 section 2.2.1).</exception>
     public ReadOnlyMemory<byte>? Echo
     {
-        get => TryGetValid(CoapOptionNumber.Echo, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
-        set
-        {
-            if (value is { Length: < 1 or > 40 })
-            {
-                throw new ArgumentException("An Echo option holds 1 to 40 bytes (RFC 9175 section 2.2.1).", nameof(value));
-            }
-
-            SetOrRemove(CoapOptionNumber.Echo, value);
-        }
+        get => GetOpaque(CoapOptionNumber.Echo);
+        set => SetOpaque(CoapOptionNumber.Echo, value, "RFC 9175 section 2.2.1");
     }
 
     /// <summary>
@@ -189,16 +172,8 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The value is longer than 8 bytes (RFC 9175 section 3.2.1).</exception>
     public ReadOnlyMemory<byte>? RequestTag
     {
-        get => TryGetValid(CoapOptionNumber.RequestTag, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
-        set
-        {
-            if (value is { Length: > 8 })
-            {
-                throw new ArgumentException("A Request-Tag option holds 0 to 8 bytes (RFC 9175 section 3.2.1).", nameof(value));
-            }
-
-            SetOrRemove(CoapOptionNumber.RequestTag, value);
-        }
+        get => GetOpaque(CoapOptionNumber.RequestTag);
+        set => SetOpaque(CoapOptionNumber.RequestTag, value, "RFC 9175 section 3.2.1");
     }
 
     /// <summary>True when the If-None-Match option is present with its empty value (RFC 7252 section 5.10.8.2).</summary>
@@ -339,6 +314,22 @@ public sealed partial class CoapMessage
 
     // One occurrence of the option with this value, or none (null); removing creates no collection. A bare null
     // in a conditional converts through byte[] to an empty ReadOnlyMemory, not to null: callers cast it explicitly.
+    // The cast matters: a bare null converts to ReadOnlyMemory<byte> (through byte[]) and would read as an empty value.
+    private ReadOnlyMemory<byte>? GetOpaque(CoapOptionNumber number)
+        => TryGetValid(number, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
+
+    /// <summary>Sets (or, for null, removes) an opaque option after checking its registered length bounds, which <paramref name="source"/> states.</summary>
+    private void SetOpaque(CoapOptionNumber number, ReadOnlyMemory<byte>? value, string source)
+    {
+        if (value is { } v && !CoapOptionDefinition.IsValidLength(number, v.Length))
+        {
+            CoapOptionDefinition.TryGet(number, out CoapOptionDefinition? d);
+            throw new ArgumentException($"{d!.Name} holds {d.MinLength} to {d.MaxLength} bytes ({source}).", nameof(value));
+        }
+
+        SetOrRemove(number, value);
+    }
+
     private void SetOrRemove(CoapOptionNumber number, ReadOnlyMemory<byte>? value)
     {
         if (value is { } v)

@@ -38,7 +38,7 @@ public sealed class LibCoapEchoTests
         string output;
         try
         {
-            output = await ReadOutputAsync(client);
+            output = await LibCoap.ReadOutputAsync(client, TimeSpan.FromSeconds(30));
         }
         finally
         {
@@ -61,15 +61,5 @@ public sealed class LibCoapEchoTests
             .And.Subject.Last().Should().Contain(echo, "the repetition carries the value of our 4.01 (libcoap also draws a new token for it)");
         output.Split('\n').Should().Contain(line => line.Contains("c:4.01", StringComparison.Ordinal) && line.Contains(echo, StringComparison.Ordinal));
         output.Should().Contain("done", "libcoap prints the payload of the final answer");
-    }
-
-    private static async Task<string> ReadOutputAsync(Process client)
-    {
-        // A bound on a peer that should exit by itself, not a timing goal.
-        using CancellationTokenSource bound = new(TimeSpan.FromSeconds(30));
-        Task<string> stdout = client.StandardOutput.ReadToEndAsync(bound.Token);
-        Task<string> stderr = client.StandardError.ReadToEndAsync(bound.Token);
-        await client.WaitForExitAsync(bound.Token);
-        return await stdout + await stderr;
     }
 }
