@@ -39,6 +39,25 @@ internal sealed partial class BlockwiseStage
         next(call, upload.First());
     }
 
+    /// <summary>
+    /// A Request-Tag no other upload of this endpoint has carried (RFC 9175 section 3.3): the counter in as few bytes
+    /// as it takes, 1 to 8. Two uploads to the same resource at once then never look like one to the server, which
+    /// keys its reassembly by Request-Tag (section 3.4); a restarted endpoint reusing a tag only restarts an abandoned
+    /// upload there, as block 0 does anyway.
+    /// </summary>
+    private byte[] NextRequestTag()
+    {
+        ulong tag = (ulong)Interlocked.Increment(ref _lastRequestTag);
+        int length = Math.Max(1, 8 - (System.Numerics.BitOperations.LeadingZeroCount(tag) / 8));
+        byte[] value = new byte[length];
+        for (int i = length - 1; i >= 0; i--, tag >>= 8)
+        {
+            value[i] = (byte)tag;
+        }
+
+        return value;
+    }
+
     private static bool CarriesBody(CoapCode code)
         => code == CoapCode.Put || code == CoapCode.Post || code == CoapCode.Fetch || code == CoapCode.Patch || code == CoapCode.IPatch;
 
@@ -48,6 +67,10 @@ internal sealed partial class BlockwiseStage
     /// </summary>
     private sealed class Upload(BlockwiseStage stage, IClientCall call, CoapMessage original, BlockSource source, int bert)
     {
+        // RFC 9175 section 3.4: every block of one upload carries the same Request-Tag, and no other upload of this
+        // endpoint runs with it; a caller's own Request-Tag is kept instead.
+        private readonly byte[]? _tag = original.HasOptions && original.RequestTag is not null ? null : stage.NextRequestTag();
+
         // BERT (SZX 7) when both CSMs offered it: blocks of several KiB, numbered in KiB (RFC 8323 section 6).
         private int _exponent = bert > 0 ? 7 : stage._sizeExponent;
         private long _offset;
@@ -56,6 +79,7 @@ internal sealed partial class BlockwiseStage
         private bool _more;
         private bool _restarted;
         private Action<IClientCall, CoapMessage>? _next;
+
 
         /// <summary>The bytes of a block at the current size: BERT's several KiB, or 2^(SZX + 4).</summary>
         private int BlockBytes => _exponent == 7 ? bert : 1 << (_exponent + 4);
@@ -172,6 +196,11 @@ internal sealed partial class BlockwiseStage
             block.Token = default;
             block.Payload = data;
             block.Block1 = new CoapBlock(number, more, _exponent);
+            if (_tag is not null)
+            {
+                block.RequestTag = _tag;
+            }
+
             if (offset == 0 && source.Length is long total)
             {
                 block.Size1 = (uint)total;

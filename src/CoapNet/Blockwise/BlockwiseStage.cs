@@ -29,6 +29,7 @@ internal sealed partial class BlockwiseStage : CoapStage
     private readonly object _gate = new();
     private readonly Dictionary<string, StoredBody> _bodies = new(StringComparer.Ordinal);
     private long _storedBytes;
+    private long _lastRequestTag;
 
     /// <param name="options">Block size and the bounds on stored bodies.</param>
     /// <param name="maxMessageSize">The endpoint's largest message.</param>

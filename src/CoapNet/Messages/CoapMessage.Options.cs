@@ -150,17 +150,30 @@ public sealed partial class CoapMessage
     /// <exception cref="ArgumentException">The value is empty or longer than 8 bytes (RFC 7252 section 5.10.6).</exception>
     public ReadOnlyMemory<byte>? ETag
     {
-        // The cast matters: a bare null converts to ReadOnlyMemory<byte> (through byte[]) and would read as an empty ETag.
-        get => TryGetValid(CoapOptionNumber.ETag, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
-        set
-        {
-            if (value is { Length: < 1 or > 8 })
-            {
-                throw new ArgumentException("An ETag holds 1 to 8 bytes (RFC 7252 section 5.10.6).", nameof(value));
-            }
+        get => GetOpaque(CoapOptionNumber.ETag);
+        set => SetOpaque(CoapOptionNumber.ETag, value, "RFC 7252 section 5.10.6");
+    }
 
-            SetOrRemove(CoapOptionNumber.ETag, value);
-        }
+    /// <summary>
+    /// The Echo option (RFC 9175 section 2.2), or null: an opaque value of 1 to 40 bytes a server sends to check a
+    /// request's freshness or the client's address, and the client returns in its next request.
+    /// </summary>
+    /// <exception cref="ArgumentException">The value is empty or longer than 40 bytes (RFC 9175 section 2.2.1).</exception>
+    public ReadOnlyMemory<byte>? Echo
+    {
+        get => GetOpaque(CoapOptionNumber.Echo);
+        set => SetOpaque(CoapOptionNumber.Echo, value, "RFC 9175 section 2.2.1");
+    }
+
+    /// <summary>
+    /// The first Request-Tag option (RFC 9175 section 3.2), or null: 0 to 8 bytes that tell apart the block-wise
+    /// operations of one client on one resource. Setting it replaces every Request-Tag option; null removes them.
+    /// </summary>
+    /// <exception cref="ArgumentException">The value is longer than 8 bytes (RFC 9175 section 3.2.1).</exception>
+    public ReadOnlyMemory<byte>? RequestTag
+    {
+        get => GetOpaque(CoapOptionNumber.RequestTag);
+        set => SetOpaque(CoapOptionNumber.RequestTag, value, "RFC 9175 section 3.2.1");
     }
 
     /// <summary>True when the If-None-Match option is present with its empty value (RFC 7252 section 5.10.8.2).</summary>
@@ -301,6 +314,22 @@ public sealed partial class CoapMessage
 
     // One occurrence of the option with this value, or none (null); removing creates no collection. A bare null
     // in a conditional converts through byte[] to an empty ReadOnlyMemory, not to null: callers cast it explicitly.
+    // The cast matters: a bare null converts to ReadOnlyMemory<byte> (through byte[]) and would read as an empty value.
+    private ReadOnlyMemory<byte>? GetOpaque(CoapOptionNumber number)
+        => TryGetValid(number, out CoapOptionEntry e) ? e.Value : (ReadOnlyMemory<byte>?)null;
+
+    /// <summary>Sets (or, for null, removes) an opaque option after checking its registered length bounds, which <paramref name="source"/> states.</summary>
+    private void SetOpaque(CoapOptionNumber number, ReadOnlyMemory<byte>? value, string source)
+    {
+        if (value is { } v && !CoapOptionDefinition.IsValidLength(number, v.Length))
+        {
+            CoapOptionDefinition.TryGet(number, out CoapOptionDefinition? d);
+            throw new ArgumentException($"{d!.Name} holds {d.MinLength} to {d.MaxLength} bytes ({source}).", nameof(value));
+        }
+
+        SetOrRemove(number, value);
+    }
+
     private void SetOrRemove(CoapOptionNumber number, ReadOnlyMemory<byte>? value)
     {
         if (value is { } v)

@@ -66,6 +66,12 @@ public sealed class CoapEndpointOptions
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
 
     /// <summary>
+    /// The Echo option (RFC 9175 section 2) on a server: freshness of unsafe requests and amplification mitigation, both
+    /// off by default; see <see cref="CoapNet.Freshness.EchoOptions"/>. A client answers Echo challenges whatever this says.
+    /// </summary>
+    public CoapNet.Freshness.EchoOptions Echo { get; init; } = new();
+
+    /// <summary>
     /// How confirmable messages are retransmitted over a datagram transport: timeouts, back-off and NSTART per peer
     /// (default <see cref="Retransmission.CoapRetransmissionPolicy.Rfc7252"/>, the fixed back-off of RFC 7252 section 4.2
     /// with <see cref="TransmissionParameters"/>).
@@ -77,7 +83,7 @@ public sealed class CoapEndpointOptions
 
     /// <summary>
     /// Makes the endpoint's stages, from the application down (null: <see cref="CoapStages.CreateDefault"/>, block-wise,
-    /// Observe and No-Response). Internal until the stage contract is public: tests add stages of their own here.
+    /// Observe, No-Response and Echo). Internal until the stage contract is public: tests add stages of their own here.
     /// </summary>
     internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
 
@@ -89,6 +95,8 @@ public sealed class CoapEndpointOptions
         TransmissionParameters.Validate();
         ArgumentNullException.ThrowIfNull(Blockwise);
         Blockwise.Validate();
+        ArgumentNullException.ThrowIfNull(Echo);
+        Echo.Validate();
         if (DeduplicationCapacity < 1)
         {
             throw new ArgumentException("DeduplicationCapacity must be at least 1.", nameof(DeduplicationCapacity));

@@ -18,10 +18,16 @@ internal static class CoapStages
     /// <summary>
     /// From the application down: block-wise joins and splits bodies (RFC 7959); Observe numbers notifications
     /// and, on the way in, drops stale ones before any block of theirs is fetched (RFC 7641); No-Response
-    /// (RFC 7967) comes last, nearest the wire: it decides about what would actually be sent, after Observe has
-    /// registered an observer and numbered a notification (section 2: the registration's option covers its
-    /// notifications, so an observer asking for errors only is still registered), and on a client it sees each
-    /// request as it goes out, block-wise follow-ups included.
+    /// (RFC 7967) decides about what would actually be sent, after Observe has registered an observer and numbered a
+    /// notification (section 2: the registration's option covers its notifications, so an observer asking for errors
+    /// only is still registered), and on a client it sees each request as it goes out, block-wise follow-ups included.
+    /// Echo (RFC 9175 section 2) comes last, nearest the wire. It sees each message as it travels, every Block1 block
+    /// before block-wise joins it: a challenged first block never reaches block-wise, so no upload is kept for an
+    /// unverified peer, and its repetition with the Echo value starts the upload cleanly as block 0 (RFC 9175 section
+    /// 2.4, item 1; RFC 7959 section 2.5). Its amplification check measures each block as it goes out, not a whole body
+    /// (RFC 9175 section 2.4, item 3), after No-Response has dropped what is not sent, and its 4.01 challenge goes out
+    /// even to a request declining 4.xx, or it could never be answered. On a client it repeats a challenged block, or
+    /// block-wise follow-up, by itself, so block-wise sees only the answer to the repetition.
     /// </summary>
     /// <param name="context">What the stages need from their endpoint.</param>
     /// <returns>A new list of new stages: stages keep per-endpoint state, so no two endpoints share one.</returns>
@@ -33,6 +39,7 @@ internal static class CoapStages
             new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider, context.UploadCheck),
             new ObserveStage(options.TimeProvider, context.Observers),
             new NoResponse.NoResponseStage(),
+            new Freshness.EchoStage(options.Echo, options.TimeProvider),
         ];
     }
 

@@ -113,6 +113,12 @@ public sealed class CoapServerOptions
     /// <summary>Block-wise transfer (RFC 7959): the block size for large responses and the bounds on the bodies kept for follow-up blocks.</summary>
     public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
 
+    /// <summary>
+    /// The Echo option (RFC 9175 section 2): require fresh unsafe requests and mitigate amplification over UDP, both off
+    /// by default; see <see cref="CoapNet.Freshness.EchoOptions"/>.
+    /// </summary>
+    public CoapNet.Freshness.EchoOptions Echo { get; init; } = new();
+
     /// <summary>Observe (RFC 7641): the bounds on observations and the type of notifications.</summary>
     public CoapNet.Observe.ObserveOptions Observe { get; init; } = new();
 
@@ -141,6 +147,8 @@ public sealed class CoapServerOptions
         ArgumentNullException.ThrowIfNull(ConnectionListeners);
         ArgumentNullException.ThrowIfNull(Observe);
         Observe.Validate();
+        ArgumentNullException.ThrowIfNull(Echo);
+        Echo.Validate();
         ArgumentNullException.ThrowIfNull(TransmissionParameters);
         ArgumentNullException.ThrowIfNull(RetransmissionPolicy);
         ArgumentNullException.ThrowIfNull(TimeProvider);
@@ -183,5 +191,6 @@ public sealed class CoapServerOptions
         MalformedLogLinesPerSecond = MalformedLogLinesPerSecond,
         MaxOptionCount = MaxOptionCount,
         Blockwise = Blockwise,
+        Echo = Echo,
     };
 }

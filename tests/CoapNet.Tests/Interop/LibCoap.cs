@@ -35,6 +35,16 @@ internal static class LibCoap
         return Process.Start(info) ?? throw new InvalidOperationException($"Could not start {executable}.");
     }
 
+    /// <summary>What a tool that exits by itself wrote to stdout and stderr, once it has exited (within a bound on a hung peer, not a timing goal).</summary>
+    public static async Task<string> ReadOutputAsync(Process tool, TimeSpan bound)
+    {
+        using CancellationTokenSource cancel = new(bound);
+        Task<string> stdout = tool.StandardOutput.ReadToEndAsync(cancel.Token);
+        Task<string> stderr = tool.StandardError.ReadToEndAsync(cancel.Token);
+        await tool.WaitForExitAsync(cancel.Token);
+        return await stdout + await stderr;
+    }
+
     /// <summary>Ends a tool that is still running (they wait for responses or for -B seconds).</summary>
     public static void Stop(Process process)
     {

@@ -66,7 +66,7 @@ public sealed class LibCoapNoResponseTests
             response.Token.ToArray().Should().Equal(request.Token.ToArray());
 
             // libcoap takes it as the response to its request and reports it.
-            string output = await ReadOutputAsync(client);
+            string output = await LibCoap.ReadOutputAsync(client, TimeSpan.FromSeconds(20));
             output.Should().Contain("4.04");
         }
         finally
@@ -123,16 +123,6 @@ public sealed class LibCoapNoResponseTests
         endpoint.Start();
         handled = () => Volatile.Read(ref count);
         return endpoint.LocalEndPoint;
-    }
-
-    private static async Task<string> ReadOutputAsync(Process client)
-    {
-        // A bound on a peer that should exit by itself, not a timing goal.
-        using CancellationTokenSource bound = new(TimeSpan.FromSeconds(20));
-        Task<string> stdout = client.StandardOutput.ReadToEndAsync(bound.Token);
-        Task<string> stderr = client.StandardError.ReadToEndAsync(bound.Token);
-        await client.WaitForExitAsync(bound.Token);
-        return await stdout + await stderr;
     }
 
     /// <summary>One socket between libcoap and our server, moved by the test one datagram at a time.</summary>
