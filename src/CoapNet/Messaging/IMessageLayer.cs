@@ -81,6 +81,14 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     void Acknowledge(CoapExchange exchange);
 
     /// <summary>
+    /// Ends a received request that gets no response (a stage suppressed it, as No-Response does, RFC 7967 section
+    /// 2.1): a confirmable request not yet acknowledged gets its empty ACK, recorded for its duplicates as a reply
+    /// would be (RFC 7252 sections 4.2, 4.5); a NON gets nothing; on a connection the request stops counting as in
+    /// flight, as a written response would make it.
+    /// </summary>
+    void EndWithoutResponse(CoapExchange exchange);
+
+    /// <summary>
     /// Turns away a received request that nothing above can process (an endpoint without a request
     /// handler): RST for a CON (RFC 7252 section 4.2), silence for a NON; on a stream, which has no
     /// RST, 5.01 Not Implemented.

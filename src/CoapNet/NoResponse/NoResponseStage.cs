@@ -13,10 +13,9 @@ namespace CoapNet.NoResponse;
 /// may have come.
 /// </summary>
 /// <remarks>
-/// Over a reliable transport (RFC 8323) the server still sends every response: the connection layer
-/// counts a request in flight until its response is written (its MaxRequestsInFlight, and a Release
-/// that waits for them), and RFC 7967 is written for the message layer of RFC 7252. A client there
-/// still completes at once for <see cref="CoapNoResponse.All"/> and lets the response match nothing.
+/// Over a connection (RFC 8323) a suppressed response is not written either; the connection layer stops counting
+/// the request as in flight (its MaxRequestsInFlight, and a Release that waits for them) as a written response
+/// would, through <see cref="IMessageLayer.EndWithoutResponse"/>.
 /// </remarks>
 internal sealed class NoResponseStage : CoapStage
 {
@@ -25,7 +24,7 @@ internal sealed class NoResponseStage : CoapStage
     {
         // RFC 7959 section 2.3: 2.31 Continue asks for the next Block1 block; without it an upload cannot
         // go on, so it is part of the transfer rather than the response the client declined.
-        if (exchange.Peer.IsReliable || response.Code == CoapCode.Continue || !Suppresses(exchange.Request, response.Code))
+        if (response.Code == CoapCode.Continue || !Suppresses(exchange.Request, response.Code))
         {
             next(exchange, response);
             return;
@@ -39,13 +38,10 @@ internal sealed class NoResponseStage : CoapStage
             return;
         }
 
-        // RFC 7967 section 2.1: the response is suppressed. A CON not yet acknowledged is acknowledged now with an
-        // empty ACK, recorded for its duplicates as a piggybacked response would be (RFC 7252 sections 4.2, 4.5);
-        // after an empty ACK there is nothing left to send. A NON is simply not answered (its duplicates neither).
-        if (exchange.IsConfirmable && !exchange.RespondsAfterAcknowledgement)
-        {
-            exchange.LowerState.Layer.Acknowledge(exchange);
-        }
+        // RFC 7967 section 2.1: the response is suppressed. The layer below ends the request without one: over UDP a CON
+        // not yet acknowledged gets its empty ACK, recorded for its duplicates; over a connection the request stops
+        // counting as in flight, as a written response would have made it.
+        exchange.LowerState.Layer.EndWithoutResponse(exchange);
     }
 
     /// <inheritdoc/>

@@ -276,6 +276,20 @@ internal sealed class StreamConnection : IPeerChannel
         CheckReleased();
     }
 
+    /// <summary>A request of the peer's ends with no response (RFC 7967): it no longer counts as in flight, which a written response would have ended.</summary>
+    public void EndWithoutResponse()
+    {
+        lock (_gate)
+        {
+            if (_incomingInFlight > 0)
+            {
+                _incomingInFlight--;
+            }
+        }
+
+        CheckReleased();
+    }
+
     /// <summary>Queues a notification (RFC 7641 over RFC 8323 section 7.1: a plain frame); false when the connection is closed.</summary>
     /// <exception cref="ArgumentException">Larger than the peer's Max-Message-Size.</exception>
     public bool TrySendNotification(CoapMessage notification, ReadOnlyMemory<byte> token, int size)

@@ -267,6 +267,13 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public void EndWithoutResponse(CoapExchange exchange)
+    {
+        ArgumentNullException.ThrowIfNull(exchange);
+        ((StreamConnection)exchange.LowerState).EndWithoutResponse();
+    }
+
+    /// <inheritdoc/>
     public void Reject(CoapExchange exchange)
     {
         ArgumentNullException.ThrowIfNull(exchange);

@@ -157,6 +157,16 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <inheritdoc/>
+    public void EndWithoutResponse(CoapExchange exchange)
+    {
+        // After an empty ACK there is nothing left to send; a NON is simply not answered (its duplicates neither).
+        if (exchange.IsConfirmable && !exchange.RespondsAfterAcknowledgement)
+        {
+            Acknowledge(exchange);
+        }
+    }
+
+    /// <inheritdoc/>
     public void Reject(CoapExchange exchange)
     {
         if (exchange.Request.Type != CoapMessageType.Confirmable)
