@@ -57,13 +57,9 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
         CoapStage[] stages = CoapStages.Create(options, new StageContext(options));
         _blockwise = Find<Blockwise.BlockwiseStage>(stages);
-        ObserveStage = Find<Observe.ObserveStage>(stages);
 
         _exchanges = new ExchangeLayer(lower, options, logger, stages);
     }
-
-    /// <summary>The Observe stage (RFC 7641), when the endpoint has one.</summary>
-    internal Observe.ObserveStage? ObserveStage { get; }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>
     internal ExchangeLayer Exchanges => _exchanges;

@@ -72,12 +72,7 @@ internal sealed partial class ExchangeLayer
         /// <inheritdoc/>
         public void SetState(CoapStage stage, object? state)
         {
-            int index = Array.IndexOf(_layer._stages, stage);
-            if (index < 0)
-            {
-                throw new ArgumentException("The stage is not one of this exchange layer's.", nameof(stage));
-            }
-
+            int index = _layer.IndexOf(stage);
             object?[] states = Volatile.Read(ref _stageStates) ?? Interlocked.CompareExchange(ref _stageStates, new object?[_layer._stages.Length], null) ?? _stageStates!;
             Volatile.Write(ref states[index], state);
         }
