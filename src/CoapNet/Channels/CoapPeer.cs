@@ -23,11 +23,11 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// <param name="scheme">The URI scheme of the transport, such as <see cref="UdpScheme"/> or <see cref="TcpScheme"/>.</param>
     /// <param name="endPoint">The remote endpoint.</param>
     /// <param name="securityContext">
-    /// What authenticates the peer on a secured transport (a DTLS or TLS session identity, an OSCORE
-    /// context), compared with <see cref="object.Equals(object)"/>; null on an unsecured one.
+    /// The session a secure transport established with the peer (DTLS, TLS), compared by reference; null on an
+    /// unsecured transport.
     /// </param>
     /// <exception cref="ArgumentException">The scheme is empty.</exception>
-    public CoapPeer(string scheme, IPEndPoint endPoint, object? securityContext = null)
+    public CoapPeer(string scheme, IPEndPoint endPoint, CoapSecurityContext? securityContext = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(scheme);
         ArgumentNullException.ThrowIfNull(endPoint);
@@ -43,8 +43,14 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// <summary>The remote endpoint.</summary>
     public IPEndPoint EndPoint { get; }
 
-    /// <summary>The security context on a secured transport; null otherwise.</summary>
-    public object? SecurityContext { get; }
+    /// <summary>The session on a secured transport; null otherwise.</summary>
+    public CoapSecurityContext? SecurityContext { get; }
+
+    /// <summary>
+    /// Who the peer proved to be on a secured transport (a PSK identity, a raw public key, a certificate), for
+    /// handlers that authorize; null on an unsecured one, where nothing about the peer is authenticated.
+    /// </summary>
+    public CoapPeerIdentity? Identity => SecurityContext?.Identity;
 
     /// <summary>
     /// True for the stream transports of RFC 8323 (TCP, TLS, WebSockets): reliable and ordered, so
@@ -81,7 +87,7 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
                 || (_hashCode == other._hashCode
                     && string.Equals(Scheme, other.Scheme, StringComparison.Ordinal)
                     && EndPoint.Equals(other.EndPoint)
-                    && Equals(SecurityContext, other.SecurityContext)));
+                    && ReferenceEquals(SecurityContext, other.SecurityContext)));
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is CoapPeer other && Equals(other);

@@ -44,7 +44,7 @@ internal sealed class DatagramChannel : IPeerChannel
     /// <summary>Sends one datagram to the peer.</summary>
     /// <exception cref="System.Net.Sockets.SocketException">The network refused it.</exception>
     /// <exception cref="ObjectDisposedException">The transport is closed.</exception>
-    public void Send(ReadOnlySpan<byte> datagram) => _transport.Send(datagram, Peer.EndPoint);
+    public void Send(ReadOnlySpan<byte> datagram) => _transport.Send(datagram, Peer.EndPoint, Peer.SecurityContext);
 }
 
 /// <summary>What the datagram channels hand received messages to: the datagram message layer.</summary>
@@ -123,14 +123,20 @@ internal sealed class DatagramChannels : IDatagramReceiver
         }
     }
 
-    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote) => Receive(datagram, remote, null);
+
+    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext) => Receive(datagram, remote, securityContext);
+
+    private void Receive(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
     {
         DatagramChannel channel;
         lock (_channels)
         {
-            if (!_channels.TryGetValue(remote, out channel!))
+            // A datagram from a new session of a known address is a new peer (RFC 7252 section 9.1.1): its requests
+            // are answered in that session and the old session's exchanges do not match its responses.
+            if (!_channels.TryGetValue(remote, out channel!) || !ReferenceEquals(channel.Peer.SecurityContext, securityContext))
             {
-                channel = Add(new CoapPeer(_scheme, remote));
+                channel = Add(new CoapPeer(_scheme, remote, securityContext));
             }
         }
 

@@ -29,6 +29,18 @@ public interface IDatagramTransport : IAsyncDisposable, IDisposable
     /// <exception cref="ObjectDisposedException">The transport is disposed.</exception>
     void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote);
 
+    /// <summary>
+    /// Sends one datagram in the session <paramref name="securityContext"/>: the channel layer calls this for every
+    /// message, with the context of the peer it goes to. An unsecured transport ignores the context (it is always
+    /// null there); a secure one sends in that session, or drops the datagram when the session is gone, never
+    /// sending it in another or in the clear (RFC 7252 section 9.1.1).
+    /// </summary>
+    /// <param name="datagram">The bytes.</param>
+    /// <param name="remote">The destination.</param>
+    /// <param name="securityContext">The session, as received in <see cref="IDatagramReceiver.OnDatagram(ReadOnlySpan{byte}, IPEndPoint, Channels.CoapSecurityContext?)"/>; null for none.</param>
+    /// <exception cref="ObjectDisposedException">The transport is disposed.</exception>
+    void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote, Channels.CoapSecurityContext? securityContext) => Send(datagram, remote);
+
     /// <summary>Sends one datagram.</summary>
     /// <param name="datagram">The bytes; the caller keeps them unchanged until the returned task completes.</param>
     /// <param name="remote">The destination.</param>
