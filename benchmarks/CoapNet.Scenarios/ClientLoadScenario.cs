@@ -40,8 +40,8 @@ internal static class ClientLoadScenario
         {
             await using CoapClient client = new(new CoapClientOptions
             {
-                // The answers to many requests in flight come back together: the default 208 KiB drops some.
-                SocketReceiveBufferSize = 4 * 1024 * 1024,
+                // The answers to many requests in flight come back together: more than the 1 MiB default holds.
+                Udp = { SocketReceiveBufferSize = 4 * 1024 * 1024 },
                 Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
             });
             await HandlerWaitScenario.RunLoadAsync(client, settings.Server, settings.Warmup, concurrency);

@@ -40,7 +40,7 @@ internal static class HandlerWaitScenario
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"handler-wait: {settings.Requests} requests per round, {settings.Rounds} rounds after a warm-up, handler waits {settings.WaitMs} ms; {Environment.ProcessorCount} cores, .NET {Environment.Version}, "
             + $"{(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC; server MaxDegreeOfParallelism {defaults.MaxDegreeOfParallelism} (the default: processor count), "
-            + $"MaxPendingRequests {defaults.MaxPendingRequests}, SeparateResponseDelay {defaults.SeparateResponseDelay.TotalSeconds:0.###} s; probes every {settings.ProbeMs} ms"));
+            + $"MaxPendingRequests {defaults.MaxPendingRequests}, SeparateResponseDelay {defaults.Endpoint.SeparateResponseDelay?.TotalSeconds:0.###} s; probes every {settings.ProbeMs} ms"));
         Console.WriteLine();
         Console.WriteLine("| form | concurrency | round | total | ideal | total / ideal | process CPU | failed | fast route (sync lambda) p50 / p99 / max, n | fast route (ValueTask) p50 / p99 / max, n | 1-min load |");
         Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
@@ -114,7 +114,7 @@ internal static class HandlerWaitScenario
         // its samples in the scheduler), 1.14-1.26x the ideal at concurrency 500 against 1.11-1.12x with one.
         await using CoapClient load = new(new CoapClientOptions
         {
-            SocketReceiveBufferSize = 4 * 1024 * 1024,
+            Udp = { SocketReceiveBufferSize = 4 * 1024 * 1024 },
             Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
         });
 

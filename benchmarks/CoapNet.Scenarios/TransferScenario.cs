@@ -5,6 +5,7 @@ using System.Security.Cryptography;
 using CoapNet.Blockwise;
 using CoapNet.Client;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 
@@ -49,7 +50,7 @@ internal static class TransferScenario
         {
             Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             TcpEndpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
-            Blockwise = blockwise,
+            Endpoint = new CoapEndpointOptions { Blockwise = blockwise },
         });
         using IDisposable ticker = SampleResources.Map(server);
         server.Start();

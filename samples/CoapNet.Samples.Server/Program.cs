@@ -40,7 +40,7 @@ await using CoapServer server = new(new CoapServerOptions
     TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
-    Blockwise = SampleResources.Blockwise,
+    Endpoint = { Blockwise = SampleResources.Blockwise },
 });
 using IDisposable ticker = SampleResources.Map(server);
 try

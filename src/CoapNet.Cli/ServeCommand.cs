@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Net;
 using System.Net.Sockets;
+using CoapNet.Messaging;
 using CoapNet.Server;
 using Microsoft.Extensions.Logging;
 
@@ -62,7 +63,7 @@ internal static class ServeCommand
             {
                 Endpoints = [new IPEndPoint(ip, parse.GetValue(port))],
                 TcpEndpoints = tcp is int p ? [new IPEndPoint(ip, p)] : [],
-                LoggerFactory = logging,
+                Endpoint = new CoapEndpointOptions { LoggerFactory = logging },
             });
             int files = new FolderResources(root.FullName).Map(server);
             try

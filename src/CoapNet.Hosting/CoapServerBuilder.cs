@@ -10,7 +10,7 @@ namespace CoapNet.Hosting;
 /// <summary>
 /// Maps the routes of the hosted <see cref="CoapServer"/>: handlers through a callback that gets the
 /// service provider, and resource classes resolved from dependency injection in a fresh scope per request.
-/// Returned by <see cref="CoapServiceCollectionExtensions.AddCoapServer(IServiceCollection, Action{CoapServerSettings}?)"/>.
+/// Returned by <see cref="CoapServiceCollectionExtensions.AddCoapServer(IServiceCollection, Action{CoapServerOptions}?)"/>.
 /// </summary>
 public sealed class CoapServerBuilder
 {

@@ -1,5 +1,6 @@
 using CoapNet.Client;
 using CoapNet.Server;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
@@ -13,31 +14,35 @@ public static class CoapServiceCollectionExtensions
 {
     /// <summary>
     /// Registers a <see cref="CoapServer"/> singleton that runs as a hosted service: it starts with the host
-    /// and drains its requests in flight when the host stops. Its settings are bound from the "Coap"
-    /// configuration section (<see cref="CoapServerSettings"/>), then <paramref name="configure"/> may change
-    /// them; logging and the clock (<see cref="TimeProvider"/>, when registered) come from the host.
+    /// and drains its requests in flight when the host stops. Its <see cref="CoapServerOptions"/> are bound from the
+    /// "Coap" configuration section (the same names as the properties: "Endpoint", "Udp", "Tcp", "Connections",
+    /// "Observe", ...; "Endpoints" and "TcpEndpoints" as text such as "udp://[::]:5683"), then
+    /// <paramref name="configure"/> may change them; logging and the clock (<see cref="TimeProvider"/>, when
+    /// registered) come from the host unless code set them.
     /// </summary>
     /// <param name="services">The services.</param>
-    /// <param name="configure">Changes the settings after configuration is bound, or null.</param>
+    /// <param name="configure">Changes the options after configuration is bound, or null.</param>
     /// <returns>A builder to map routes and resources with.</returns>
     /// <example>
     /// <code>
-    /// builder.Services.AddCoapServer()
+    /// builder.Services.AddCoapServer(options =&gt; options.Endpoint.SeparateResponseDelay = TimeSpan.FromMilliseconds(50))
     ///     .MapResource&lt;LampResource&gt;("/lamps/{id}")
     ///     .Map((server, services) =&gt; server.MapGet("/hello", request =&gt; CoapResponse.Content("Hello")));
     /// </code>
     /// </example>
-    public static CoapServerBuilder AddCoapServer(this IServiceCollection services, Action<CoapServerSettings>? configure = null)
+    public static CoapServerBuilder AddCoapServer(this IServiceCollection services, Action<CoapServerOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
 
-        // Calling AddCoapServer again adds routes (and settings changes) to the same server rather than a second
+        // Calling AddCoapServer again adds routes (and options changes) to the same server rather than a second
         // one, and binds configuration only once: binding twice would list every configured endpoint twice.
         RouteMaps? existing = FindInstance<RouteMaps>(services);
-        OptionsBuilder<CoapServerSettings> options = services.AddOptions<CoapServerSettings>();
+        OptionsBuilder<CoapServerOptions> options = services.AddOptions<CoapServerOptions>();
         if (existing is null)
         {
-            options.BindConfiguration(CoapServerSettings.SectionName);
+            options.BindConfiguration(CoapConfiguration.ServerSection)
+                .Configure<IConfiguration>((o, configuration) => CoapConfiguration.BindEndpoints(o, configuration.GetSection(CoapConfiguration.ServerSection)))
+                .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
         }
 
         if (configure is not null)
@@ -54,8 +59,7 @@ public static class CoapServiceCollectionExtensions
         services.AddSingleton(maps);
         services.TryAddSingleton(provider =>
         {
-            CoapServerSettings settings = provider.GetRequiredService<IOptions<CoapServerSettings>>().Value;
-            CoapServer server = new(settings.ToServerOptions(provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
+            CoapServer server = new(provider.GetRequiredService<IOptions<CoapServerOptions>>().Value);
             try
             {
                 foreach (Action<CoapServer, IServiceProvider> map in provider.GetRequiredService<RouteMaps>().Maps)
@@ -76,24 +80,26 @@ public static class CoapServiceCollectionExtensions
     }
 
     /// <summary>
-    /// Registers a <see cref="CoapClient"/> singleton whose settings are bound from the "Coap:Client"
-    /// configuration section (<see cref="CoapClientSettings"/>), then changed by <paramref name="configure"/>;
-    /// logging and the clock come from the host. The container disposes it, closing its socket and connections.
+    /// Registers a <see cref="CoapClient"/> singleton whose <see cref="CoapClientOptions"/> are bound from the
+    /// "Coap:Client" configuration section ("LocalEndPoint" as text such as "0.0.0.0:0"), then changed by
+    /// <paramref name="configure"/>; logging and the clock come from the host unless code set them. The container
+    /// disposes it, closing its socket and connections.
     /// </summary>
     /// <param name="services">The services.</param>
-    /// <param name="configure">Changes the settings after configuration is bound, or null.</param>
+    /// <param name="configure">Changes the options after configuration is bound, or null.</param>
     /// <returns>The services.</returns>
-    public static IServiceCollection AddCoapClient(this IServiceCollection services, Action<CoapClientSettings>? configure = null)
+    public static IServiceCollection AddCoapClient(this IServiceCollection services, Action<CoapClientOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        OptionsBuilder<CoapClientSettings> options = services.AddOptions<CoapClientSettings>().BindConfiguration(CoapClientSettings.SectionName);
+        OptionsBuilder<CoapClientOptions> options = services.AddOptions<CoapClientOptions>().BindConfiguration(CoapConfiguration.ClientSection)
+            .Configure<IConfiguration>((o, configuration) => CoapConfiguration.BindLocalEndPoint(o, configuration.GetSection(CoapConfiguration.ClientSection)))
+            .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
         if (configure is not null)
         {
             options.Configure(configure);
         }
 
-        services.TryAddSingleton(provider => new CoapClient(provider.GetRequiredService<IOptions<CoapClientSettings>>().Value
-            .ToClientOptions(provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>())));
+        services.TryAddSingleton(provider => new CoapClient(provider.GetRequiredService<IOptions<CoapClientOptions>>().Value));
         return services;
     }
 

@@ -8,19 +8,19 @@ public sealed class BlockwiseOptions
     /// when a client asks for blocks: 16 to 1024, a power of two (default 1024, RFC 7959 section 2.2).
     /// A client asking for smaller blocks (an early Block2 option) gets those.
     /// </summary>
-    public int BlockSize { get; init; } = 1024;
+    public int BlockSize { get; set; } = 1024;
 
     /// <summary>How many response bodies a server keeps at once for follow-up block requests (default 1000).</summary>
-    public int MaxStoredBodies { get; init; } = 1000;
+    public int MaxStoredBodies { get; set; } = 1000;
 
     /// <summary>How many bytes of response bodies a server keeps at once (default 64 MiB); past it a body is not kept and each block runs the handler again.</summary>
-    public long MaxStoredBytes { get; init; } = 64L * 1024 * 1024;
+    public long MaxStoredBytes { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>How long a server keeps a body for follow-up block requests (default 60 s); an abandoned download is freed after it.</summary>
-    public TimeSpan StoredBodyLifetime { get; init; } = TimeSpan.FromSeconds(60);
+    public TimeSpan StoredBodyLifetime { get; set; } = TimeSpan.FromSeconds(60);
 
     /// <summary>The largest body a client assembles from blocks (default 16 MiB); a larger one fails the request.</summary>
-    public long MaxBodySize { get; init; } = 16L * 1024 * 1024;
+    public long MaxBodySize { get; set; } = 16L * 1024 * 1024;
 
     /// <summary>
     /// True (the default) for atomic uploads: a server joins the Block1 blocks of a request, answering
@@ -29,17 +29,17 @@ public sealed class BlockwiseOptions
     /// for a handler that processes a body piece by piece (non-atomic, section 2.5); its responses get
     /// the Block1 option echoed when they lack one.
     /// </summary>
-    public bool ReassembleUploads { get; init; } = true;
+    public bool ReassembleUploads { get; set; } = true;
 
     /// <summary>
     /// The largest request body a server joins from Block1 blocks (default 16 MiB). A request whose
     /// Size1 announces more, or whose blocks add up to more, is answered 4.13 Request Entity Too Large
     /// with Size1 giving this limit (RFC 7959 sections 2.9.3 and 4).
     /// </summary>
-    public long MaxUploadSize { get; init; } = 16L * 1024 * 1024;
+    public long MaxUploadSize { get; set; } = 16L * 1024 * 1024;
 
     /// <summary>How many uploads a server joins at once, from all peers together (default 100); past it a new upload gets 5.03 Service Unavailable with Max-Age.</summary>
-    public int MaxReassemblies { get; init; } = 100;
+    public int MaxReassemblies { get; set; } = 100;
 
     /// <summary>
     /// How many bytes the uploads being joined may hold at once, from all peers together (default 64 MiB).
@@ -47,10 +47,10 @@ public sealed class BlockwiseOptions
     /// new upload or its next block gets 5.03 Service Unavailable with Max-Age (try again later); an
     /// upload that alone announces more than the total gets 4.13 with Size1.
     /// </summary>
-    public long MaxReassemblyBytes { get; init; } = 64L * 1024 * 1024;
+    public long MaxReassemblyBytes { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>How long a server keeps a partly received upload after its latest block (default 60 s); an abandoned upload is freed after it.</summary>
-    public TimeSpan ReassemblyLifetime { get; init; } = TimeSpan.FromSeconds(60);
+    public TimeSpan ReassemblyLifetime { get; set; } = TimeSpan.FromSeconds(60);
 
     internal void Validate()
     {

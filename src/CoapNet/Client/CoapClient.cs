@@ -53,6 +53,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(transport);
         options ??= new CoapClientOptions();
+        options.Validate();
         _options = options;
         _requestType = options.UseNonConfirmable ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable;
         _endpoint = new CoapEndpoint(transport, options.Endpoint);
@@ -390,21 +391,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     }
 
     internal static UdpTransport CreateTransport(CoapClientOptions? options)
-    {
-        if (options?.SocketReceiveBufferSize < 1024 || options?.SocketSendBufferSize < 1024)
-        {
-            throw new ArgumentException("SocketReceiveBufferSize and SocketSendBufferSize must be at least 1024 bytes (or null for the OS default).", nameof(options));
-        }
-
-        IPEndPoint local = options?.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0);
-        return new UdpTransport(new UdpTransportOptions
-        {
-            Address = local.Address,
-            Port = local.Port,
-            SocketReceiveBufferSize = options?.SocketReceiveBufferSize,
-            SocketSendBufferSize = options?.SocketSendBufferSize,
-        });
-    }
+        => new(options?.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0), options?.Udp);
 
     private static string RequireUriHost(CoapMessage request)
         => request.UriHost ?? throw new ArgumentException("The request has no Uri-Host option; pass the destination endpoint instead.", nameof(request));

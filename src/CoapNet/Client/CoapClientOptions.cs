@@ -3,36 +3,48 @@ using CoapNet.Messaging;
 
 namespace CoapNet.Client;
 
-/// <summary>Settings of a <see cref="CoapClient"/>.</summary>
+/// <summary>
+/// Settings of a <see cref="CoapClient"/>: its endpoint (<see cref="Endpoint"/>, the type a server's endpoints take too),
+/// its socket and connections. Hosting binds it from the "Coap:Client" configuration section.
+/// </summary>
+/// <remarks>Set it before the client is created; later changes are not guaranteed to be seen.</remarks>
 public sealed class CoapClientOptions
 {
     /// <summary>Transmission parameters, limits, clock and logging of the client's endpoint.</summary>
-    public CoapEndpointOptions Endpoint { get; init; } = new();
+    public CoapEndpointOptions Endpoint { get; set; } = new();
 
     /// <summary>The local endpoint to bind; default [::]:0 (dual-stack, a free port), or 0.0.0.0:0 without IPv6.</summary>
-    public IPEndPoint? LocalEndPoint { get; init; }
+    public IPEndPoint? LocalEndPoint { get; set; }
 
-    /// <summary>The limits of coap+tcp connections (RFC 8323): message size, timeouts, requests in flight; null for the defaults.</summary>
-    public CoapConnectionOptions? Connections { get; init; }
+    /// <summary>The limits of coap+tcp connections (RFC 8323): message size, timeouts, requests in flight.</summary>
+    public CoapConnectionOptions Connections { get; set; } = new();
 
     /// <summary>
     /// How long past a notification's Max-Age (default 60 s) an observation waits for the next one before
     /// it registers again (RFC 7641 section 3.3.1); default 5 s.
     /// </summary>
-    public TimeSpan ObserveReregistrationMargin { get; init; } = TimeSpan.FromSeconds(5);
+    public TimeSpan ObserveReregistrationMargin { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>When true, requests built from a URI go out as NON instead of CON (RFC 7252 section 2.2).</summary>
-    public bool UseNonConfirmable { get; init; }
+    public bool UseNonConfirmable { get; set; }
 
-    /// <summary>
-    /// The kernel receive buffer of the client's UDP socket, in bytes (default null: the OS default, often 208 KiB on
-    /// Linux, capped by net.core.rmem_max). A client with hundreds of requests in flight gets their answers in bursts,
-    /// and what does not fit is dropped by the kernel and costs a retransmission (ACK_TIMEOUT, RFC 7252 section 4.2).
-    /// </summary>
-    /// <remarks>Used by the clients that make their own socket, not with a transport of your own.</remarks>
-    public int? SocketReceiveBufferSize { get; init; }
+    /// <summary>How the client's UDP socket is set up (buffer sizes; the 1 MiB kernel receive buffer absorbs the bursts of answers to many requests in flight). Not used with a transport of your own.</summary>
+    public CoapNet.Transports.UdpTransportOptions Udp { get; set; } = new();
 
-    /// <summary>The kernel send buffer of the client's UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
-    /// <remarks>Used by the clients that make their own socket, not with a transport of your own.</remarks>
-    public int? SocketSendBufferSize { get; init; }
+    /// <summary>How the client's coap+tcp connections buffer and close (RFC 8323).</summary>
+    public CoapNet.Transports.TcpTransportOptions Tcp { get; set; } = new();
+
+    internal void Validate()
+    {
+        ArgumentNullException.ThrowIfNull(Endpoint);
+        ArgumentNullException.ThrowIfNull(Udp);
+        Udp.Validate();
+        ArgumentNullException.ThrowIfNull(Tcp);
+        Tcp.Validate();
+        ArgumentNullException.ThrowIfNull(Connections);
+        if (ObserveReregistrationMargin < TimeSpan.Zero)
+        {
+            throw new ArgumentException("ObserveReregistrationMargin must not be negative.", nameof(ObserveReregistrationMargin));
+        }
+    }
 }

@@ -21,13 +21,13 @@ public sealed class EchoOptions
     /// Echo option and not processed, and its repetition carrying that value is (RFC 9175 sections 2.3 and 2.4, item 1).
     /// Default false.
     /// </summary>
-    public bool RequireFreshness { get; init; }
+    public bool RequireFreshness { get; set; }
 
     /// <summary>
     /// How long an Echo value the server made stays good, and a peer that returned one counts as verified (default
     /// 5 s). RFC 9175 section 2.3 leaves it to the application: short for actuators, longer for less critical state.
     /// </summary>
-    public TimeSpan FreshnessWindow { get; init; } = TimeSpan.FromSeconds(5);
+    public TimeSpan FreshnessWindow { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
     /// True to mitigate amplification over UDP (RFC 9175 sections 2.4, item 3, and 2.6, updating RFC 7252 section
@@ -38,13 +38,13 @@ public sealed class EchoOptions
     /// that does not implement Echo (many do not) would get 4.01 for every large response. Enable it on a server
     /// reachable from networks where source addresses can be spoofed.
     /// </summary>
-    public bool LimitAmplification { get; init; }
+    public bool LimitAmplification { get; set; }
 
     /// <summary>
     /// How many verified peers the server remembers at once (default 10000); past it, after the expired ones are
     /// dropped, a newly verified peer is not remembered and is challenged again on its next request that needs it.
     /// </summary>
-    public int MaxVerifiedPeers { get; init; } = 10000;
+    public int MaxVerifiedPeers { get; set; } = 10000;
 
     /// <summary>True when either check is enabled, so the server reads the Echo option of requests at all.</summary>
     internal bool Enabled => RequireFreshness || LimitAmplification;

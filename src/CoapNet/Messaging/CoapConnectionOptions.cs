@@ -14,41 +14,41 @@ public sealed class CoapConnectionOptions
     /// How many connections the endpoint holds at once (default 1000). A server closes a connection
     /// accepted beyond it at once; a client fails a request that would need one more.
     /// </summary>
-    public int MaxConnections { get; init; } = 1000;
+    public int MaxConnections { get; set; } = 1000;
 
     /// <summary>
     /// How long a connection may go without traffic while nothing is in flight before the endpoint
     /// releases it (RFC 8323 section 5.5) and closes it (default 5 minutes); <see cref="Timeout.InfiniteTimeSpan"/> keeps it open.
     /// </summary>
-    public TimeSpan IdleTimeout { get; init; } = TimeSpan.FromMinutes(5);
+    public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromMinutes(5);
 
     /// <summary>
     /// The largest message we accept, in bytes including the frame header (default 65536): announced
     /// in our CSM's Max-Message-Size option (RFC 8323 section 5.3.1) and enforced on every frame we read,
     /// before anything is allocated for it. At least 1152 (the size every peer may send before our CSM).
     /// </summary>
-    public int MaxMessageSize { get; init; } = 64 * 1024;
+    public int MaxMessageSize { get; set; } = 64 * 1024;
 
     /// <summary>
     /// How many requests received on one connection may be unanswered at once (default 128); the next
     /// one is answered with 5.03 Service Unavailable at once instead of reaching the handler.
     /// </summary>
-    public int MaxRequestsInFlight { get; init; } = 128;
+    public int MaxRequestsInFlight { get; set; } = 128;
 
     /// <summary>
     /// How long a new connection waits for the peer's CSM, which must be its first message (default 10
     /// seconds); without one it is aborted with 7.05 (RFC 8323 section 5.3).
     /// </summary>
-    public TimeSpan CsmTimeout { get; init; } = TimeSpan.FromSeconds(10);
+    public TimeSpan CsmTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
     /// How long a write may wait for a peer that stops reading (default 30 seconds) before the
     /// connection is aborted; until then the writes wait, they do not buffer without bound.
     /// </summary>
-    public TimeSpan SendTimeout { get; init; } = TimeSpan.FromSeconds(30);
+    public TimeSpan SendTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>How long a client waits to open a connection (default 10 seconds) before its requests fail.</summary>
-    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(10);
+    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
     internal void Validate()
     {

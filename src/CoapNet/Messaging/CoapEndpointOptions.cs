@@ -2,35 +2,44 @@ using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Messaging;
 
-/// <summary>Settings of a <see cref="CoapEndpoint"/>: transmission parameters, limits, time and logging.</summary>
+/// <summary>
+/// Settings of a <see cref="CoapEndpoint"/>: transmission parameters, limits, time and logging. The same type configures
+/// the endpoints of a server (<see cref="Server.CoapServerOptions.Endpoint"/>) and of a client
+/// (<see cref="Client.CoapClientOptions.Endpoint"/>), and Hosting binds it from the "Coap:Endpoint" and
+/// "Coap:Client:Endpoint" configuration sections.
+/// </summary>
+/// <remarks>Set it before the endpoint, server or client is created; later changes are not guaranteed to be seen.</remarks>
 public sealed class CoapEndpointOptions
 {
     /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
-    public CoapTransmissionParameters TransmissionParameters { get; init; } = CoapTransmissionParameters.Default;
+    public CoapTransmissionParameters TransmissionParameters { get; set; } = new();
 
     /// <summary>The clock for every timer (retransmission, lifetimes, timeouts); inject a fake one to test in virtual time.</summary>
-    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 
     /// <summary>Where log lines go: one debug line per message in and out, warnings for dropped malformed datagrams. No-op by default.</summary>
-    public ILoggerFactory? LoggerFactory { get; init; }
+    public ILoggerFactory? LoggerFactory { get; set; }
 
     /// <summary>
-    /// How many received messages the deduplication cache remembers (default 16384); when full,
-    /// the oldest entry is evicted (see <see cref="DeduplicationCapacity"/> remarks in the docs).
+    /// How many received messages the deduplication cache remembers (default 16384); when full, the oldest entry is
+    /// evicted. RFC 7252 section 4.5 asks for EXCHANGE_LIFETIME (247 s); at a sustained rate R the cache covers only
+    /// DeduplicationCapacity / R seconds (0.18 s at 90,000 requests a second), and a CON retransmitted after an
+    /// evicted entry runs its handler again. Size it to the rate times the span you need covered (a retransmission
+    /// comes within MAX_TRANSMIT_SPAN, 45 s), at about 170 bytes an entry, its stored reply included.
     /// </summary>
-    public int DeduplicationCapacity { get; init; } = 16384;
+    public int DeduplicationCapacity { get; set; } = 16384;
 
     /// <summary>How many peers the endpoint keeps state for (default 10000); idle ones are dropped first.</summary>
-    public int MaxPeers { get; init; } = 10000;
+    public int MaxPeers { get; set; } = 10000;
 
     /// <summary>The length of generated tokens, 4 to 8 bytes (default 8; RFC 9175 section 4.2 asks for enough randomness to be unguessable).</summary>
-    public int TokenLength { get; init; } = 8;
+    public int TokenLength { get; set; } = 8;
 
     /// <summary>
     /// How long a client waits for a response that is not piggybacked: after the empty ACK of a
     /// separate response, or after sending a NON request. Default: MAX_TRANSMIT_WAIT (93 s).
     /// </summary>
-    public TimeSpan? ResponseTimeout { get; init; }
+    public TimeSpan? ResponseTimeout { get; set; }
 
     /// <summary>
     /// The largest message this endpoint sends, in bytes (default 1152, the size RFC 7252 section 4.6
@@ -38,54 +47,70 @@ public sealed class CoapEndpointOptions
     /// <see cref="ArgumentException"/> rather than sent truncated or fragmented; block-wise transfer
     /// (RFC 7959) is how larger bodies will travel. Received messages may be up to 65507 bytes.
     /// </summary>
-    public int MaxMessageSize { get; init; } = 1152;
+    public int MaxMessageSize { get; set; } = 1152;
 
     /// <summary>
-    /// When set, a confirmable request whose handler has not answered within this delay is
-    /// acknowledged with an empty ACK, and its response goes out separately (RFC 7252 section 5.2.2);
-    /// keep it below ACK_TIMEOUT so the client does not retransmit. Null (the default) leaves that to
-    /// the handler (<see cref="CoapExchange.Accept"/>). Has no effect on reliable transports.
+    /// How long a confirmable request may wait for its handler before it is acknowledged with an empty ACK and its
+    /// response goes out separately (RFC 7252 section 5.2.2). Default 100 ms; null leaves it to the handler
+    /// (<see cref="CoapExchange.Accept"/>). Has no effect on reliable transports.
     /// </summary>
-    public TimeSpan? SeparateResponseDelay { get; init; }
+    /// <remarks>
+    /// A client that sends one confirmable request at a time (NSTART = 1, RFC 7252 section 4.7; libcoap and aiocoap
+    /// do) sends its next request only when this one is acknowledged, so ten concurrent requests to a 1.5 s handler
+    /// take about ten times this delay plus 1.5 s: 2.5 s at 100 ms, 12 s at 1 s. A shorter delay costs two datagrams
+    /// more (the empty ACK, and the client's ACK of the separate response) for each request that is answered later
+    /// than it: none at 100 ms for a saturated server with fast handlers, a few per thousand for handlers that spend
+    /// 200 µs of CPU with a thousand requests queued (benchmarks/RESULTS.md, the separate-ack scenario). It stays far
+    /// below ACK_TIMEOUT (2 s), so a client never retransmits for a slow handler. aiocoap acknowledges after 100 ms too.
+    /// </remarks>
+    public TimeSpan? SeparateResponseDelay { get; set; } = TimeSpan.FromMilliseconds(100);
 
     /// <summary>
     /// At most this many warnings per second for malformed datagrams (default 10), and as many again for
     /// aborted connections over a connection transport (RFC 8323 section 5.6); the rest are counted and
     /// summed up in the next line written, so a flood of bad input cannot flood the log.
     /// </summary>
-    public int MalformedLogLinesPerSecond { get; init; } = 10;
+    public int MalformedLogLinesPerSecond { get; set; } = 10;
 
     /// <summary>
     /// The most options a received message may carry (default <see cref="Serialization.CoapSerializerOptions.DefaultMaxOptionCount"/>,
     /// 1024). A datagram with more is malformed: a CON is answered with RST, anything else dropped (RFC 7252
     /// sections 4.2 and 4.3); a stream frame with more aborts its connection (RFC 8323 section 5.6).
     /// </summary>
-    public int MaxOptionCount { get; init; } = Serialization.CoapSerializerOptions.DefaultMaxOptionCount;
+    public int MaxOptionCount { get; set; } = Serialization.CoapSerializerOptions.DefaultMaxOptionCount;
 
     /// <summary>Block-wise transfer (RFC 7959): block size and the bounds on stored bodies; default <see cref="CoapNet.Blockwise.BlockwiseOptions"/>.</summary>
-    public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; init; } = new();
+    public CoapNet.Blockwise.BlockwiseOptions Blockwise { get; set; } = new();
 
     /// <summary>
     /// The Echo option (RFC 9175 section 2) on a server: freshness of unsafe requests and amplification mitigation, both
     /// off by default; see <see cref="CoapNet.Freshness.EchoOptions"/>. A client answers Echo challenges whatever this says.
     /// </summary>
-    public CoapNet.Freshness.EchoOptions Echo { get; init; } = new();
+    public CoapNet.Freshness.EchoOptions Echo { get; set; } = new();
 
     /// <summary>
     /// How confirmable messages are retransmitted over a datagram transport: timeouts, back-off and NSTART per peer
     /// (default <see cref="Retransmission.CoapRetransmissionPolicy.Rfc7252"/>, the fixed back-off of RFC 7252 section 4.2
     /// with <see cref="TransmissionParameters"/>).
     /// </summary>
-    public Retransmission.CoapRetransmissionPolicy RetransmissionPolicy { get; init; } = Retransmission.CoapRetransmissionPolicy.Rfc7252;
+    public Retransmission.CoapRetransmissionPolicy RetransmissionPolicy { get; set; } = Retransmission.CoapRetransmissionPolicy.Rfc7252;
 
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
-    public Random? Random { get; init; }
+    public Random? Random { get; set; }
 
     /// <summary>
     /// Makes the endpoint's stages, from the application down (null: <see cref="CoapStages.CreateDefault"/>, block-wise,
     /// Observe, No-Response and Echo). Internal until the stage contract is public: tests add stages of their own here.
     /// </summary>
-    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
+    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; set; }
+
+    /// <summary>A copy of these options whose stages <paramref name="stages"/> makes (a server's, with its routing and observers).</summary>
+    internal CoapEndpointOptions WithStages(Func<StageContext, IReadOnlyList<CoapStage>> stages)
+    {
+        CoapEndpointOptions copy = (CoapEndpointOptions)MemberwiseClone();
+        copy.Stages = stages;
+        return copy;
+    }
 
     internal void Validate()
     {

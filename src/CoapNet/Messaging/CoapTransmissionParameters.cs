@@ -6,32 +6,32 @@ namespace CoapNet.Messaging;
 /// </summary>
 public sealed record CoapTransmissionParameters
 {
-    /// <summary>The RFC 7252 defaults.</summary>
-    public static CoapTransmissionParameters Default { get; } = new();
+    /// <summary>A new instance with the RFC 7252 defaults (a new one each time, since the parameters can be changed).</summary>
+    public static CoapTransmissionParameters Default => new();
 
     /// <summary>ACK_TIMEOUT: the minimum initial retransmission timeout (default 2 s).</summary>
-    public TimeSpan AckTimeout { get; init; } = TimeSpan.FromSeconds(2);
+    public TimeSpan AckTimeout { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>ACK_RANDOM_FACTOR: the initial timeout is random in [ACK_TIMEOUT, ACK_TIMEOUT x this] (default 1.5, at least 1).</summary>
-    public double AckRandomFactor { get; init; } = 1.5;
+    public double AckRandomFactor { get; set; } = 1.5;
 
     /// <summary>MAX_RETRANSMIT: how often a confirmable message is retransmitted (default 4).</summary>
-    public int MaxRetransmit { get; init; } = 4;
+    public int MaxRetransmit { get; set; } = 4;
 
     /// <summary>NSTART: outstanding interactions per peer (default 1, RFC 7252 section 4.7).</summary>
-    public int NStart { get; init; } = 1;
+    public int NStart { get; set; } = 1;
 
     /// <summary>DEFAULT_LEISURE: how long a multicast responder may wait (default 5 s).</summary>
-    public TimeSpan DefaultLeisure { get; init; } = TimeSpan.FromSeconds(5);
+    public TimeSpan DefaultLeisure { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>PROBING_RATE in bytes per second toward a peer that does not respond (default 1).</summary>
-    public double ProbingRate { get; init; } = 1;
+    public double ProbingRate { get; set; } = 1;
 
     /// <summary>MAX_LATENCY: the longest a datagram is assumed to take in transit (default 100 s).</summary>
-    public TimeSpan MaxLatency { get; init; } = TimeSpan.FromSeconds(100);
+    public TimeSpan MaxLatency { get; set; } = TimeSpan.FromSeconds(100);
 
     /// <summary>PROCESSING_DELAY: the time a node takes to turn a CON into an ACK (default ACK_TIMEOUT).</summary>
-    public TimeSpan? ProcessingDelay { get; init; }
+    public TimeSpan? ProcessingDelay { get; set; }
 
     /// <summary>MAX_TRANSMIT_SPAN = ACK_TIMEOUT x (2^MAX_RETRANSMIT - 1) x ACK_RANDOM_FACTOR (default 45 s).</summary>
     public TimeSpan MaxTransmitSpan => AckTimeout * (((1 << MaxRetransmit) - 1) * AckRandomFactor);

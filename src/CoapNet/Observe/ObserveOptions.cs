@@ -8,27 +8,27 @@ public sealed class ObserveOptions
     /// A registration past it gets the plain response without Observe, which the client reads as "not
     /// observed" (RFC 7641 section 4.1).
     /// </summary>
-    public int MaxObservations { get; init; } = 10_000;
+    public int MaxObservations { get; set; } = 10_000;
 
     /// <summary>The most observations one peer (address, port and transport) may hold (default 100); past it, a plain response.</summary>
-    public int MaxObservationsPerPeer { get; init; } = 100;
+    public int MaxObservationsPerPeer { get; set; } = 100;
 
     /// <summary>
     /// Over UDP, a notification goes as CON when the last proof that the observer is alive (its
     /// registration request, or the ACK of a CON notification) is older than this (default 24 hours,
     /// RFC 7641 section 4.5), and as NON otherwise.
     /// </summary>
-    public TimeSpan ConfirmableInterval { get; init; } = TimeSpan.FromHours(24);
+    public TimeSpan ConfirmableInterval { get; set; } = TimeSpan.FromHours(24);
 
     /// <summary>
     /// Over UDP, a notification also goes as CON after this many NON ones without an acknowledged CON
     /// (default 100; 0 turns the count off), so an observer that went away without deregistering is
     /// found (its CON goes unacknowledged) long before <see cref="ConfirmableInterval"/> passes.
     /// </summary>
-    public int ConfirmableEvery { get; init; } = 100;
+    public int ConfirmableEvery { get; set; } = 100;
 
     /// <summary>Over UDP, send every notification as CON (default false: NON, with a CON per <see cref="ConfirmableInterval"/>).</summary>
-    public bool ConfirmableNotifications { get; init; }
+    public bool ConfirmableNotifications { get; set; }
 
     internal void Validate()
     {

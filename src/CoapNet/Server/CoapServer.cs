@@ -49,8 +49,8 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     {
         _options = options ?? new CoapServerOptions();
         _options.Validate();
-        _logger = (_options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
-        _observations = new Observe.ObservationRegistry(_options.Observe, _options.TimeProvider, _logger, RunNotification);
+        _logger = (_options.Endpoint.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
+        _observations = new Observe.ObservationRegistry(_options.Observe, _options.Endpoint.TimeProvider, _logger, RunNotification);
         MapGet("/.well-known/core", new WellKnownCore(_router).Respond).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
 
@@ -498,7 +498,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         {
             // The stages take the server's routing (to refuse an upload at its first block) and observers in their constructors.
             Func<StageContext, IReadOnlyList<CoapStage>> stages = _options.Stages ?? CoapStages.CreateDefault;
-            CoapEndpointOptions endpointOptions = _options.ToEndpointOptions(
+            CoapEndpointOptions endpointOptions = _options.Endpoint.WithStages(
                 context => stages(context with { UploadCheck = RefuseUpload, Observers = _observations }));
             foreach (IDatagramTransport transport in _options.DatagramTransports)
             {
@@ -512,7 +512,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
             foreach (IPEndPoint binding in _options.TcpEndpoints)
             {
-                endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding), endpointOptions, _options.Connections));
+                endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding, _options.Tcp), endpointOptions, _options.Connections));
             }
 
             IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 || endpoints.Count > 0
@@ -520,13 +520,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
             foreach (IPEndPoint binding in bindings)
             {
-                endpoints.Add(new CoapEndpoint(new UdpTransport(new UdpTransportOptions
-                {
-                    Address = binding.Address,
-                    Port = binding.Port,
-                    SocketReceiveBufferSize = _options.SocketReceiveBufferSize,
-                    SocketSendBufferSize = _options.SocketSendBufferSize,
-                }), endpointOptions));
+                endpoints.Add(new CoapEndpoint(new UdpTransport(binding, _options.Udp), endpointOptions));
             }
 
             return endpoints;

@@ -16,19 +16,19 @@ public sealed class TcpTransportOptions
     /// protocol layer consumes some (default 1 MiB). Must be larger than the largest message the
     /// layer above accepts (its Max-Message-Size), or a frame that large could never complete.
     /// </summary>
-    public int MaxInputBufferSize { get; init; } = DefaultMaxInputBufferSize;
+    public int MaxInputBufferSize { get; set; } = DefaultMaxInputBufferSize;
 
     /// <summary>
     /// How many bytes written to a connection may wait for the socket before the writer's flush
     /// waits too (default 64 KiB): a peer that stops reading stops us, instead of growing our memory.
     /// </summary>
-    public int MaxOutputBufferSize { get; init; } = DefaultMaxOutputBufferSize;
+    public int MaxOutputBufferSize { get; set; } = DefaultMaxOutputBufferSize;
 
     /// <summary>
     /// How long <see cref="TransportConnection.DisposeAsync"/> waits for buffered output to reach a peer
     /// before it aborts the connection (default 5 seconds), so a peer that stops reading cannot hold a close.
     /// </summary>
-    public TimeSpan CloseTimeout { get; init; } = TimeSpan.FromSeconds(5);
+    public TimeSpan CloseTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     internal void Validate()
     {

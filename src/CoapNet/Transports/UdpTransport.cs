@@ -27,20 +27,21 @@ public sealed class UdpTransport : IDatagramTransport
     private Task? _receiveLoop;
     private int _disposed;
 
-    /// <summary>Binds a socket as <paramref name="options"/> say.</summary>
-    /// <param name="options">Address, port and buffer sizes; null for [::]:5683.</param>
-    /// <exception cref="ArgumentOutOfRangeException">The port or a buffer size is out of range.</exception>
+    /// <summary>Binds a socket to <paramref name="localEndPoint"/>, set up as <paramref name="options"/> say.</summary>
+    /// <param name="localEndPoint">
+    /// Where to bind; null for [::]:5683. [::] binds a dual-stack socket that serves IPv4 and IPv6 where the OS allows,
+    /// and IPv4 only where it has no IPv6; port 0 picks a free one.
+    /// </param>
+    /// <param name="options">Buffer sizes; null for the defaults.</param>
+    /// <exception cref="ArgumentException">A buffer size is out of range; the message names it.</exception>
     /// <exception cref="CoapBindException">The address cannot be bound (in use, not local, ...); the message names it.</exception>
-    public UdpTransport(UdpTransportOptions? options = null)
+    public UdpTransport(IPEndPoint? localEndPoint = null, UdpTransportOptions? options = null)
     {
         options ??= new UdpTransportOptions();
-        ArgumentNullException.ThrowIfNull(options.Address);
-        ArgumentOutOfRangeException.ThrowIfNegative(options.Port);
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(options.Port, IPEndPoint.MaxPort);
-        ArgumentOutOfRangeException.ThrowIfLessThan(options.ReceiveBufferSize, 1024);
+        options.Validate();
         _receiveBufferSize = options.ReceiveBufferSize;
 
-        IPEndPoint bind = new(options.Address, options.Port);
+        IPEndPoint bind = localEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort);
         _socket = SocketEndPoints.Create(ref bind, SocketType.Dgram, ProtocolType.Udp);
         try
         {

@@ -1,28 +1,41 @@
-using System.Net;
-
 namespace CoapNet.Transports;
 
-/// <summary>Where and how a <see cref="UdpTransport"/> binds.</summary>
+/// <summary>
+/// How a <see cref="UdpTransport"/> sets up its socket: the one place for UDP socket settings, used by the server's
+/// endpoints (<see cref="Server.CoapServerOptions.Udp"/>), the client (<see cref="Client.CoapClientOptions.Udp"/>) and
+/// a transport made by hand. Where it binds is given apart, as an endpoint.
+/// </summary>
 public sealed class UdpTransportOptions
 {
     /// <summary>The default CoAP port, 5683 (RFC 7252 section 6.1).</summary>
     public const int DefaultPort = 5683;
 
-    /// <summary>
-    /// The local address. <see cref="IPAddress.IPv6Any"/> (the default) binds a dual-stack socket
-    /// that serves IPv4 and IPv6 where the OS allows, and IPv4 only where it has no IPv6.
-    /// </summary>
-    public IPAddress Address { get; init; } = IPAddress.IPv6Any;
-
-    /// <summary>The local port; 0 picks a free one. Default <see cref="DefaultPort"/>.</summary>
-    public int Port { get; init; } = DefaultPort;
-
     /// <summary>The size of the receive buffer, which bounds the largest datagram received (default 65535).</summary>
-    public int ReceiveBufferSize { get; init; } = 65535;
+    public int ReceiveBufferSize { get; set; } = 65535;
 
-    /// <summary>The socket's kernel receive buffer in bytes, or null for the OS default.</summary>
-    public int? SocketReceiveBufferSize { get; init; }
+    /// <summary>
+    /// The kernel receive buffer of the socket, in bytes (default 1 MiB), so a burst of datagrams (requests at a
+    /// server, the answers to hundreds of requests in flight at a client) waits in the kernel instead of being dropped
+    /// there and costing a retransmission (ACK_TIMEOUT, RFC 7252 section 4.2). Linux caps what an unprivileged process
+    /// gets at net.core.rmem_max (often 208 KiB, doubled for bookkeeping); null keeps the OS default.
+    /// </summary>
+    public int? SocketReceiveBufferSize { get; set; } = 1024 * 1024;
 
-    /// <summary>The socket's kernel send buffer in bytes, or null for the OS default.</summary>
-    public int? SocketSendBufferSize { get; init; }
+    /// <summary>The kernel send buffer of the socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
+    public int? SocketSendBufferSize { get; set; }
+
+    /// <summary>Checks the settings.</summary>
+    /// <exception cref="ArgumentException">A buffer size is too small; the message names it.</exception>
+    internal void Validate()
+    {
+        if (ReceiveBufferSize < 1024)
+        {
+            throw new ArgumentException("ReceiveBufferSize must be at least 1024 bytes.", nameof(ReceiveBufferSize));
+        }
+
+        if (SocketReceiveBufferSize < 1024 || SocketSendBufferSize < 1024)
+        {
+            throw new ArgumentException("SocketReceiveBufferSize and SocketSendBufferSize must be at least 1024 bytes (or null for the OS default).", nameof(SocketReceiveBufferSize));
+        }
+    }
 }

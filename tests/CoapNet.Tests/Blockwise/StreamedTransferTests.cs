@@ -157,7 +157,7 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
 
     private CoapClient Start()
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], TimeProvider = Time });
+        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Endpoint = new CoapEndpointOptions { TimeProvider = Time } });
         server.MapGet("/large", request => CoapResponse.Content(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)), CoapContentFormat.OctetStream));
         server.MapPut("/upload", Record);
         server.MapPost("/upload", Record);

@@ -21,7 +21,7 @@ public sealed class LibCoapEchoTests
     {
         ConcurrentQueue<CoapMessage> handled = new();
         await using CoapEndpoint server = new(
-            new UdpTransport(new UdpTransportOptions { Address = IPAddress.Loopback, Port = 0 }),
+            new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)),
             new CoapEndpointOptions { Echo = new EchoOptions { RequireFreshness = true } })
         {
             RequestHandler = exchange =>

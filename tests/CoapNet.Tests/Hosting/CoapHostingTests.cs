@@ -117,7 +117,7 @@ public sealed class CoapHostingTests
         using IHost host = BuildHost(services =>
         {
             services.AddCoapServer().Map((server, provider) => server.MapGet("/one", request => CoapResponse.Content("1")));
-            services.AddCoapServer(settings => settings.MaxPendingRequests = 7).Map((server, provider) => server.MapGet("/two", request => CoapResponse.Content("2")));
+            services.AddCoapServer(options => options.MaxPendingRequests = 7).Map((server, provider) => server.MapGet("/two", request => CoapResponse.Content("2")));
         });
         await host.StartAsync();
         CoapServer server = host.Services.GetRequiredService<CoapServer>();
@@ -127,7 +127,7 @@ public sealed class CoapHostingTests
         (await client.GetAsync(UriOf(server, "coap", "/two"))).GetPayloadString().Should().Be("2");
         server.LocalUris.Should().HaveCount(2, "the configuration's two endpoints, bound once");
         host.Services.GetServices<IHostedService>().Should().ContainSingle(s => s.GetType().Name == "CoapServerHostedService");
-        host.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<CoapServerSettings>>().Value.MaxPendingRequests.Should().Be(7);
+        host.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<CoapServerOptions>>().Value.MaxPendingRequests.Should().Be(7);
         await host.StopAsync();
     }
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Security.Cryptography;
 using CoapNet.Client;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 using CoapNet.Tests.Server;
@@ -84,7 +85,7 @@ public abstract class LibCoapBlockwiseInteropTests
         {
             Endpoints = defaults.Endpoints,
             TcpEndpoints = defaults.TcpEndpoints,
-            Blockwise = SampleResources.Blockwise,
+            Endpoint = new CoapEndpointOptions { Blockwise = SampleResources.Blockwise },
         });
         string output = TempFile();
         List<string> all = ["-B", "60", "-o", output, .. arguments];

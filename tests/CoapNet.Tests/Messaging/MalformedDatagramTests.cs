@@ -31,7 +31,7 @@ public sealed class MalformedDatagramTests : IDisposable
     public MalformedDatagramTests()
     {
         _server = new CoapEndpoint(
-            new UdpTransport(new UdpTransportOptions { Address = IPAddress.Loopback, Port = 0 }),
+            new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)),
             new CoapEndpointOptions { Random = new Random(1) })
         {
             RequestHandler = MessagingHarness.Echo(),

@@ -175,11 +175,13 @@ public class RequestHandlerTests
     }
 
     [Fact]
-    public void ALateResponseToARequestNotAcceptedIsStillPiggybacked()
+    public void WithoutASeparateResponseDelayALateResponseToARequestNotAcceptedIsStillPiggybacked()
     {
         using MessagingHarness h = new();
         CoapExchange? pending = null;
-        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => pending = exchange);
+        CoapEndpointOptions options = h.Options();
+        options.SeparateResponseDelay = null;
+        CoapEndpoint server = h.Endpoint(ServerAddress, options, handler: exchange => pending = exchange);
         TestPeer client = h.Peer(ClientAddress);
         client.Send(RawRequest(9, Token), server.LocalEndPoint);
         h.Network.DeliverAll();
@@ -191,6 +193,30 @@ public class RequestHandlerTests
         CoapMessage response = client.Received.Should().ContainSingle().Subject.Parsed;
         response.Type.Should().Be(CoapMessageType.Acknowledgement);
         response.MessageId.Should().Be(9);
+    }
+
+    [Fact]
+    public void ByDefaultARequestNotAnsweredWithinATenthOfASecondIsAcknowledgedAndAnsweredSeparately()
+    {
+        using MessagingHarness h = new();
+        CoapExchange? pending = null;
+        CoapEndpoint server = h.Endpoint(ServerAddress, handler: exchange => pending = exchange);
+        TestPeer client = h.Peer(ClientAddress);
+        client.Send(RawRequest(9, Token), server.LocalEndPoint);
+        h.Network.DeliverAll();
+
+        h.Time.Advance(TimeSpan.FromMilliseconds(99));
+        h.Network.DeliverAll();
+        client.Received.Should().BeEmpty("the delay has not passed");
+        h.Time.Advance(TimeSpan.FromMilliseconds(1));
+        h.Network.DeliverAll();
+        pending!.Respond(new CoapMessage { Code = CoapCode.Content });
+        h.Network.DeliverAll();
+
+        client.Received.Should().HaveCount(2);
+        client.Received[0].Bytes.Should().Equal(EmptyMessageBytes.EmptyAck(9), "RFC 7252 section 5.2.2: the empty ACK comes first");
+        client.Received[1].Parsed.Type.Should().Be(CoapMessageType.Confirmable, "the separate response is confirmable");
+        client.Received[1].Parsed.Code.Should().Be(CoapCode.Content);
     }
 
     [Fact]

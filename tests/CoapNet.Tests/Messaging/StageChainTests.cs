@@ -42,8 +42,8 @@ public sealed class StageChainTests : IDisposable
         CoapServer server = Own(new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
             Stages = context => [_serverTop, .. CoapStages.CreateDefault(context), _serverWire],
+            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
         }));
         server.MapGet("/big", _ =>
         {

@@ -108,7 +108,7 @@ public sealed class LibCoapNoResponseTests
     private static IPEndPoint StartEndpoint(out CoapEndpoint endpoint, out Func<int> handled)
     {
         int count = 0;
-        endpoint = new CoapEndpoint(new UdpTransport(new UdpTransportOptions { Address = IPAddress.Loopback, Port = 0 }))
+        endpoint = new CoapEndpoint(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)))
         {
             RequestHandler = exchange =>
             {

@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.NoResponse;
 using CoapNet.Observe;
 using CoapNet.Server;
@@ -31,9 +32,9 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
         _server = new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
             Observe = new ObserveOptions(),
             Scheduler = _scheduler,
+            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
         });
         _server.MapGet("/state", _ =>
         {

@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.Observe;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
@@ -370,9 +371,9 @@ public sealed class ObserveServerTests : IAsyncLifetime
         _server = new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
             Observe = observe ?? new ObserveOptions(),
             Scheduler = _scheduler,
+            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
         });
         _server.MapGet("/counter", _ => _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.MapGet("/plain", _ => CoapResponse.Content("plain"));

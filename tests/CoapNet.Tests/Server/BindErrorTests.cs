@@ -61,7 +61,7 @@ public sealed class BindErrorTests
         holder.Bind(new IPEndPoint(IPAddress.IPv6Loopback, 0));
         int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
 
-        FluentActions.Invoking(() => new UdpTransport(new UdpTransportOptions { Address = IPAddress.IPv6Loopback, Port = port }))
+        FluentActions.Invoking(() => new UdpTransport(new IPEndPoint(IPAddress.IPv6Loopback, port)))
             .Should().Throw<CoapBindException>().WithMessage($"Cannot bind the coap (UDP) endpoint [::1]:{port}: *");
         FluentActions.Invoking(() => new CoapBindException(null!, new IPEndPoint(IPAddress.Loopback, 1), new SocketException()))
             .Should().Throw<ArgumentNullException>().WithParameterName("scheme");

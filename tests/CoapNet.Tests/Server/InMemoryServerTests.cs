@@ -30,9 +30,8 @@ public sealed class InMemoryServerTests : IAsyncLifetime
         _server = new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
-            SeparateResponseDelay = TimeSpan.FromSeconds(1),
             Scheduler = _scheduler,
+            Endpoint = new CoapEndpointOptions { TimeProvider = _time, SeparateResponseDelay = TimeSpan.FromSeconds(1) },
         });
         _server.MapGet("/hello", request => CoapResponse.Content("hello " + request.RemoteEndPoint));
         _server.MapGet("/slow", async (request, cancellationToken) =>

@@ -42,9 +42,12 @@ internal sealed class LoopbackServer : IAsyncDisposable
             TcpEndpoints = tcp ? [new IPEndPoint(IPAddress.Loopback, 0)] : [],
             MaxPendingRequests = maxPendingRequests,
             MaxDegreeOfParallelism = maxDegreeOfParallelism,
-            SeparateResponseDelay = separateResponseDelay ?? TimeSpan.FromSeconds(1),
-            TransmissionParameters = transmission ?? CoapTransmissionParameters.Default,
-            TimeProvider = time ?? TimeProvider.System,
+            Endpoint = new CoapEndpointOptions
+            {
+                SeparateResponseDelay = separateResponseDelay ?? TimeSpan.FromSeconds(1),
+                TransmissionParameters = transmission ?? CoapTransmissionParameters.Default,
+                TimeProvider = time ?? TimeProvider.System,
+            },
             LoadSheddingMaxAge = loadSheddingMaxAge ?? TimeSpan.FromSeconds(5),
         };
 

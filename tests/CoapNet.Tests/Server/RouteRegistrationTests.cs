@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.Server;
 
 namespace CoapNet.Tests.Server;
@@ -153,7 +154,7 @@ public sealed class RouteRegistrationTests
     {
         FluentActions.Invoking(() => new CoapServer(new CoapServerOptions { MaxPendingRequests = 0 })).Should().Throw<ArgumentException>().Which.ParamName.Should().Be("MaxPendingRequests");
         FluentActions.Invoking(() => new CoapServer(new CoapServerOptions { MaxDegreeOfParallelism = 0 })).Should().Throw<ArgumentException>().Which.ParamName.Should().Be("MaxDegreeOfParallelism");
-        FluentActions.Invoking(() => new CoapServer(new CoapServerOptions { SeparateResponseDelay = TimeSpan.Zero })).Should().Throw<ArgumentException>().Which.ParamName.Should().Be("SeparateResponseDelay");
+        FluentActions.Invoking(() => new CoapServer(new CoapServerOptions { Endpoint = new CoapEndpointOptions { SeparateResponseDelay = TimeSpan.Zero } })).Should().Throw<ArgumentException>().Which.ParamName.Should().Be("SeparateResponseDelay");
         FluentActions.Invoking(() => new CoapServer(new CoapServerOptions { LoadSheddingMaxAge = TimeSpan.FromSeconds(-1) })).Should().Throw<ArgumentException>().Which.ParamName.Should().Be("LoadSheddingMaxAge");
     }
 }

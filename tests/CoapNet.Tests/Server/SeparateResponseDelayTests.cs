@@ -29,7 +29,7 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
         _network = new InMemoryNetwork(_time) { DeliversImmediately = true };
 
         // The server's defaults, but for the clock and the transport.
-        _server = new CoapServer(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], TimeProvider = _time, Scheduler = _scheduler });
+        _server = new CoapServer(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], Scheduler = _scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = _time } });
         _server.MapGet("/slow", async (_, cancellationToken) =>
         {
             _entered++;
@@ -46,7 +46,7 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
     [Fact]
     public async Task ByDefaultAnNStartOneClientReachesASlowHandlerAgainAfterATenthOfASecond()
     {
-        new CoapServerOptions().SeparateResponseDelay.Should().Be(TimeSpan.FromMilliseconds(100));
+        new CoapServerOptions().Endpoint.SeparateResponseDelay.Should().Be(TimeSpan.FromMilliseconds(100));
         _client.TransmissionParameters.NStart.Should().Be(1);
         Task<CoapMessage>[] requests = new Task<CoapMessage>[10];
         for (int i = 0; i < requests.Length; i++)

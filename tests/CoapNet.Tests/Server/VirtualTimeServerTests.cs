@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
 
@@ -27,8 +28,8 @@ public sealed class VirtualTimeServerTests : IDisposable
         _server = new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
             Scheduler = _scheduler,
+            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
         });
         _server.MapGet("/sync", _ =>
         {

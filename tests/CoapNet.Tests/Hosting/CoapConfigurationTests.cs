@@ -1,0 +1,142 @@
+using System.Net;
+using CoapNet.Client;
+using CoapNet.Hosting;
+using CoapNet.Server;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+
+namespace CoapNet.Tests.Hosting;
+
+/// <summary>The "Coap" configuration section, bound onto the server's and the client's options types themselves.</summary>
+public sealed class CoapConfigurationTests
+{
+    [Fact]
+    public void BindsEveryLevelOfTheServerOptionsFromTheCoapSection()
+    {
+        CoapServerOptions options = BindServer(new Dictionary<string, string?>
+        {
+            ["Coap:Endpoints:0"] = "udp://[::]:5683",
+            ["Coap:Endpoints:1"] = "tcp://0.0.0.0",
+            ["Coap:Endpoints:2"] = "coap+tcp://127.0.0.1:6000",
+            ["Coap:Endpoints:3"] = "127.0.0.1:0",
+            ["Coap:TcpEndpoints:0"] = "[::1]:7000",
+            ["Coap:MaxPendingRequests"] = "16",
+            ["Coap:Endpoint:SeparateResponseDelay"] = "00:00:00.500",
+            ["Coap:Endpoint:MaxMessageSize"] = "512",
+            ["Coap:Endpoint:TransmissionParameters:AckTimeout"] = "00:00:03",
+            ["Coap:Endpoint:TransmissionParameters:NStart"] = "2",
+            ["Coap:Endpoint:Blockwise:BlockSize"] = "256",
+            ["Coap:Endpoint:Echo:RequireFreshness"] = "true",
+            ["Coap:Udp:SocketReceiveBufferSize"] = "4194304",
+            ["Coap:Tcp:MaxOutputBufferSize"] = "131072",
+            ["Coap:Connections:IdleTimeout"] = "00:01:00",
+            ["Coap:Connections:MaxConnections"] = "10",
+            ["Coap:Observe:MaxObservations"] = "500",
+            ["Coap:Observe:ConfirmableEvery"] = "10",
+        });
+
+        options.Endpoints.Should().Equal(new IPEndPoint(IPAddress.IPv6Any, 5683), new IPEndPoint(IPAddress.Loopback, 0));
+        options.TcpEndpoints.Should().Equal(new IPEndPoint(IPAddress.Any, 5683), new IPEndPoint(IPAddress.Loopback, 6000), new IPEndPoint(IPAddress.IPv6Loopback, 7000));
+        options.MaxPendingRequests.Should().Be(16);
+        options.Endpoint.SeparateResponseDelay.Should().Be(TimeSpan.FromMilliseconds(500));
+        options.Endpoint.MaxMessageSize.Should().Be(512);
+        options.Endpoint.TransmissionParameters.AckTimeout.Should().Be(TimeSpan.FromSeconds(3));
+        options.Endpoint.TransmissionParameters.NStart.Should().Be(2);
+        options.Endpoint.TransmissionParameters.MaxRetransmit.Should().Be(4, "what configuration leaves out keeps the RFC's default");
+        options.Endpoint.Blockwise.BlockSize.Should().Be(256);
+        options.Endpoint.Echo.RequireFreshness.Should().BeTrue();
+        options.Udp.SocketReceiveBufferSize.Should().Be(4 * 1024 * 1024);
+        options.Tcp.MaxOutputBufferSize.Should().Be(128 * 1024);
+        options.Connections.IdleTimeout.Should().Be(TimeSpan.FromMinutes(1));
+        options.Connections.MaxConnections.Should().Be(10);
+        options.Observe.MaxObservations.Should().Be(500);
+        options.Observe.ConfirmableEvery.Should().Be(10);
+        options.Observe.MaxObservationsPerPeer.Should().Be(new CoapNet.Observe.ObserveOptions().MaxObservationsPerPeer);
+        options.MaxDegreeOfParallelism.Should().Be(new CoapServerOptions().MaxDegreeOfParallelism);
+    }
+
+    [Fact]
+    public void CodeChangesTheOptionsAfterConfigurationIsBound()
+    {
+        ServiceCollection services = new();
+        services.AddSingleton<IConfiguration>(Configuration(new() { ["Coap:MaxPendingRequests"] = "16", ["Coap:Endpoint:MaxPeers"] = "100" }));
+        services.AddCoapServer(options =>
+        {
+            options.MaxPendingRequests *= 2;
+            options.Endpoint.MaxPeers += 1;
+        });
+        using ServiceProvider provider = services.BuildServiceProvider();
+
+        CoapServerOptions options = provider.GetRequiredService<IOptions<CoapServerOptions>>().Value;
+        options.MaxPendingRequests.Should().Be(32);
+        options.Endpoint.MaxPeers.Should().Be(101);
+    }
+
+    [Fact]
+    public void TheHostsLoggingAndClockFillWhatCodeLeftUnset()
+    {
+        TimeProvider clock = new Infrastructure.ManualTimeProvider();
+        ServiceCollection services = new();
+        services.AddSingleton<IConfiguration>(Configuration([]));
+        services.AddSingleton(clock);
+        services.AddSingleton<ILoggerFactory>(NullLoggerFactory.Instance);
+        services.AddCoapServer();
+        using ServiceProvider provider = services.BuildServiceProvider();
+
+        CoapServerOptions options = provider.GetRequiredService<IOptions<CoapServerOptions>>().Value;
+        options.Endpoint.TimeProvider.Should().BeSameAs(clock);
+        options.Endpoint.LoggerFactory.Should().BeSameAs(NullLoggerFactory.Instance);
+    }
+
+    [Theory]
+    [InlineData("http://127.0.0.1:5683")]
+    [InlineData("udp://sensor.local:5683")]
+    [InlineData("sensor.local:5683")]
+    [InlineData("udp://127.0.0.1:5683/path")]
+    public void AnEndpointThatIsNotSchemeAddressAndPortIsRefusedWithItsText(string endpoint)
+    {
+        Action bind = () => BindServer(new() { ["Coap:Endpoints:0"] = endpoint });
+
+        bind.Should().Throw<FormatException>().WithMessage($"Coap:Endpoints:0 is '{endpoint}'*");
+    }
+
+    [Fact]
+    public void BindsTheClientSection()
+    {
+        ServiceCollection services = new();
+        services.AddSingleton<IConfiguration>(Configuration(new()
+        {
+            ["Coap:Client:LocalEndPoint"] = "127.0.0.1:0",
+            ["Coap:Client:UseNonConfirmable"] = "true",
+            ["Coap:Client:Endpoint:TransmissionParameters:MaxRetransmit"] = "2",
+            ["Coap:Client:Endpoint:Blockwise:BlockSize"] = "128",
+            ["Coap:Client:Udp:SocketReceiveBufferSize"] = "65536",
+            ["Coap:Client:Connections:ConnectTimeout"] = "00:00:05",
+        }));
+        services.AddCoapClient();
+        using ServiceProvider provider = services.BuildServiceProvider();
+
+        CoapClientOptions options = provider.GetRequiredService<IOptions<CoapClientOptions>>().Value;
+
+        options.LocalEndPoint.Should().Be(new IPEndPoint(IPAddress.Loopback, 0));
+        options.UseNonConfirmable.Should().BeTrue();
+        options.Endpoint.TransmissionParameters.MaxRetransmit.Should().Be(2);
+        options.Endpoint.Blockwise.BlockSize.Should().Be(128);
+        options.Udp.SocketReceiveBufferSize.Should().Be(65536);
+        options.Connections.ConnectTimeout.Should().Be(TimeSpan.FromSeconds(5));
+    }
+
+    private static IConfiguration Configuration(Dictionary<string, string?> values) => new ConfigurationBuilder().AddInMemoryCollection(values).Build();
+
+    private static CoapServerOptions BindServer(Dictionary<string, string?> values)
+    {
+        ServiceCollection services = new();
+        services.AddSingleton(Configuration(values));
+        services.AddCoapServer();
+        using ServiceProvider provider = services.BuildServiceProvider();
+        return provider.GetRequiredService<IOptions<CoapServerOptions>>().Value;
+    }
+}
