@@ -95,7 +95,7 @@ internal sealed class WireLoggerProvider : ILoggerProvider
             {
                 string arrow = outgoing ? "->" : "<-";
                 string who = provider._showPeer && peer is not null ? " " + peer : string.Empty;
-                provider._terminal.WriteWire(arrow + who, WireFormat.Format(message!, peer?.IsReliable ?? false));
+                provider._terminal.WriteWire(arrow + who, WireFormat.Format(message!, peer?.Scheme.EndsWith("+tcp", StringComparison.Ordinal) ?? false));
             }
             else if (logLevel >= LogLevel.Warning)
             {

@@ -13,7 +13,7 @@ internal sealed partial class BlockwiseStage
         // UDP: a body up to the block size goes whole, as a response body does; past it, only when the
         // datagram still fits. TCP: whatever fits the peer's CSM Max-Message-Size goes whole.
         BlockSource? streamed = call.Transfer?.Source;
-        int bert = call.Peer.IsReliable ? call.BertBlockSize : 0;
+        int bert = call.IsReliable ? call.BertBlockSize : 0;
         if (streamed is not null)
         {
             // A body from a stream: read as far as one block (the size the upload will use) to see whether it is more than one.
@@ -27,7 +27,7 @@ internal sealed partial class BlockwiseStage
 
         if (streamed is null
             && (request.Payload.IsEmpty || request.Block1 is not null || !CarriesBody(request.Code)
-                || (!call.Peer.IsReliable && request.Payload.Length <= _options.BlockSize)
+                || (!call.IsReliable && request.Payload.Length <= _options.BlockSize)
                 || call.FitsOneMessage(request)))
         {
             next(call, request);

@@ -138,7 +138,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
         if (!response.Code.IsSuccess || response.Block2 is not null
             || (asked is null && (exchange.ResponseBlockSize is int chosen ? response.Payload.Length <= chosen
-                : exchange.Peer.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, exchange.Request.Token.Length))))
+                : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, exchange.Request.Token.Length))))
         {
             next(exchange, response);
             return;
@@ -261,7 +261,7 @@ internal sealed partial class BlockwiseStage : CoapStage
     {
         // A handler's own block size (CoapResponse.BlockSize) replaces ours and BERT for its body.
         int ours = exchange.ResponseBlockSize is int chosen ? CoapBlock.GetSizeExponent(chosen) : _sizeExponent;
-        int bert = exchange.Peer.IsReliable && exchange.ResponseBlockSize is null ? exchange.BertBlockSize : 0;
+        int bert = exchange.IsReliable && exchange.ResponseBlockSize is null ? exchange.BertBlockSize : 0;
         if (bert > 0 && (asked is null || asked.Value.SizeExponent == 7))
         {
             return (7, bert);

@@ -52,12 +52,6 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// </summary>
     public CoapPeerIdentity? Identity => SecurityContext?.Identity;
 
-    /// <summary>
-    /// True for the stream transports of RFC 8323 (TCP, TLS, WebSockets): reliable and ordered, so
-    /// there are no Message IDs, acknowledgements or retransmissions (RFC 8323 section 3.2).
-    /// </summary>
-    public bool IsReliable => Scheme is TcpScheme or "coaps+tcp" or "coap+ws" or "coaps+ws";
-
     /// <summary>Creates a "coap" (UDP) peer.</summary>
     /// <param name="endPoint">The remote endpoint.</param>
     /// <returns>The peer.</returns>

@@ -116,7 +116,7 @@ public static class CoapInstrumentation
             activity.SetTag("coap.method", method);
             activity.SetTag("url.scheme", peer.Scheme);
             activity.SetTag("url.path", request.UriPath);
-            activity.SetTag("network.transport", peer.IsReliable ? "tcp" : "udp");
+            activity.SetTag("network.transport", peer.Scheme.EndsWith("+tcp", StringComparison.Ordinal) || peer.Scheme.EndsWith("+ws", StringComparison.Ordinal) ? "tcp" : "udp");
             activity.SetTag("network.peer.address", peer.EndPoint.Address.ToString());
             activity.SetTag("network.peer.port", peer.EndPoint.Port);
         }

@@ -27,6 +27,7 @@ internal sealed class EchoStage : CoapStage
 {
     private const int TimestampLength = 8;
     private const int MacLength = 8;
+    private const int MaxSchemeLength = 9;
     private const int ValueLength = TimestampLength + MacLength;
 
     // RFC 7252 section 5.3.1 and RFC 9175 section 2.4, item 3: "more than three times the size of the request".
@@ -93,7 +94,7 @@ internal sealed class EchoStage : CoapStage
         // request from an unproven UDP address is challenged before it acts too: replacing its response afterwards
         // (section 2.4, item 3) would make the client's repetition act a second time.
         bool needsProof = !IsSafe(request.Code)
-            && (_options.RequireFreshness || (_options.LimitAmplification && !peer.IsReliable));
+            && (_options.RequireFreshness || (_options.LimitAmplification && !exchange.IsReliable));
         if (needsProof && !IsVerified(peer, now))
         {
             exchange.RespondFrom(this, Challenge(peer, now));
@@ -110,7 +111,7 @@ internal sealed class EchoStage : CoapStage
         // client's address before sending it more than three times what it received. Over a connection the handshake
         // has done that. Observe registrations and notifications are left out: a 4.01 in place of a registration's response
         // would leave the observer registered above this stage, and our client does not repeat a registration.
-        if (!_options.LimitAmplification || exchange.Peer.IsReliable || exchange.Notification is not null
+        if (!_options.LimitAmplification || exchange.IsReliable || exchange.Notification is not null
             || response.Code == CoapCode.Unauthorized || exchange.Request.Observe is not null)
         {
             next(exchange, response);
@@ -209,15 +210,16 @@ internal sealed class EchoStage : CoapStage
     /// <summary>The first <see cref="MacLength"/> bytes of HMAC-SHA256(key, timestamp | address | port), without allocating.</summary>
     private void Mac(ReadOnlySpan<byte> timestamp, CoapPeer peer, Span<byte> destination)
     {
-        // Timestamp, an IPv6 address at most, a port and the transport: 8 + 16 + 2 + 1 bytes.
-        Span<byte> input = stackalloc byte[TimestampLength + 16 + 3];
+        // Timestamp, an IPv6 address at most, a port and the transport's scheme (ASCII, "coaps+tcp" at most): 8 + 16 + 2 + 9
+        // bytes, so an Echo value made for one transport is not accepted on another from the same address.
+        Span<byte> input = stackalloc byte[TimestampLength + 16 + 2 + MaxSchemeLength];
         timestamp.CopyTo(input);
         IPEndPoint endPoint = peer.EndPoint;
         endPoint.Address.TryWriteBytes(input[TimestampLength..], out int written);
         int length = TimestampLength + written;
         BinaryPrimitives.WriteUInt16BigEndian(input[length..], (ushort)endPoint.Port);
         length += 2;
-        input[length++] = peer.IsReliable ? (byte)1 : (byte)0;
+        length += System.Text.Encoding.ASCII.GetBytes(peer.Scheme.AsSpan(0, Math.Min(peer.Scheme.Length, MaxSchemeLength)), input[length..]);
         Span<byte> hash = stackalloc byte[HMACSHA256.HashSizeInBytes];
         HMACSHA256.HashData(Key, input[..length], hash);
         hash[..destination.Length].CopyTo(destination);

@@ -37,7 +37,7 @@ public sealed class CoapExchange
     public IPEndPoint RemoteEndPoint => Peer.EndPoint;
 
     /// <summary>True when the request was confirmable (always false over a reliable transport, which has no message types).</summary>
-    public bool IsConfirmable => Request.Type == CoapMessageType.Confirmable && !Peer.IsReliable;
+    public bool IsConfirmable => Request.Type == CoapMessageType.Confirmable && !IsReliable;
 
     /// <summary>True once an empty ACK was sent, so the response will be separate.</summary>
     public bool IsAccepted => Volatile.Read(ref _state) == Accepted;
@@ -221,6 +221,9 @@ public sealed class CoapExchange
         get => _extras?.ResponseBody;
         set => SetExtra(value, static (extras, v) => extras.ResponseBody = v);
     }
+
+    /// <summary>True when the request came over a connection transport (RFC 8323), as its message layer declares.</summary>
+    internal bool IsReliable => LowerState.Layer.IsReliable;
 
     /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available.</summary>
     internal int BertBlockSize => LowerState.Layer.BertBlockSize(Peer);

@@ -63,6 +63,9 @@ internal interface IClientCall
     /// <summary>The server.</summary>
     CoapPeer Peer { get; }
 
+    /// <summary>True when the call goes over a connection transport (RFC 8323), as its message layer declares.</summary>
+    bool IsReliable { get; }
+
     /// <summary>The BERT block size toward the server (RFC 8323 section 6), or 0 when BERT is not available.</summary>
     int BertBlockSize { get; }
 

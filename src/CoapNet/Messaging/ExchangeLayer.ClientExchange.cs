@@ -94,6 +94,8 @@ internal sealed partial class ExchangeLayer
         /// <inheritdoc/>
         public int BertBlockSize => _layer._lower.BertBlockSize(Peer);
 
+        public bool IsReliable => _layer._lower.IsReliable;
+
         /// <inheritdoc/>
         public string? TimeoutNote { get; set; }
 

@@ -52,6 +52,13 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     int BertBlockSize(CoapPeer peer);
 
     /// <summary>
+    /// True for a connection transport (RFC 8323: TCP, TLS, WebSockets): reliable and ordered, so there are no message
+    /// types, Message IDs, acknowledgements or retransmissions (section 3.2); false for datagrams. What the transport
+    /// can do is declared here, by the layer it feeds, so stages ask the exchange and never infer it from a scheme.
+    /// </summary>
+    bool IsReliable { get; }
+
+    /// <summary>
     /// True when what <paramref name="peer"/> accepts (<see cref="Fits"/>, <see cref="BertBlockSize"/>) is known now.
     /// Otherwise (a connection whose peer has not yet sent its CSM, RFC 8323 section 5.3) it starts opening the
     /// connection if there is none, and calls <paramref name="known"/> once, off the caller's thread, when the CSM

@@ -85,7 +85,7 @@ public sealed partial class CoapServer
     private void Shed(CoapExchange exchange)
     {
         CoapInstrumentation.ShedCounter.Add(1, new KeyValuePair<string, object?>("url.scheme", exchange.Peer.Scheme));
-        if (!exchange.IsConfirmable && !exchange.Peer.IsReliable)
+        if (!exchange.IsConfirmable && !exchange.IsReliable)
         {
             Log.Shed(_logger, exchange.Peer, "dropped");
             return;

@@ -181,6 +181,9 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
+    public bool IsReliable => true;
+
+    /// <inheritdoc/>
     public int BertBlockSize(CoapPeer peer)
     {
         ArgumentNullException.ThrowIfNull(peer);

@@ -110,6 +110,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     public int BertBlockSize(CoapPeer peer) => 0;
 
     /// <inheritdoc/>
+    public bool IsReliable => false;
+
+    /// <inheritdoc/>
     public bool LimitsKnown(CoapPeer peer, Action<Exception?> known) => true;
 
     /// <inheritdoc/>
