@@ -1,6 +1,7 @@
 // The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 on every
 // interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off), --address A
-// (for example --address 127.0.0.1). Exits with 2 for an unknown argument, 1 when an endpoint cannot be bound.
+// (for example --address 127.0.0.1), --receive-sockets N (UDP sockets sharing the port with SO_REUSEPORT on Linux,
+// one receive thread each; default 1). Exits with 2 for an unknown argument, 1 when an endpoint cannot be bound.
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
@@ -12,6 +13,7 @@ using CoapNet.Transports;
 int port = 5683;
 int tcpPort = 5683;
 IPAddress address = IPAddress.IPv6Any;
+int receiveSockets = 1;
 for (int i = 0; i < args.Length; i++)
 {
     switch (args[i])
@@ -24,12 +26,17 @@ for (int i = 0; i < args.Length; i++)
             tcpPort = t;
             i++;
             break;
+        case "--receive-sockets" when i + 1 < args.Length && int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int r)
+            && r is >= 1 and <= UdpTransportOptions.MaxReceiveSockets:
+            receiveSockets = r;
+            i++;
+            break;
         case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
             address = a;
             i++;
             break;
         default:
-            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--address IP]");
+            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--address IP] [--receive-sockets N]");
             return 2;
     }
 }
@@ -41,6 +48,7 @@ await using CoapServer server = new(new CoapServerOptions
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
     Endpoint = { Blockwise = SampleResources.Blockwise },
+    Udp = { ReceiveSockets = receiveSockets },
 });
 using IDisposable ticker = SampleResources.Map(server);
 try

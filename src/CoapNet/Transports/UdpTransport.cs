@@ -6,7 +6,8 @@ using System.Net.Sockets;
 namespace CoapNet.Transports;
 
 /// <summary>
-/// One UDP socket bound to one local endpoint. Receives on a thread of its own with blocking calls and the
+/// A UDP endpoint: one socket bound to one local endpoint (or, with <see cref="UdpTransportOptions.ReceiveSockets"/>
+/// on Linux, several sharing it). Each socket receives on a thread of its own with blocking calls and the
 /// allocation-free <see cref="SocketAddress"/> overloads into one pooled buffer; a known peer costs no
 /// allocation per datagram.
 /// </summary>
@@ -21,7 +22,12 @@ public sealed class UdpTransport : IDatagramTransport
     // Bounds of the address caches: a peer that sprays source ports cannot grow them without limit.
     private const int AddressCacheCapacity = 4096;
 
+    // SOL_SOCKET and SO_REUSEPORT on Linux (asm-generic/socket.h); .NET has no name for the latter.
+    private const int SolSocket = 1;
+    private const int SoReusePort = 15;
+
     private readonly Socket _socket;
+    private readonly Socket[] _receivers;
     private readonly int _receiveBufferSize;
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
     private Task? _receiveLoop;
@@ -42,29 +48,36 @@ public sealed class UdpTransport : IDatagramTransport
         _receiveBufferSize = options.ReceiveBufferSize;
 
         IPEndPoint bind = localEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort);
-        _socket = SocketEndPoints.Create(ref bind, SocketType.Dgram, ProtocolType.Udp);
+        int count = OperatingSystem.IsLinux() ? options.ReceiveSockets : 1;
+        _receivers = new Socket[count];
         try
         {
-            if (options.SocketReceiveBufferSize is int receive)
+            for (int i = 0; i < count; i++)
             {
-                _socket.ReceiveBufferSize = receive;
+                // The first socket takes the port (a free one for port 0); the others share exactly that one.
+                _receivers[i] = Open(ref bind, options, shared: count > 1);
+                if (i == 0)
+                {
+                    bind = new IPEndPoint(bind.Address, ((IPEndPoint)_receivers[0].LocalEndPoint!).Port);
+                }
             }
-
-            if (options.SocketSendBufferSize is int send)
-            {
-                _socket.SendBufferSize = send;
-            }
-
-            SocketEndPoints.Bind(_socket, bind, Channels.CoapPeer.UdpScheme);
         }
         catch
         {
-            _socket.Dispose();
+            foreach (Socket? socket in _receivers)
+            {
+                socket?.Dispose();
+            }
+
             throw;
         }
 
+        _socket = _receivers[0];
         LocalEndPoint = SocketEndPoints.Normalize((IPEndPoint)_socket.LocalEndPoint!);
     }
+
+    /// <summary>How many sockets receive (more than one only on Linux, as <see cref="UdpTransportOptions.ReceiveSockets"/> asks).</summary>
+    internal int ReceiveSocketCount => _receivers.Length;
 
     /// <inheritdoc/>
     public IPEndPoint LocalEndPoint { get; }
@@ -85,25 +98,32 @@ public sealed class UdpTransport : IDatagramTransport
             throw new InvalidOperationException("The transport is already started.");
         }
 
-        TaskCompletionSource ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        _receiveLoop = ended.Task;
-        new Thread(() =>
+        Task[] loops = new Task[_receivers.Length];
+        for (int i = 0; i < _receivers.Length; i++)
         {
-            try
+            Socket socket = _receivers[i];
+            TaskCompletionSource ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+            loops[i] = ended.Task;
+            new Thread(() =>
             {
-                ReceiveLoop(receiver);
-                ended.TrySetResult();
-            }
-            catch (Exception e)
+                try
+                {
+                    ReceiveLoop(socket, receiver);
+                    ended.TrySetResult();
+                }
+                catch (Exception e)
+                {
+                    // As a faulted receive task did before: the loop ends, and closing the transport observes why.
+                    ended.TrySetException(e);
+                }
+            })
             {
-                // As a faulted receive task did before: the loop ends, and closing the transport observes why.
-                ended.TrySetException(e);
-            }
-        })
-        {
-            IsBackground = true,
-            Name = "CoapNet UDP receive",
-        }.Start();
+                IsBackground = true,
+                Name = _receivers.Length == 1 ? "CoapNet UDP receive" : $"CoapNet UDP receive {i}",
+            }.Start();
+        }
+
+        _receiveLoop = loops.Length == 1 ? loops[0] : Task.WhenAll(loops);
     }
 
     /// <inheritdoc/>
@@ -128,7 +148,7 @@ public sealed class UdpTransport : IDatagramTransport
             return;
         }
 
-        _socket.Dispose();
+        CloseSockets();
         try
         {
             _receiveLoop?.Wait(TimeSpan.FromSeconds(5));
@@ -148,7 +168,7 @@ public sealed class UdpTransport : IDatagramTransport
             return;
         }
 
-        _socket.Dispose();
+        CloseSockets();
         if (_receiveLoop is not null)
         {
             await _receiveLoop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
@@ -180,11 +200,50 @@ public sealed class UdpTransport : IDatagramTransport
     /// <summary>Set before the socket is closed, so the receive it interrupts is known to be the shutdown.</summary>
     private bool Stopping => Volatile.Read(ref _disposed) != 0;
 
-    private void ReceiveLoop(IDatagramReceiver receiver)
+    private static Socket Open(ref IPEndPoint bind, UdpTransportOptions options, bool shared)
+    {
+        Socket socket = SocketEndPoints.Create(ref bind, SocketType.Dgram, ProtocolType.Udp);
+        try
+        {
+            if (options.SocketReceiveBufferSize is int receive)
+            {
+                socket.ReceiveBufferSize = receive;
+            }
+
+            if (options.SocketSendBufferSize is int send)
+            {
+                socket.SendBufferSize = send;
+            }
+
+            if (shared)
+            {
+                // Set on every socket before it binds: Linux then hashes each peer's address and port to one of them.
+                socket.SetRawSocketOption(SolSocket, SoReusePort, BitConverter.GetBytes(1));
+            }
+
+            SocketEndPoints.Bind(socket, bind, Channels.CoapPeer.UdpScheme);
+            return socket;
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    private void CloseSockets()
+    {
+        foreach (Socket socket in _receivers)
+        {
+            socket.Dispose();
+        }
+    }
+
+    private void ReceiveLoop(Socket socket, IDatagramReceiver receiver)
     {
         byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
-        SocketAddress received = new(_socket.AddressFamily);
-        IPEndPoint template = _socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
+        SocketAddress received = new(socket.AddressFamily);
+        IPEndPoint template = socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
         Dictionary<SocketAddress, IPEndPoint> peers = [];
         try
         {
@@ -193,7 +252,7 @@ public sealed class UdpTransport : IDatagramTransport
                 int length;
                 try
                 {
-                    length = _socket.ReceiveFrom(buffer, SocketFlags.None, received);
+                    length = socket.ReceiveFrom(buffer, SocketFlags.None, received);
                 }
                 catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !Stopping)
                 {
