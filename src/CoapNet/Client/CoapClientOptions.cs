@@ -35,4 +35,11 @@ public sealed class CoapClientOptions
     /// <summary>The kernel send buffer of the client's UDP socket, in bytes (default null: the OS default; capped by net.core.wmem_max).</summary>
     /// <remarks>Used by the clients that make their own socket, not with a transport of your own.</remarks>
     public int? SocketSendBufferSize { get; init; }
+
+    /// <summary>
+    /// The transport of <c>coaps://</c> URIs (CoAP over DTLS, RFC 7252 section 9.1), with its credentials: CoapNet.Dtls's
+    /// <c>DtlsClientTransport</c>. Null (the default): a coaps:// URI is refused with <see cref="ArgumentException"/>.
+    /// The client owns it and disposes it with itself; it starts it on the first coaps:// request.
+    /// </summary>
+    public Transports.ISecureDatagramTransport? SecureTransport { get; init; }
 }
