@@ -8,13 +8,12 @@ namespace CoapNet.Dtls.Sessions;
 internal sealed class ServerEngine : DtlsEngine
 {
     private readonly DtlsServerOptions _options;
-    private readonly CookieVerifier _cookies;
+    private CookieVerifier? _cookies;
 
     public ServerEngine(IDatagramTransport network, DtlsServerOptions options)
         : base(network, options)
     {
         _options = options;
-        _cookies = new CookieVerifier(Crypto, options.TimeProvider, options.CookieSecretLifetime, network);
     }
 
     protected override bool RestartsOnClientHello => true;
@@ -28,6 +27,8 @@ internal sealed class ServerEngine : DtlsEngine
         }
 
         // RFC 6347 section 4.2.1: without a cookie proving the source, the answer is a HelloVerifyRequest and no state.
+        // Made on the first ClientHello (on the receive thread, the only one that verifies), with the crypto.
+        _cookies ??= new CookieVerifier(Crypto, _options.TimeProvider, _options.CookieSecretLifetime, Network);
         DtlsRequest? request = _cookies.Verify(datagram, remote);
         if (request is null)
         {
