@@ -32,7 +32,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     private readonly ITimer _sweep;
     private readonly byte[] _received;
     private readonly byte[] _plaintext = new byte[PlaintextSize];
-    private readonly Action<DtlsSession, ReadOnlySpan<byte>> _deliver;
+    private readonly PlaintextReceived _deliver;
     private readonly Action<DtlsSession> _onClosed;
     private IDatagramReceiver? _upper;
     private int _sessions;

@@ -136,7 +136,7 @@ internal sealed class DtlsSession : DatagramTransport
     /// <param name="onNewest">Called when an authenticated record is the newest yet and carried the Connection ID, with the address it came from.</param>
     /// <param name="source">The datagram's source address.</param>
     /// <param name="now">The time, for ageing.</param>
-    public void Receive(byte[] datagram, int length, Span<byte> plaintext, Action<DtlsSession, ReadOnlySpan<byte>> deliver, IPEndPoint source, long now, Action<DtlsSession, IPEndPoint>? onNewest)
+    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now, Action<DtlsSession, IPEndPoint>? onNewest)
     {
         BcDtlsTransport? dtls = _dtls;
         if (dtls is null || _state != Established || length > _datagramLimit)
@@ -348,3 +348,6 @@ internal sealed class DtlsSession : DatagramTransport
         }
     }
 }
+
+/// <summary>Gets one record's plaintext from <paramref name="session"/>, valid only during the call.</summary>
+internal delegate void PlaintextReceived(DtlsSession session, ReadOnlySpan<byte> plaintext);
