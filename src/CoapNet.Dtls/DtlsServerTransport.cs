@@ -24,20 +24,15 @@ namespace CoapNet.Dtls;
 /// answered outside a session. Disposing sends close_notify in every session.
 /// </para>
 /// </remarks>
-public sealed class DtlsServerTransport : IDatagramTransport
+public sealed class DtlsServerTransport : DtlsTransport
 {
-    private readonly ServerEngine _engine;
-
     /// <summary>Binds a UDP socket as <paramref name="options"/> say (default [::]:5684).</summary>
     /// <param name="options">Credentials, address, bounds.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
     /// <exception cref="CoapBindException">The address cannot be bound.</exception>
     public DtlsServerTransport(DtlsServerOptions options)
+        : base(CreateEngine(null, options))
     {
-        ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
-        UdpTransport udp = new(new UdpTransportOptions { Address = options.Address, Port = options.Port });
-        _engine = new ServerEngine(udp, options);
     }
 
     /// <summary>Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on): for tests over an in-memory network, or a socket configured by hand.</summary>
@@ -45,51 +40,14 @@ public sealed class DtlsServerTransport : IDatagramTransport
     /// <param name="options">Credentials and bounds; the address and port are the network's.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
     public DtlsServerTransport(IDatagramTransport network, DtlsServerOptions options)
+        : base(CreateEngine(network ?? throw new ArgumentNullException(nameof(network)), options))
     {
-        ArgumentNullException.ThrowIfNull(network);
+    }
+
+    private static ServerEngine CreateEngine(IDatagramTransport? network, DtlsServerOptions options)
+    {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        _engine = new ServerEngine(network, options);
+        return new ServerEngine(network ?? Bind(new IPEndPoint(options.Address, options.Port)), options);
     }
-
-    /// <inheritdoc/>
-    public IPEndPoint LocalEndPoint => _engine.Network.LocalEndPoint;
-
-    /// <summary>"coaps": every peer heard through this transport is a coaps peer.</summary>
-    public string Scheme => CoapPeer.DtlsScheme;
-
-    /// <summary>The established sessions now, for monitoring.</summary>
-    public int SessionCount => _engine.SessionCount;
-
-    /// <inheritdoc/>
-    public void Start(IDatagramReceiver receiver) => _engine.Start(receiver);
-
-    /// <summary>Not used on a secure transport: a datagram without a session is dropped, never sent in the clear.</summary>
-    /// <param name="datagram">The bytes.</param>
-    /// <param name="remote">The destination.</param>
-    public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote) => _engine.Send(datagram, null);
-
-    /// <summary>Sends <paramref name="datagram"/> in the session <paramref name="securityContext"/>, or drops it when that session is gone (RFC 7252 section 9.1.1).</summary>
-    /// <param name="datagram">The plaintext.</param>
-    /// <param name="remote">The destination; the session's own address is used, which RFC 9146 lets change.</param>
-    /// <param name="securityContext">The session.</param>
-    public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext) => _engine.Send(datagram, securityContext);
-
-    /// <summary>Not used on a secure transport: a datagram without a session is dropped, never sent in the clear.</summary>
-    /// <param name="datagram">The bytes.</param>
-    /// <param name="remote">The destination.</param>
-    /// <param name="cancellationToken">Unused.</param>
-    /// <returns>A completed task.</returns>
-    public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
-    {
-        _engine.Send(datagram.Span, null);
-        return ValueTask.CompletedTask;
-    }
-
-    /// <summary>Sends close_notify in every session and closes the socket.</summary>
-    public void Dispose() => _engine.Dispose();
-
-    /// <inheritdoc cref="Dispose"/>
-    /// <returns>A task that completes when the socket is closed.</returns>
-    public ValueTask DisposeAsync() => _engine.DisposeAsync();
 }

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text;
 using CoapNet.Client;
 using CoapNet.Dtls;
+using CoapNet.Messages;
 using CoapNet.Server;
 using CoapNet.Tests.Server;
 
@@ -41,6 +42,18 @@ internal static class DtlsLoopback
         options.PskKey ??= key ?? Key;
         return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
     }
+
+    /// <summary>Maps GET <paramref name="path"/> to answer "ok" and record the session of every request, in order.</summary>
+    public static void MapSessionRecorder(CoapServer server, string path, List<CoapNet.Channels.CoapSecurityContext> sessions)
+        => server.MapGet(path, request =>
+        {
+            lock (sessions)
+            {
+                sessions.Add(request.Peer.SecurityContext!);
+            }
+
+            return CoapResponse.Content("ok");
+        });
 
     public static Uri Uri(IPEndPoint server, string path) => new($"coaps://127.0.0.1:{server.Port}{path}");
 }

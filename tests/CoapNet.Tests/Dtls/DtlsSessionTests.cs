@@ -78,15 +78,7 @@ public sealed class DtlsSessionTests
     {
         List<CoapSecurityContext> sessions = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(
-            s => s.MapGet("/x", request =>
-            {
-                lock (sessions)
-                {
-                    sessions.Add(request.Peer.SecurityContext!);
-                }
-
-                return CoapResponse.Content("ok");
-            }),
+            s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
             out _);
         RawUdpTransport network = new();
         await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }) });
@@ -154,15 +146,7 @@ public sealed class DtlsSessionTests
         DtlsServerOptions options = DtlsLoopback.ServerOptions(time);
         options.SessionIdleTimeout = TimeSpan.FromMinutes(10);
         await using LoopbackServer server = DtlsLoopback.StartServer(
-            s => s.MapGet("/x", request =>
-            {
-                lock (sessions)
-                {
-                    sessions.Add(request.Peer.SecurityContext!);
-                }
-
-                return CoapResponse.Content("ok");
-            }),
+            s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
             out DtlsServerTransport transport,
             options);
         DtlsClientTransport clientTransport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
