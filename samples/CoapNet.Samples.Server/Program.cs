@@ -1,17 +1,23 @@
-// The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 on every
-// interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off), --address A
-// (for example --address 127.0.0.1), --receive-sockets N (UDP sockets sharing the port with SO_REUSEPORT on Linux,
-// one receive thread each; default 1). Exits with 2 for an unknown argument, 1 when an endpoint cannot be bound.
+// The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 and DTLS (coaps, RFC 7252
+// section 9) port 5684 on every interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off),
+// --dtls-port N (0 turns coaps off), --psk-identity ID and --psk-key KEY (the demo pre-shared key coaps clients
+// use; printed at start), --address A (for example --address 127.0.0.1), --receive-sockets N (UDP sockets sharing
+// the port with SO_REUSEPORT on Linux, one receive thread each; default 1). Exits with 2 for an unknown argument,
+// 1 when an endpoint cannot be bound.
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
 using System.Runtime.InteropServices;
+using CoapNet.Dtls;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 using CoapNet.Transports;
 
 int port = 5683;
 int tcpPort = 5683;
+int dtlsPort = DtlsServerOptions.DefaultPort;
+string pskIdentity = "coapnet";
+string pskKey = "sample-secret";
 IPAddress address = IPAddress.IPv6Any;
 int receiveSockets = 1;
 for (int i = 0; i < args.Length; i++)
@@ -31,20 +37,51 @@ for (int i = 0; i < args.Length; i++)
             receiveSockets = r;
             i++;
             break;
+        case "--dtls-port" when i + 1 < args.Length && int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int d) && d <= IPEndPoint.MaxPort:
+            dtlsPort = d;
+            i++;
+            break;
+        case "--psk-identity" when i + 1 < args.Length && args[i + 1].Length > 0:
+            pskIdentity = args[++i];
+            break;
+        case "--psk-key" when i + 1 < args.Length && args[i + 1].Length > 0:
+            pskKey = args[++i];
+            break;
         case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
             address = a;
             i++;
             break;
         default:
-            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--address IP] [--receive-sockets N]");
+            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--dtls-port N] [--psk-identity ID] [--psk-key KEY] [--address IP] [--receive-sockets N]");
             return 2;
     }
+}
+
+// coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
+List<IDatagramTransport> secure = [];
+try
+{
+    if (dtlsPort != 0)
+    {
+        secure.Add(new DtlsServerTransport(new DtlsServerOptions
+        {
+            Address = address,
+            Port = dtlsPort,
+            PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) }),
+        }));
+    }
+}
+catch (CoapBindException e)
+{
+    Console.Error.WriteLine($"{e.Message} Choose another port with --dtls-port N (0 turns coaps off), or stop what holds this one.");
+    return 1;
 }
 
 await using CoapServer server = new(new CoapServerOptions
 {
     Endpoints = [new IPEndPoint(address, port)],
     TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
+    DatagramTransports = secure,
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
     Endpoint = { Blockwise = SampleResources.Blockwise },
@@ -68,6 +105,11 @@ foreach (Uri uri in server.LocalUris)
 }
 
 Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
+if (dtlsPort != 0)
+{
+    Console.WriteLine($"coaps pre-shared key: identity '{pskIdentity}', key '{pskKey}' (demo only; set yours with --psk-identity and --psk-key)");
+}
+
 Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   or   coap-client-notls coap+tcp://127.0.0.1/hello   (Ctrl+C stops)");
 
 using CancellationTokenSource stop = new();

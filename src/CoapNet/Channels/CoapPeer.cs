@@ -17,6 +17,9 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// <summary>The "coap+tcp" scheme: RFC 8323 over TCP.</summary>
     public const string TcpScheme = "coap+tcp";
 
+    /// <summary>The "coaps" scheme: RFC 7252 over DTLS (section 9.1).</summary>
+    public const string DtlsScheme = "coaps";
+
     private readonly int _hashCode;
 
     /// <summary>Creates a peer identity.</summary>

@@ -34,8 +34,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private readonly CoapMessageType _requestType;
     private readonly object _gate = new();
     private CoapEndpoint? _tcp;
+    private CoapEndpoint? _dtls;
+    private CoapPeer? _lastSecurePeer;
     private LiteralDestination? _lastLiteral;
     private int _disposed;
+    private int _secureOwned = 1;
 
     /// <summary>Creates a client on its own UDP socket (dual-stack, a free port unless configured).</summary>
     /// <param name="options">Settings; null for the defaults.</param>
@@ -228,15 +231,17 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="CoapTimeoutException">No answer in time.</exception>
     public TimeSpan Ping(Uri uri, CancellationToken cancellationToken = default)
     {
-        CoapPeer peer = ResolveDestination(uri);
-        return EndpointFor(peer.Scheme).Ping(peer.EndPoint, cancellationToken);
+        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
+
+        // Not sync-over-async: the pong is signaled by the receive loop or a timer on pool threads.
+        return EndpointFor(peer.Scheme).PingAsync(peer, cancellationToken).GetAwaiter().GetResult();
     }
 
     /// <inheritdoc cref="Ping(Uri, CancellationToken)"/>
     public async Task<TimeSpan> PingAsync(Uri uri, CancellationToken cancellationToken = default)
     {
-        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
-        return await EndpointFor(peer.Scheme).PingAsync(peer.EndPoint, cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await InSessionAsync(await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        return await EndpointFor(peer.Scheme).PingAsync(peer, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -347,7 +352,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(onNotification);
         CoapMessage request = BuildObserveRequest(uri);
-        CoapPeer peer = ResolveDestination(uri);
+        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
         ClientObservation observation = CreateObservation(request, peer);
         TaskCompletionSource first = new(TaskCreationOptions.RunContinuationsAsynchronously);
         CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static state => ((ClientObservation)state!).Dispose(), observation);
@@ -375,6 +380,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             tcp.Dispose();
         }
 
+        if (TakeSecure() is IDisposable secure)
+        {
+            secure.Dispose();
+        }
+
         _endpoint.Dispose();
     }
 
@@ -385,6 +395,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         if (BeginDispose() is { } tcp)
         {
             await tcp.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (TakeSecure() is { } secure)
+        {
+            await secure.DisposeAsync().ConfigureAwait(false);
         }
 
         await _endpoint.DisposeAsync().ConfigureAwait(false);
@@ -418,7 +433,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private CoapResponse Send(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer peer = ResolveDestination(uri);
+        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
 
         // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
         return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
@@ -430,13 +445,16 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         ValueTask<CoapPeer> destination = ResolveDestinationAsync(uri, cancellationToken);
 
         // An IP literal resolves at once: then the only wait is the response's, and the state kept across it is smaller.
-        return destination.IsCompletedSuccessfully
+        return destination.IsCompletedSuccessfully && destination.Result.Scheme != CoapPeer.DtlsScheme
             ? SendToAsync(request, destination.Result, transfer, cancellationToken)
             : ResolveThenSendAsync(request, destination, transfer, cancellationToken);
     }
 
     private async Task<CoapResponse> ResolveThenSendAsync(CoapMessage request, ValueTask<CoapPeer> destination, BlockTransfer? transfer, CancellationToken cancellationToken)
-        => await SendToAsync(request, await destination.ConfigureAwait(false), transfer, cancellationToken).ConfigureAwait(false);
+    {
+        CoapPeer peer = await InSessionAsync(await destination.ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        return await SendToAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false);
+    }
 
     private async Task<CoapResponse> SendToAsync(CoapMessage request, CoapPeer peer, BlockTransfer? transfer, CancellationToken cancellationToken)
         => new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
@@ -477,7 +495,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, [EnumeratorCancellation] CancellationToken cancellationToken)
     {
-        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await InSessionAsync(await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
         using ClientObservation observation = CreateObservation(request, peer);
         observation.Start();
         ChannelReader<CoapResponse> reader = observation.Reader;
@@ -536,9 +554,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(uri);
         string scheme = uri.IsAbsoluteUri ? uri.Scheme.ToLowerInvariant() : string.Empty;
-        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme))
+        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme))
         {
-            throw new ArgumentException($"'{uri}' is neither a coap:// nor a coap+tcp:// URI; this client speaks CoAP over UDP and TCP (coaps, coaps+tcp and coap+ws come later).", nameof(uri));
+            throw new ArgumentException($"'{uri}' is not a coap://, coaps:// or coap+tcp:// URI; this client speaks CoAP over UDP, DTLS and TCP (coaps+tcp and coap+ws come later).", nameof(uri));
         }
 
         return scheme;
@@ -614,6 +632,19 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
                     return _tcp;
                 }
 
+            case CoapPeer.DtlsScheme:
+                lock (_gate)
+                {
+                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
+                    if (_dtls is null)
+                    {
+                        _dtls = new CoapEndpoint(RequireSecureTransport(), _options.Endpoint);
+                        _dtls.Start();
+                    }
+
+                    return _dtls;
+                }
+
             default:
                 throw new ArgumentException($"This client does not speak {scheme}.", nameof(scheme));
         }
@@ -628,6 +659,58 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             _tcp = null;
             return tcp;
         }
+    }
+
+    /// <summary>The coaps endpoint, or the secure transport when no coaps:// request made one (the client owns it either way), once.</summary>
+    private IAsyncDisposable? TakeSecure()
+    {
+        lock (_gate)
+        {
+            IAsyncDisposable? secure = _dtls is not null ? _dtls : _options.SecureTransport;
+            _dtls = null;
+            return Interlocked.Exchange(ref _secureOwned, 0) != 0 ? secure : null;
+        }
+    }
+
+    private ISecureDatagramTransport RequireSecureTransport()
+        => _options.SecureTransport ?? throw new ArgumentException("A coaps:// URI needs a DTLS transport: set CoapClientOptions.SecureTransport (CoapNet.Dtls's DtlsClientTransport, with the credentials).", "uri");
+
+    /// <summary>
+    /// <paramref name="peer"/> in its session when its scheme is coaps: the session is established (or reused) before
+    /// the request exists, so the request's peer carries it and its response matches only in it (RFC 7252 section 9.1.1).
+    /// </summary>
+    private CoapPeer InSession(CoapPeer peer, CancellationToken cancellationToken)
+    {
+        if (peer.Scheme != CoapPeer.DtlsScheme)
+        {
+            return peer;
+        }
+
+        // Not sync-over-async: the handshake completes on a thread of its own, never the caller's context.
+        return InSessionAsync(peer, cancellationToken).AsTask().GetAwaiter().GetResult();
+    }
+
+    private async ValueTask<CoapPeer> InSessionAsync(CoapPeer peer, CancellationToken cancellationToken)
+    {
+        if (peer.Scheme != CoapPeer.DtlsScheme)
+        {
+            return peer;
+        }
+
+        ISecureDatagramTransport transport = RequireSecureTransport();
+        EndpointFor(CoapPeer.DtlsScheme);
+        CoapSecurityContext session = await transport.ConnectAsync(peer.EndPoint, cancellationToken).ConfigureAwait(false);
+
+        // The last peer in a session is kept, as for IP literals, so a client polling one server builds no peer per request.
+        CoapPeer? last = Volatile.Read(ref _lastSecurePeer);
+        if (last is not null && ReferenceEquals(last.SecurityContext, session) && last.EndPoint.Equals(peer.EndPoint))
+        {
+            return last;
+        }
+
+        CoapPeer secured = new(CoapPeer.DtlsScheme, peer.EndPoint, session);
+        Volatile.Write(ref _lastSecurePeer, secured);
+        return secured;
     }
 
     private IPAddress Resolve(string host)

@@ -34,6 +34,13 @@ public sealed class CoapClientOptions
     /// <summary>How the client's coap+tcp connections buffer and close (RFC 8323).</summary>
     public CoapNet.Transports.TcpTransportOptions Tcp { get; set; } = new();
 
+    /// <summary>
+    /// The transport of <c>coaps://</c> URIs (CoAP over DTLS, RFC 7252 section 9.1), with its credentials: CoapNet.Dtls's
+    /// <c>DtlsClientTransport</c>. Null (the default): a coaps:// URI is refused with <see cref="ArgumentException"/>.
+    /// The client owns it and disposes it with itself; it starts it on the first coaps:// request.
+    /// </summary>
+    public Transports.ISecureDatagramTransport? SecureTransport { get; set; }
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Endpoint);

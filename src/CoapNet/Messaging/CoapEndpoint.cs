@@ -181,6 +181,13 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         return _lower.PingAsync(ToPeer(remote), cancellationToken);
     }
 
+    /// <summary>Pings <paramref name="peer"/>, in its session on a secure transport (the client's coaps ping).</summary>
+    internal Task<TimeSpan> PingAsync(CoapPeer peer, CancellationToken cancellationToken)
+    {
+        CheckPeer(peer);
+        return _lower.PingAsync(peer, cancellationToken);
+    }
+
     /// <summary>Stops receiving, fails pending exchanges with <see cref="ObjectDisposedException"/> and closes the transport.</summary>
     public void Dispose()
     {

@@ -15,6 +15,12 @@ internal static class LibCoap
 
     public static string Server => Require("coap-server-notls");
 
+    /// <summary>libcoap's client built with OpenSSL: coaps (DTLS) and coaps+tcp (TLS).</summary>
+    public static string ClientOpenSsl => Require("coap-client-openssl");
+
+    /// <summary>libcoap's server built with OpenSSL: it serves DTLS and TLS on its port + 1.</summary>
+    public static string ServerOpenSsl => Require("coap-server-openssl");
+
     internal static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Starts a libcoap tool with its output captured.</summary>

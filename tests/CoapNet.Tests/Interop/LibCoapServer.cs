@@ -28,11 +28,13 @@ public sealed class LibCoapServer : IDisposable
     public Uri Uri(string pathAndQuery) => new($"coap://127.0.0.1:{Port}{pathAndQuery}");
 
     /// <summary>Starts a server and waits until it answers.</summary>
-    public static LibCoapServer Start()
+    public static LibCoapServer Start() => Start(LibCoap.Server);
+
+    /// <summary>Starts <paramref name="executable"/> (coap-server-notls, or a (D)TLS build with its credentials in <paramref name="arguments"/>) and waits until it answers on its plain UDP port.</summary>
+    public static LibCoapServer Start(string executable, params string[] arguments)
     {
-        string executable = LibCoap.Server;
         int port = FreeUdpPort();
-        Process process = LibCoap.Start(executable, "-A", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0");
+        Process process = LibCoap.Start(executable, ["-A", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0", .. arguments]);
         LibCoapServer server = new(process, port);
         server.WaitUntilAnswering();
         return server;

@@ -1,0 +1,55 @@
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Dtls.Sessions;
+using CoapNet.Transports;
+
+namespace CoapNet.Dtls;
+
+/// <summary>
+/// The client side of CoAP over DTLS 1.2 ("coaps", RFC 7252 section 9.1): one UDP socket, one session per server,
+/// made on the first request and reused by the next ones, made again after it closed or aged out. Give it to
+/// <c>CoapClientOptions.SecureTransport</c>, and <c>coaps://</c> URIs go through it.
+/// </summary>
+/// <remarks>
+/// The client asks for the session (<see cref="ConnectAsync"/>) before it builds the request's <see cref="CoapPeer"/>,
+/// so the request carries its session and its response is matched only when it comes back in that same session
+/// (RFC 7252 section 9.1.1). A handshake that fails fails the request with
+/// <see cref="System.Security.Authentication.AuthenticationException"/>; nothing is ever sent in the clear.
+/// </remarks>
+public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTransport
+{
+    private readonly ClientEngine _engine;
+
+    /// <summary>Binds a UDP socket (default [::]:0) for the client's sessions.</summary>
+    /// <param name="options">Credentials, bounds.</param>
+    /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
+    /// <exception cref="CoapBindException">The local endpoint cannot be bound.</exception>
+    public DtlsClientTransport(DtlsClientOptions options)
+        : this(CreateEngine(null, options))
+    {
+    }
+
+    /// <summary>Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on).</summary>
+    /// <param name="network">The datagram transport underneath.</param>
+    /// <param name="options">Credentials and bounds.</param>
+    /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
+    public DtlsClientTransport(IDatagramTransport network, DtlsClientOptions options)
+        : this(CreateEngine(network ?? throw new ArgumentNullException(nameof(network)), options))
+    {
+    }
+
+    private DtlsClientTransport(ClientEngine engine)
+        : base(engine)
+        => _engine = engine;
+
+    /// <inheritdoc/>
+    public Task<CoapSecurityContext> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default)
+        => _engine.ConnectAsync(remote, cancellationToken);
+
+    private static ClientEngine CreateEngine(IDatagramTransport? network, DtlsClientOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        return new ClientEngine(network ?? Bind(options.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0)), options);
+    }
+}

@@ -1,0 +1,64 @@
+using System.Net;
+
+namespace CoapNet.Dtls;
+
+/// <summary>Where a <see cref="DtlsServerTransport"/> listens and whom it lets in.</summary>
+public sealed class DtlsServerOptions : DtlsOptions
+{
+    /// <summary>The default coaps port, 5684 (RFC 7252 section 6.2).</summary>
+    public const int DefaultPort = 5684;
+
+    /// <summary>The local address; <see cref="IPAddress.IPv6Any"/> (the default) binds a dual-stack socket.</summary>
+    public IPAddress Address { get; set; } = IPAddress.IPv6Any;
+
+    /// <summary>The local port; 0 picks a free one. Default <see cref="DefaultPort"/>.</summary>
+    public int Port { get; set; } = DefaultPort;
+
+    /// <summary>
+    /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key. Required: this
+    /// release authenticates clients by PSK only.
+    /// </summary>
+    public DtlsPskKeyLookup? PskKeys { get; set; }
+
+    /// <summary>
+    /// The PSK identity hint sent in ServerKeyExchange (RFC 4279 section 2), or null to send none (the default).
+    /// libcoap's clients accept either.
+    /// </summary>
+    public string? PskIdentityHint { get; set; }
+
+    /// <summary>
+    /// How long a secret for HelloVerifyRequest cookies is used before a new one replaces it (default 60 s, as
+    /// Californium does; RFC 6347 section 4.2.1 asks for a secret changed frequently). A cookie made with the
+    /// previous secret is still accepted, so a client between its two ClientHellos at the change is not refused.
+    /// </summary>
+    public TimeSpan CookieSecretLifetime { get; set; } = TimeSpan.FromSeconds(60);
+
+    /// <summary>A PSK lookup over a fixed table of UTF-8 identities, for configuration and tests.</summary>
+    /// <param name="keys">Identity to key.</param>
+    /// <returns>The lookup; it copies the table, so later changes to <paramref name="keys"/> are not seen.</returns>
+    /// <exception cref="ArgumentException">An identity or key is empty.</exception>
+    public static DtlsPskKeyLookup PskTable(IReadOnlyDictionary<string, byte[]> keys)
+    {
+        ArgumentNullException.ThrowIfNull(keys);
+        Dictionary<string, byte[]> copy = new(StringComparer.Ordinal);
+        foreach (KeyValuePair<string, byte[]> pair in keys)
+        {
+            Require(!string.IsNullOrEmpty(pair.Key) && pair.Value is { Length: > 0 }, nameof(keys), "must map non-empty identities to non-empty keys");
+            copy[pair.Key] = (byte[])pair.Value.Clone();
+        }
+
+        return identity => copy.TryGetValue(System.Text.Encoding.UTF8.GetString(identity), out byte[]? key) ? key : null;
+    }
+
+    /// <summary>Checks the settings before a transport uses them.</summary>
+    /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
+    internal void Validate()
+    {
+        ValidateShared();
+        Require(Address is not null, nameof(Address), "must not be null");
+        Require(Port is >= 0 and <= IPEndPoint.MaxPort, nameof(Port), "must be between 0 and 65535");
+        Require(PskKeys is not null, nameof(PskKeys), "must be set: the server authenticates clients by pre-shared key");
+        Require(CookieSecretLifetime > TimeSpan.Zero, nameof(CookieSecretLifetime), "must be positive");
+        Require(PskIdentityHint is null || System.Text.Encoding.UTF8.GetByteCount(PskIdentityHint) <= ushort.MaxValue, nameof(PskIdentityHint), "must be at most 65535 bytes in UTF-8");
+    }
+}

@@ -1,0 +1,107 @@
+using System.Net;
+using System.Security.Authentication;
+using CoapNet.Channels;
+using CoapNet.Transports;
+using Org.BouncyCastle.Tls;
+
+namespace CoapNet.Dtls.Sessions;
+
+/// <summary>The client's engine: one session per server, made on demand, shared by every request to it.</summary>
+internal sealed class ClientEngine : DtlsEngine
+{
+    private readonly DtlsClientOptions _options;
+    private readonly object _connectGate = new();
+    private readonly Dictionary<DtlsSession, TaskCompletionSource<CoapSecurityContext>> _waiting = [];
+
+    public ClientEngine(IDatagramTransport network, DtlsClientOptions options)
+        : base(network, options)
+    {
+        _options = options;
+    }
+
+    /// <summary>The established or pending session with <paramref name="remote"/>, or a new handshake.</summary>
+    public Task<CoapSecurityContext> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(remote);
+        ObjectDisposedException.ThrowIf(IsDisposed, this);
+        Task<CoapSecurityContext> connected;
+        lock (_connectGate)
+        {
+            if (TryGetSession(remote, out DtlsSession? existing) && existing!.Connected is { } pending && !existing.IsClosed)
+            {
+                connected = pending;
+            }
+            else
+            {
+                TaskCompletionSource<CoapSecurityContext> outcome = new(TaskCreationOptions.RunContinuationsAsynchronously);
+                DtlsSession? session = null;
+                bool started = TryStartHandshake(remote, s =>
+                {
+                    CoapDtlsClient client = new(Crypto, _options);
+                    DtlsClientProtocol protocol = new();
+                    Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
+                    return (transport, client.PeerIdentity);
+                }, out session);
+                if (!started)
+                {
+                    return Task.FromException<CoapSecurityContext>(new AuthenticationException($"No DTLS handshake with {remote} could start: {_options.MaxConcurrentHandshakes} handshakes already run, or {_options.MaxSessions} sessions exist (DtlsClientOptions)."));
+                }
+
+                session!.Connected = outcome.Task;
+                lock (_waiting)
+                {
+                    _waiting[session] = outcome;
+                }
+
+                // The handshake thread may have finished before the waiter was recorded.
+                if (session.IsEstablished)
+                {
+                    OnEstablished(session);
+                }
+                else if (session.IsClosed)
+                {
+                    OnHandshakeFailed(session, new AuthenticationException($"The DTLS handshake with {remote} failed."));
+                }
+
+                connected = outcome.Task;
+            }
+        }
+
+        return cancellationToken.CanBeCanceled ? connected.WaitAsync(cancellationToken) : connected;
+    }
+
+    protected override void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        // A client answers nobody it did not call: stray datagrams are dropped.
+    }
+
+    protected override void OnEstablished(DtlsSession session)
+    {
+        if (Take(session) is { } outcome)
+        {
+            outcome.TrySetResult(session.Context!);
+        }
+    }
+
+    protected override void OnHandshakeFailed(DtlsSession session, Exception error)
+    {
+        if (Take(session) is { } outcome)
+        {
+            outcome.TrySetException(error switch
+            {
+                TlsTimeoutException => new TimeoutException($"The DTLS handshake with {session.Remote} did not complete within {_options.HandshakeTimeout}.", error),
+                TlsFatalAlertReceived received => new AuthenticationException($"The server at {session.Remote} refused the DTLS handshake: {AlertDescription.GetText(received.AlertDescription)}.", error),
+                TlsFatalAlert alert => new AuthenticationException($"The DTLS handshake with {session.Remote} failed: {AlertDescription.GetText(alert.AlertDescription)}.", error),
+                _ => new AuthenticationException($"The DTLS handshake with {session.Remote} failed: {error.Message}", error),
+            });
+        }
+    }
+
+    private TaskCompletionSource<CoapSecurityContext>? Take(DtlsSession session)
+    {
+        lock (_waiting)
+        {
+            return _waiting.Remove(session, out TaskCompletionSource<CoapSecurityContext>? outcome) ? outcome : null;
+        }
+    }
+}

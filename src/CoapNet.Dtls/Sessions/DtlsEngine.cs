@@ -1,0 +1,351 @@
+using System.Collections.Concurrent;
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Org.BouncyCastle.Security;
+using Org.BouncyCastle.Tls.Crypto;
+using Org.BouncyCastle.Tls.Crypto.Impl.BC;
+using BcDtlsTransport = Org.BouncyCastle.Tls.DtlsTransport;
+
+namespace CoapNet.Dtls.Sessions;
+
+/// <summary>
+/// What the server and the client transports share: the UDP transport underneath, the sessions by address and by
+/// context, the demultiplexing of received datagrams, the bounds and the ageing.
+/// </summary>
+/// <remarks>
+/// Every received datagram arrives on the UDP transport's receive thread. A datagram from an address with an
+/// established session is decrypted there and its plaintext handed up with the session's context; one from an address
+/// whose handshake runs is queued for its handshake thread; anything else goes to <see cref="OnUnknownDatagram"/>
+/// (the server verifies ClientHello cookies there). Sessions are kept in two concurrent maps: by address for
+/// receiving, by <see cref="CoapSecurityContext"/> (compared by reference) for sending, so a message goes out in the
+/// session it names or not at all (RFC 7252 section 9.1.1).
+/// </remarks>
+internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
+{
+    private const int PlaintextSize = 16_384;
+
+    private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
+    private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
+    private readonly ITimer _sweep;
+    private readonly byte[] _received;
+    private readonly byte[] _plaintext = new byte[PlaintextSize];
+    private readonly PlaintextReceived _deliver;
+    private readonly Action<DtlsSession> _onClosed;
+    private IDatagramReceiver? _upper;
+    private int _sessions;
+    private int _handshakes;
+    private int _disposed;
+    private TlsCrypto? _crypto;
+
+    protected DtlsEngine(IDatagramTransport network, DtlsOptions options)
+    {
+        Network = network;
+        Options = options;
+        Time = options.TimeProvider;
+        Logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Dtls");
+        _received = new byte[options.MaxDatagramSize];
+        _deliver = Deliver;
+        _onClosed = Forget;
+        TimeSpan period = TimeSpan.FromTicks(Math.Clamp(options.SessionIdleTimeout.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
+        _sweep = Time.CreateTimer(static state => ((DtlsEngine)state!).Sweep(), this, period, period);
+    }
+
+    public IDatagramTransport Network { get; }
+
+    public DtlsOptions Options { get; }
+
+    public TimeProvider Time { get; }
+
+    public ILogger Logger { get; }
+
+    /// <summary>
+    /// BouncyCastle's crypto, made on first use: making it loads and seeds BouncyCastle, about 9 MB of resident memory
+    /// that a server with coaps configured but never used should not pay (the sample server's idle figure).
+    /// </summary>
+    public TlsCrypto Crypto => LazyInitializer.EnsureInitialized(ref _crypto, static () => new BcTlsCrypto(new SecureRandom()));
+
+    /// <summary>Established sessions now.</summary>
+    public int SessionCount => Volatile.Read(ref _sessions);
+
+    public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    public void Start(IDatagramReceiver upper)
+    {
+        ArgumentNullException.ThrowIfNull(upper);
+        ObjectDisposedException.ThrowIf(IsDisposed, this);
+        if (Interlocked.CompareExchange(ref _upper, upper, null) is not null)
+        {
+            throw new InvalidOperationException("The transport is already started.");
+        }
+
+        Network.Start(this);
+    }
+
+    /// <summary>Sends <paramref name="plaintext"/> in the session <paramref name="context"/>; dropped when that session is gone (never sent in another, never in the clear).</summary>
+    public void Send(ReadOnlySpan<byte> plaintext, CoapSecurityContext? context)
+    {
+        ObjectDisposedException.ThrowIf(IsDisposed, this);
+        if (context is not null && _byContext.TryGetValue(context, out DtlsSession? session))
+        {
+            if (!session.Send(plaintext))
+            {
+                Log.NotSent(Logger, plaintext.Length, context);
+            }
+        }
+        else
+        {
+            Log.NoSession(Logger, plaintext.Length, context?.ToString() ?? "no session");
+        }
+    }
+
+    /// <summary>The session at <paramref name="remote"/>, established or handshaking.</summary>
+    protected bool TryGetSession(IPEndPoint remote, out DtlsSession? session) => _byAddress.TryGetValue(remote, out session);
+
+    /// <summary>
+    /// Starts a handshake with <paramref name="remote"/> on a thread of its own when the bound on handshakes allows,
+    /// replacing whatever session the address had (RFC 6347 section 4.2.8: a client that proved its address with a
+    /// cookie may start over). False when too many handshakes run or too many sessions exist.
+    /// </summary>
+    protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake, out DtlsSession? session)
+    {
+        session = null;
+        if (IsDisposed || Volatile.Read(ref _sessions) >= Options.MaxSessions)
+        {
+            Log.Refused(Logger, remote, "the session bound (MaxSessions) is reached");
+            return false;
+        }
+
+        if (Interlocked.Increment(ref _handshakes) > Options.MaxConcurrentHandshakes)
+        {
+            Interlocked.Decrement(ref _handshakes);
+            Log.Refused(Logger, remote, "the handshake bound (MaxConcurrentHandshakes) is reached");
+            return false;
+        }
+
+        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed);
+        if (_byAddress.TryGetValue(remote, out DtlsSession? old))
+        {
+            old.MarkClosed();
+            Forget(old);
+        }
+
+        _byAddress[remote] = created;
+        session = created;
+        Thread thread = new(() => RunHandshake(created, handshake))
+        {
+            IsBackground = true,
+            Name = "CoapNet DTLS handshake",
+        };
+        thread.Start();
+        return true;
+    }
+
+    /// <summary>
+    /// True on a server: a plaintext ClientHello from the address of an established session goes to
+    /// <see cref="OnUnknownDatagram"/>, as a client that lost its session (a reboot) starts over from the same address.
+    /// </summary>
+    protected virtual bool RestartsOnClientHello => false;
+
+    /// <summary>A datagram from an address with no session, or a ClientHello from one with an established session.</summary>
+    protected abstract void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote);
+
+    /// <summary>Called on the handshake thread once a session is established (the client completes its waiters).</summary>
+    protected virtual void OnEstablished(DtlsSession session)
+    {
+    }
+
+    /// <summary>Called on the handshake thread when a handshake fails.</summary>
+    protected virtual void OnHandshakeFailed(DtlsSession session, Exception error)
+    {
+    }
+
+    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        if (_byAddress.TryGetValue(remote, out DtlsSession? session))
+        {
+            if (session.IsEstablished)
+            {
+                if (!(RestartsOnClientHello && DtlsRecords.IsClientHello(datagram)))
+                {
+                    ReceiveEstablished(session, datagram, remote);
+                    return;
+                }
+            }
+            else if (session.TryQueueHandshakeDatagram(datagram, out bool established))
+            {
+                return;
+            }
+            else if (established)
+            {
+                ReceiveEstablished(session, datagram, remote);
+                return;
+            }
+        }
+
+        OnUnknownDatagram(datagram, remote);
+    }
+
+    void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
+        => ((IDatagramReceiver)this).OnDatagram(datagram, remote);
+
+    /// <summary>Closes every session with close_notify, stops the ageing and closes the UDP transport.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _sweep.Dispose();
+        foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
+        {
+            pair.Value.Close();
+        }
+
+        Network.Dispose();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _sweep.DisposeAsync().ConfigureAwait(false);
+        foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
+        {
+            pair.Value.Close();
+        }
+
+        await Network.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private void ReceiveEstablished(DtlsSession session, ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        if (datagram.Length > _received.Length)
+        {
+            return;
+        }
+
+        // The receive thread's own copy: BouncyCastle reads records from arrays.
+        datagram.CopyTo(_received);
+        lock (session.ReceiveGate)
+        {
+            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp(), null);
+        }
+    }
+
+    private void Deliver(DtlsSession session, ReadOnlySpan<byte> plaintext)
+    {
+        try
+        {
+            _upper?.OnDatagram(plaintext, session.Remote, session.Context);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // The layer above must not throw; if it does, that message is lost and the session goes on.
+            Log.ReceiverFailed(Logger, e);
+        }
+    }
+
+    private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake)
+    {
+        try
+        {
+            (BcDtlsTransport transport, CoapPeerIdentity identity) = handshake(session);
+            CoapSecurityContext context = new("DTLS 1.2", identity);
+            lock (session.ReceiveGate)
+            {
+                byte[][] early = session.Establish(transport, context, Time.GetTimestamp());
+                if (session.IsEstablished && !IsDisposed)
+                {
+                    _byContext[context] = session;
+                    Interlocked.Increment(ref _sessions);
+                    Log.Established(Logger, session.Remote, context);
+                    OnEstablished(session);
+                    if (early.Length > 0)
+                    {
+                        byte[] plaintext = new byte[PlaintextSize];
+                        foreach (byte[] datagram in early)
+                        {
+                            session.Receive(datagram, datagram.Length, plaintext, _deliver, session.Remote, Time.GetTimestamp(), null);
+                        }
+                    }
+                }
+                else
+                {
+                    // Closed or replaced while it finished: the new association is dropped at once.
+                    session.Close();
+                    OnHandshakeFailed(session, new ObjectDisposedException(nameof(DtlsEngine)));
+                }
+            }
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1).
+            Log.HandshakeFailed(Logger, session.Remote, e.Message);
+            session.MarkClosed();
+            Forget(session);
+            OnHandshakeFailed(session, e);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _handshakes);
+        }
+    }
+
+    /// <summary>Removes a closed session from both maps, once.</summary>
+    private void Forget(DtlsSession session)
+    {
+        _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(session.Remote, session));
+        if (session.Context is { } context && _byContext.TryRemove(new KeyValuePair<CoapSecurityContext, DtlsSession>(context, session)))
+        {
+            Interlocked.Decrement(ref _sessions);
+            Log.Closed(Logger, session.Remote, context);
+        }
+    }
+
+    /// <summary>Closes the sessions idle past <see cref="DtlsOptions.SessionIdleTimeout"/> (the timer of <see cref="TimeProvider"/>).</summary>
+    private void Sweep()
+    {
+        foreach (KeyValuePair<CoapSecurityContext, DtlsSession> pair in _byContext)
+        {
+            if (Time.GetElapsedTime(pair.Value.LastReceived) >= Options.SessionIdleTimeout)
+            {
+                Log.Aged(Logger, pair.Value.Remote, pair.Key);
+                pair.Value.Close();
+            }
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(1, LogLevel.Debug, "DTLS session established with {Remote}: {Context}")]
+        public static partial void Established(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
+
+        [LoggerMessage(2, LogLevel.Information, "DTLS handshake with {Remote} failed: {Reason}")]
+        public static partial void HandshakeFailed(ILogger logger, IPEndPoint remote, string reason);
+
+        [LoggerMessage(3, LogLevel.Debug, "DTLS session with {Remote} closed: {Context}")]
+        public static partial void Closed(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
+
+        [LoggerMessage(4, LogLevel.Debug, "DTLS session with {Remote} aged out: {Context}")]
+        public static partial void Aged(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
+
+        [LoggerMessage(5, LogLevel.Warning, "Refused a DTLS handshake from {Remote}: {Reason}")]
+        public static partial void Refused(ILogger logger, IPEndPoint remote, string reason);
+
+        [LoggerMessage(6, LogLevel.Debug, "Dropped {Length} bytes to send: session {Context} is gone")]
+        public static partial void NoSession(ILogger logger, int length, string context);
+
+        [LoggerMessage(7, LogLevel.Debug, "Dropped {Length} bytes to send in {Context}: closed, or larger than MaxDatagramSize allows")]
+        public static partial void NotSent(ILogger logger, int length, CoapSecurityContext context);
+
+        [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message")]
+        public static partial void ReceiverFailed(ILogger logger, Exception exception);
+    }
+}

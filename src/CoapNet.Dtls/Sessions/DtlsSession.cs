@@ -1,0 +1,353 @@
+using System.Net;
+using CoapNet.Channels;
+using CoapNet.Transports;
+using Org.BouncyCastle.Tls;
+using BcDtlsTransport = Org.BouncyCastle.Tls.DtlsTransport;
+
+namespace CoapNet.Dtls.Sessions;
+
+/// <summary>
+/// One DTLS association with one peer, from its first verified ClientHello (or our first ClientHello) to its close:
+/// it is the datagram transport BouncyCastle's record layer reads and writes through.
+/// </summary>
+/// <remarks>
+/// <para>
+/// While the handshake runs (on a handshake thread, which BouncyCastle's blocking protocol needs) received datagrams
+/// are queued, a bounded few, and the handshake thread waits for them. Once established, no thread waits: the
+/// transport's receive thread hands each datagram to <c>Receive</c>,
+/// which decrypts it at once. BouncyCastle's receive loop asks this transport for its receive limit before each
+/// datagram it reads; after the one datagram given it, the limit is refused with <see cref="TlsTimeoutException"/>,
+/// which its transport rethrows without failing the session, so the loop ends without waiting.
+/// </para>
+/// <para>
+/// Locks: <see cref="_queueGate"/> guards the handshake queue and the state change to established;
+/// <see cref="ReceiveGate"/> orders decryption (the receive thread, and the handshake thread replaying what arrived
+/// while it finished). Sending needs neither: BouncyCastle's record layer serializes writes itself.
+/// </para>
+/// </remarks>
+internal sealed class DtlsSession : DatagramTransport
+{
+    private const int MaxQueuedHandshakeDatagrams = 32;
+    private const int HandshakeDatagramLimit = 16_384 + 256;
+    private const int Handshaking = 0;
+    private const int Established = 1;
+    private const int Closed = 2;
+
+    private readonly IDatagramTransport _network;
+    private readonly int _datagramLimit;
+    private readonly Action<DtlsSession> _onClosed;
+    private readonly object _queueGate = new();
+    private readonly Queue<byte[]> _handshakeQueue = new();
+    private IPEndPoint _remote;
+    private volatile int _state;
+    private BcDtlsTransport? _dtls;
+    private byte[]? _pending;
+    private int _pendingLength;
+    private long _lastReceived;
+
+    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed)
+    {
+        _network = network;
+        _remote = remote;
+        _datagramLimit = datagramLimit;
+        _onClosed = onClosed;
+        _lastReceived = now;
+    }
+
+    /// <summary>Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order.</summary>
+    public object ReceiveGate { get; } = new();
+
+    /// <summary>Where the peer is now; a record authenticated with the Connection ID may move it (RFC 9146 section 6).</summary>
+    public IPEndPoint Remote => Volatile.Read(ref _remote);
+
+    /// <summary>The session's context, once established.</summary>
+    public CoapSecurityContext? Context { get; private set; }
+
+    /// <summary>True once the handshake completed and until the session closes.</summary>
+    public bool IsEstablished => _state == Established;
+
+    /// <summary>True once closed, failed or forgotten.</summary>
+    public bool IsClosed => _state == Closed;
+
+    /// <summary>When the last authenticated record arrived (a <see cref="TimeProvider"/> timestamp).</summary>
+    public long LastReceived => Volatile.Read(ref _lastReceived);
+
+    /// <summary>For the client: the handshake's outcome, shared by every request that waits for it.</summary>
+    public Task<CoapSecurityContext>? Connected { get; set; }
+
+    /// <summary>
+    /// Queues a datagram for the handshake thread. False when the session is no longer handshaking (it has just
+    /// become established: decrypt it instead) or is closed; a datagram past the bound is dropped (the peer
+    /// retransmits its flight, RFC 6347 section 4.2.4).
+    /// </summary>
+    public bool TryQueueHandshakeDatagram(ReadOnlySpan<byte> datagram, out bool established)
+    {
+        lock (_queueGate)
+        {
+            established = _state == Established;
+            if (_state != Handshaking)
+            {
+                return false;
+            }
+
+            if (_handshakeQueue.Count < MaxQueuedHandshakeDatagrams)
+            {
+                _handshakeQueue.Enqueue(datagram.ToArray());
+                Monitor.Pulse(_queueGate);
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// Makes the session established with <paramref name="dtls"/> and <paramref name="context"/> and returns what was
+    /// queued and not read by the handshake (records that came right after the peer's Finished), to be decrypted now.
+    /// Call holding <see cref="ReceiveGate"/>.
+    /// </summary>
+    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now)
+    {
+        lock (_queueGate)
+        {
+            _dtls = dtls;
+            Context = context;
+            _lastReceived = now;
+            byte[][] early = _handshakeQueue.ToArray();
+            _handshakeQueue.Clear();
+            if (_state == Handshaking)
+            {
+                _state = Established;
+            }
+
+            return early;
+        }
+    }
+
+    /// <summary>
+    /// Decrypts one datagram of an established session and hands each application record's plaintext to
+    /// <paramref name="deliver"/>. Call holding <see cref="ReceiveGate"/>. A datagram that is not a valid record of
+    /// this session (forged, replayed, from an old epoch) is dropped; a fatal alert or close_notify from the peer
+    /// closes the session.
+    /// </summary>
+    /// <param name="datagram">The datagram, in an array this call may read until it returns.</param>
+    /// <param name="length">Its length.</param>
+    /// <param name="plaintext">Room for one record's plaintext (16,384 bytes).</param>
+    /// <param name="deliver">Gets each plaintext, valid during the call.</param>
+    /// <param name="onNewest">Called when an authenticated record is the newest yet and carried the Connection ID, with the address it came from.</param>
+    /// <param name="source">The datagram's source address.</param>
+    /// <param name="now">The time, for ageing.</param>
+    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now, Action<DtlsSession, IPEndPoint>? onNewest)
+    {
+        BcDtlsTransport? dtls = _dtls;
+        if (dtls is null || _state != Established || length > _datagramLimit)
+        {
+            return;
+        }
+
+        _pending = datagram;
+        _pendingLength = length;
+        DtlsRecordCallback? callback = onNewest is null
+            ? null
+            : flags =>
+            {
+                // RFC 9146 section 6: only a newer record authenticated with the Connection ID moves the peer.
+                if ((flags & (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID)) == (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID) && !source.Equals(Remote))
+                {
+                    onNewest(this, source);
+                }
+            };
+        try
+        {
+            int received;
+            try
+            {
+                received = dtls.Receive(plaintext, 1000, callback);
+            }
+            catch (TlsTimeoutException)
+            {
+                // Our receive limit, refused once the datagram was read: it held no application data.
+                received = -1;
+            }
+
+            if (received >= 0)
+            {
+                Volatile.Write(ref _lastReceived, now);
+                deliver(this, plaintext[..received]);
+            }
+
+            // Further records of the same datagram (RFC 6347 section 4.1.1 lets several share one).
+            while ((received = dtls.ReceivePending(plaintext, callback)) >= 0)
+            {
+                Volatile.Write(ref _lastReceived, now);
+                deliver(this, plaintext[..received]);
+            }
+        }
+        catch (IOException)
+        {
+            // A fatal alert received or raised: the association is over (RFC 5246 section 7.2.2).
+            MarkClosed();
+        }
+        finally
+        {
+            _pending = null;
+        }
+
+        if (_state == Closed)
+        {
+            _onClosed(this);
+        }
+    }
+
+    /// <summary>Encrypts and sends one datagram's plaintext in this session; false when it cannot (closed, too large).</summary>
+    public bool Send(ReadOnlySpan<byte> plaintext)
+    {
+        BcDtlsTransport? dtls = _dtls;
+        if (dtls is null || _state != Established)
+        {
+            return false;
+        }
+
+        try
+        {
+            if (plaintext.Length > dtls.GetSendLimit())
+            {
+                return false;
+            }
+
+            dtls.Send(plaintext);
+            return true;
+        }
+        catch (IOException)
+        {
+            MarkClosed();
+            _onClosed(this);
+            return false;
+        }
+    }
+
+    /// <summary>Moves the session to <paramref name="remote"/> (RFC 9146).</summary>
+    public void MoveTo(IPEndPoint remote) => Volatile.Write(ref _remote, remote);
+
+    /// <summary>Sends close_notify when established (RFC 5246 section 7.2.1) and forgets the session; a handshake under way is failed.</summary>
+    public void Close()
+    {
+        BcDtlsTransport? dtls = _dtls;
+        if (dtls is not null && _state == Established)
+        {
+            try
+            {
+                dtls.Close();
+            }
+            catch (IOException)
+            {
+            }
+        }
+
+        MarkClosed();
+        _onClosed(this);
+    }
+
+    /// <summary>Marks the session closed and wakes a handshake thread waiting for a datagram.</summary>
+    public void MarkClosed()
+    {
+        lock (_queueGate)
+        {
+            _state = Closed;
+            _handshakeQueue.Clear();
+            Monitor.PulseAll(_queueGate);
+        }
+    }
+
+    /// <inheritdoc/>
+    int DatagramReceiver.GetReceiveLimit()
+    {
+        if (_state == Handshaking)
+        {
+            return HandshakeDatagramLimit;
+        }
+
+        // Established: one datagram per receive call; asking again means it has been read and held no application
+        // data. TlsTimeoutException ends BouncyCastle's receive loop without failing the association.
+        return _pending is not null ? _datagramLimit : throw new TlsTimeoutException("No datagram waiting.");
+    }
+
+    /// <inheritdoc/>
+    int DatagramSender.GetSendLimit() => _state == Handshaking ? Math.Min(_datagramLimit, 1400) : _datagramLimit;
+
+    /// <inheritdoc/>
+    int DatagramReceiver.Receive(byte[] buf, int off, int len, int waitMillis) => Receive(buf.AsSpan(off, len), waitMillis);
+
+    /// <inheritdoc/>
+    int DatagramReceiver.Receive(Span<byte> buffer, int waitMillis) => Receive(buffer, waitMillis);
+
+    /// <inheritdoc/>
+    void DatagramSender.Send(byte[] buf, int off, int len) => SendToNetwork(buf.AsSpan(off, len));
+
+    /// <inheritdoc/>
+    void DatagramSender.Send(ReadOnlySpan<byte> buffer) => SendToNetwork(buffer);
+
+    /// <inheritdoc/>
+    void TlsCloseable.Close()
+    {
+        // BouncyCastle closes its transport after close_notify or a fatal alert, either way: the association is over.
+        MarkClosed();
+    }
+
+    private int Receive(Span<byte> buffer, int waitMillis)
+    {
+        if (_pending is { } pending)
+        {
+            // Established: the one datagram of this call. Longer than the buffer: BouncyCastle drops it.
+            _pending = null;
+            int length = _pendingLength;
+            pending.AsSpan(0, Math.Min(length, buffer.Length)).CopyTo(buffer);
+            return length;
+        }
+
+        if (_state == Established)
+        {
+            throw new TlsTimeoutException("No datagram waiting.");
+        }
+
+        lock (_queueGate)
+        {
+            // BouncyCastle's zero is "forever"; its handshake always gives a finite wait (its retransmission timer).
+            int wait = waitMillis == 0 ? Timeout.Infinite : waitMillis;
+            while (_handshakeQueue.Count == 0)
+            {
+                if (_state == Closed)
+                {
+                    throw new IOException("The DTLS transport closed during the handshake.");
+                }
+
+                if (!Monitor.Wait(_queueGate, wait))
+                {
+                    return -1;
+                }
+            }
+
+            byte[] datagram = _handshakeQueue.Dequeue();
+            datagram.AsSpan(0, Math.Min(datagram.Length, buffer.Length)).CopyTo(buffer);
+            return datagram.Length;
+        }
+    }
+
+    private void SendToNetwork(ReadOnlySpan<byte> datagram)
+    {
+        try
+        {
+            _network.Send(datagram, Remote);
+        }
+        catch (System.Net.Sockets.SocketException)
+        {
+            // As for plain UDP: a datagram the network refused is lost, and DTLS or CoAP retransmits.
+        }
+        catch (ObjectDisposedException)
+        {
+            throw new IOException("The DTLS transport is closed.");
+        }
+    }
+}
+
+/// <summary>Gets one record's plaintext from <paramref name="session"/>, valid only during the call.</summary>
+internal delegate void PlaintextReceived(DtlsSession session, ReadOnlySpan<byte> plaintext);

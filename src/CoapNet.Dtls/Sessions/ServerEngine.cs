@@ -1,0 +1,46 @@
+using System.Net;
+using CoapNet.Transports;
+using Org.BouncyCastle.Tls;
+
+namespace CoapNet.Dtls.Sessions;
+
+/// <summary>The server's engine: a verified ClientHello from an address starts a handshake; nothing else does.</summary>
+internal sealed class ServerEngine : DtlsEngine
+{
+    private readonly DtlsServerOptions _options;
+    private CookieVerifier? _cookies;
+
+    public ServerEngine(IDatagramTransport network, DtlsServerOptions options)
+        : base(network, options)
+    {
+        _options = options;
+    }
+
+    protected override bool RestartsOnClientHello => true;
+
+    protected override void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        // Only a ClientHello may begin an association; any other record from an unknown address is dropped unanswered.
+        if (!DtlsRecords.IsClientHello(datagram))
+        {
+            return;
+        }
+
+        // RFC 6347 section 4.2.1: without a cookie proving the source, the answer is a HelloVerifyRequest and no state.
+        // Made on the first ClientHello (on the receive thread, the only one that verifies), with the crypto.
+        _cookies ??= new CookieVerifier(Crypto, _options.TimeProvider, _options.CookieSecretLifetime, Network);
+        DtlsRequest? request = _cookies.Verify(datagram, remote);
+        if (request is null)
+        {
+            return;
+        }
+
+        TryStartHandshake(remote, session =>
+        {
+            CoapDtlsServer server = new(Crypto, _options);
+            DtlsServerProtocol protocol = new();
+            Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Accept(server, session, request);
+            return (transport, server.PeerIdentity);
+        }, out _);
+    }
+}

@@ -1,0 +1,59 @@
+using System.Net;
+using System.Text;
+using CoapNet.Client;
+using CoapNet.Dtls;
+using CoapNet.Messages;
+using CoapNet.Server;
+using CoapNet.Tests.Server;
+
+namespace CoapNet.Tests.Dtls;
+
+/// <summary>A coaps server on 127.0.0.1 (a free port) with one PSK client, and clients that speak to it.</summary>
+internal static class DtlsLoopback
+{
+    public const string Identity = "client-1";
+
+    public static readonly byte[] Key = Encoding.ASCII.GetBytes("secretPSK");
+
+    /// <summary>The server's DTLS options: 127.0.0.1:0, <see cref="Identity"/> with <see cref="Key"/>.</summary>
+    public static DtlsServerOptions ServerOptions(TimeProvider? time = null)
+        => new()
+        {
+            Address = IPAddress.Loopback,
+            Port = 0,
+            PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [Identity] = Key }),
+            TimeProvider = time ?? TimeProvider.System,
+        };
+
+    /// <summary>A started server whose only transport is DTLS, with routes mapped by <paramref name="map"/>.</summary>
+    public static LoopbackServer StartServer(Action<CoapServer> map, out DtlsServerTransport transport, DtlsServerOptions? options = null)
+    {
+        DtlsServerTransport dtls = new(options ?? ServerOptions());
+        transport = dtls;
+        return LoopbackServer.Start(map, new CoapServerOptions { DatagramTransports = [dtls] });
+    }
+
+    /// <summary>A client whose coaps:// requests go through DTLS with <paramref name="identity"/> and <paramref name="key"/>.</summary>
+    public static CoapClient Client(string identity = Identity, byte[]? key = null, DtlsClientOptions? options = null)
+    {
+        options ??= new DtlsClientOptions();
+        options.LocalEndPoint ??= new IPEndPoint(IPAddress.Loopback, 0);
+        options.PskIdentity ??= identity;
+        options.PskKey ??= key ?? Key;
+        return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
+    }
+
+    /// <summary>Maps GET <paramref name="path"/> to answer "ok" and record the session of every request, in order.</summary>
+    public static void MapSessionRecorder(CoapServer server, string path, List<CoapNet.Channels.CoapSecurityContext> sessions)
+        => server.MapGet(path, request =>
+        {
+            lock (sessions)
+            {
+                sessions.Add(request.Peer.SecurityContext!);
+            }
+
+            return CoapResponse.Content("ok");
+        });
+
+    public static Uri Uri(IPEndPoint server, string path) => new($"coaps://127.0.0.1:{server.Port}{path}");
+}

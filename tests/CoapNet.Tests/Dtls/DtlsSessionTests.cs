@@ -1,0 +1,222 @@
+using System.Net;
+using System.Net.Sockets;
+using CoapNet.Channels;
+using CoapNet.Client;
+using CoapNet.Dtls;
+using CoapNet.Messages;
+using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
+using CoapNet.Tests.Server;
+using CoapNet.Transports;
+
+namespace CoapNet.Tests.Dtls;
+
+/// <summary>
+/// The DTLS server's defences and bounds over real loopback sockets: cookies (RFC 6347 section 4.2.1), a flood of
+/// spoofed ClientHellos, records that do not authenticate, the session bound, and ageing on a manual clock.
+/// </summary>
+public sealed class DtlsSessionTests
+{
+    private const byte Handshake = 22;
+    private const byte HelloVerifyRequest = 3;
+
+    [Fact]
+    public async Task AClientHelloWithoutACookieIsAnsweredWithAHelloVerifyRequestAndNothingElse()
+    {
+        byte[] clientHello = await CaptureClientHelloAsync();
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("x")), out _);
+        using UdpClient raw = new(new IPEndPoint(IPAddress.Loopback, 0));
+
+        await raw.SendAsync(clientHello, server.EndPoint);
+        byte[] answer = (await ReceiveAsync(raw)).Buffer;
+
+        answer[0].Should().Be(Handshake);
+        answer[13].Should().Be(HelloVerifyRequest, "RFC 6347 section 4.2.1: the server asks for the cookie before it keeps anything");
+        (await TryReceiveAsync(raw, TimeSpan.FromMilliseconds(300))).Should().BeNull("a ClientHello without a cookie starts no handshake");
+    }
+
+    [Fact]
+    public async Task AFloodOfSpoofedClientHellosLeavesMemoryFlatAndARealClientStillConnectsAtOnce()
+    {
+        byte[] clientHello = await CaptureClientHelloAsync();
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("here")), out DtlsServerTransport transport);
+        List<UdpClient> sources = [.. Enumerable.Range(0, 100).Select(_ => new UdpClient(new IPEndPoint(IPAddress.Loopback, 0)))];
+        try
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            long before = GC.GetTotalMemory(forceFullCollection: true);
+
+            // 100,000 ClientHellos from 100 source ports, none of which ever answers its HelloVerifyRequest:
+            // each is one HMAC and one datagram back, and no state.
+            for (int round = 0; round < 1000; round++)
+            {
+                foreach (UdpClient source in sources)
+                {
+                    source.Send(clientHello, clientHello.Length, server.EndPoint);
+                }
+            }
+
+            await using CoapClient client = DtlsLoopback.Client();
+            CoapResponse response = await client.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/x"));
+
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            long after = GC.GetTotalMemory(forceFullCollection: true);
+            response.GetPayloadString().Should().Be("here");
+            transport.SessionCount.Should().Be(1, "only the real client holds a session");
+            (after - before).Should().BeLessThan(8 << 20, "100,000 handshakes' worth of state would take hundreds of megabytes");
+        }
+        finally
+        {
+            sources.ForEach(s => s.Dispose());
+        }
+    }
+
+    [Fact]
+    public async Task RecordsThatDoNotAuthenticateAreDroppedAndTheSessionGoesOn()
+    {
+        List<CoapSecurityContext> sessions = [];
+        await using LoopbackServer server = DtlsLoopback.StartServer(
+            s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
+            out _);
+        RawUdpTransport network = new();
+        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }) });
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+
+        // From the session's own address: noise, truncated headers, an application record with a forged MAC, a record
+        // of an epoch that does not exist, a plaintext CoAP request, an alert record that does not decrypt.
+        Random random = new(1);
+        List<byte[]> junk = [[], [0x17], [0x17, 0xFE, 0xFD, 0x00, 0x01], [0x40, 0x01, 0x12, 0x34, 0xB1, 0x78]];
+        for (int i = 0; i < 50; i++)
+        {
+            byte[] noise = new byte[random.Next(1, 200)];
+            random.NextBytes(noise);
+            junk.Add(noise);
+        }
+
+        byte[] forged = new byte[13 + 40];
+        random.NextBytes(forged);
+        forged[0] = 0x17;
+        forged[1] = 0xFE;
+        forged[2] = 0xFD;
+        forged[3] = 0x00;
+        forged[4] = 0x01;
+        forged[11] = 0x00;
+        forged[12] = 40;
+        junk.Add(forged);
+        byte[] otherEpoch = (byte[])forged.Clone();
+        otherEpoch[4] = 0x07;
+        junk.Add(otherEpoch);
+        byte[] alert = (byte[])forged.Clone();
+        alert[0] = 0x15;
+        junk.Add(alert);
+        foreach (byte[] datagram in junk)
+        {
+            network.SendRaw(datagram, server.EndPoint);
+        }
+
+        (await client.GetAsync(uri)).GetPayloadString().Should().Be("ok");
+        sessions.Distinct().Should().ContainSingle("the session survived every record that did not authenticate");
+    }
+
+    [Fact]
+    public async Task PastMaxSessionsANewClientIsRefusedWhileTheConnectedOneKeepsItsSession()
+    {
+        DtlsServerOptions options = DtlsLoopback.ServerOptions();
+        options.MaxSessions = 1;
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options);
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        await using CoapClient first = DtlsLoopback.Client();
+        (await first.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+        await using CoapClient second = DtlsLoopback.Client(options: new DtlsClientOptions { HandshakeTimeout = TimeSpan.FromSeconds(2) });
+
+        Func<Task> refused = () => second.GetAsync(uri);
+
+        await refused.Should().ThrowAsync<TimeoutException>("its verified ClientHello is dropped while the bound is reached");
+        (await first.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+    }
+
+    [Fact]
+    public async Task AnIdleSessionAgesOutOnTheClockWithCloseNotifyAndTheClientMakesANewOne()
+    {
+        ManualTimeProvider time = new();
+        List<CoapSecurityContext> sessions = [];
+        DtlsServerOptions options = DtlsLoopback.ServerOptions(time);
+        options.SessionIdleTimeout = TimeSpan.FromMinutes(10);
+        await using LoopbackServer server = DtlsLoopback.StartServer(
+            s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
+            out DtlsServerTransport transport,
+            options);
+        DtlsClientTransport clientTransport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        await using CoapClient client = new(new CoapClientOptions { SecureTransport = clientTransport });
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        await client.GetAsync(uri);
+        time.Advance(TimeSpan.FromMinutes(9));
+        await client.GetAsync(uri);
+
+        time.Advance(TimeSpan.FromMinutes(11));
+
+        // The server closed it with close_notify, which the client heard: its next request makes a new session.
+        await Wait.UntilAsync(() => clientTransport.SessionCount == 0);
+        transport.SessionCount.Should().Be(0);
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+        sessions.Should().HaveCount(3);
+        sessions[1].Should().BeSameAs(sessions[0], "nine idle minutes are within the timeout");
+        sessions[2].Should().NotBeSameAs(sessions[1], "past the timeout the session was closed and a new one made");
+    }
+
+    /// <summary>The first datagram our DTLS client sends: a ClientHello without a cookie.</summary>
+    private static async Task<byte[]> CaptureClientHelloAsync()
+    {
+        using UdpClient fakeServer = new(new IPEndPoint(IPAddress.Loopback, 0));
+        await using DtlsClientTransport transport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = "x", PskKey = [1] });
+        transport.Start(new NullReceiver());
+        _ = transport.ConnectAsync((IPEndPoint)fakeServer.Client.LocalEndPoint!);
+        return (await ReceiveAsync(fakeServer)).Buffer;
+    }
+
+    private static async Task<UdpReceiveResult> ReceiveAsync(UdpClient socket)
+        => await TryReceiveAsync(socket, Wait.DefaultBound) ?? throw new TimeoutException("Nothing arrived.");
+
+    private static async Task<UdpReceiveResult?> TryReceiveAsync(UdpClient socket, TimeSpan within)
+    {
+        using CancellationTokenSource timeout = new(within);
+        try
+        {
+            return await socket.ReceiveAsync(timeout.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            return null;
+        }
+    }
+
+    private sealed class NullReceiver : IDatagramReceiver
+    {
+        public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+        {
+        }
+    }
+
+    /// <summary>A UDP transport on 127.0.0.1 that also sends raw datagrams from its own socket, as an attacker on the path could.</summary>
+    private sealed class RawUdpTransport : IDatagramTransport
+    {
+        private readonly UdpTransport _udp = new(new IPEndPoint(IPAddress.Loopback, 0));
+
+        public IPEndPoint LocalEndPoint => _udp.LocalEndPoint;
+
+        public void SendRaw(byte[] datagram, IPEndPoint remote) => _udp.Send(datagram, remote);
+
+        public void Start(IDatagramReceiver receiver) => _udp.Start(receiver);
+
+        public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote) => _udp.Send(datagram, remote);
+
+        public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default) => _udp.SendAsync(datagram, remote, cancellationToken);
+
+        public void Dispose() => _udp.Dispose();
+
+        public ValueTask DisposeAsync() => _udp.DisposeAsync();
+    }
+}
