@@ -238,7 +238,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
     }
 
-    private static byte[] ComputeETag(ReadOnlySpan<byte> payload)
+    internal static byte[] ComputeETag(ReadOnlySpan<byte> payload)
     {
         // FNV-1a over the body: cheap, and different for different bodies with high probability; 8 bytes is the ETag maximum.
         ulong hash = 14695981039346656037UL;
@@ -393,7 +393,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         return expired;
     }
 
-    private static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
+    internal static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
         => first is null ? later is null : later is { } l && first.Value.Span.SequenceEqual(l.Span);
 
     /// <summary>A body kept for follow-up block requests: its head (code, options), its bytes' source and length, the memory it holds, and what to close at its end.</summary>
