@@ -95,8 +95,8 @@ internal interface IClientCall
     /// Keeps the call's token matched after a response: every further response with it comes up through the stages as
     /// the first did, until the call ends (RFC 9177 section 4.4: a server answers one Q-Block2 request with up to
     /// MAX_PAYLOADS responses, and a Q-Block1 body's answers may come with the token of any of its blocks). The exchange
-    /// layer then sets no response timeout on the call: the stage bounds the wait itself. Call before passing the
-    /// request on.
+    /// layer then sets no response timeout on the call: the stage bounds the wait itself; and a NON request of such a
+    /// call takes no NSTART slot below, since the stage paces it (RFC 9177 section 7.2). Call before passing the request on.
     /// </summary>
     void ReceiveSeveral();
 

@@ -129,6 +129,9 @@ internal sealed partial class ExchangeLayer
         public void ReceiveSeveral() => Volatile.Write(ref _several, true);
 
         /// <inheritdoc/>
+        public override bool PacedAbove => Volatile.Read(ref _several);
+
+        /// <inheritdoc/>
         public IDisposable SendOpenFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onEachResponse)
         {
             if (Volatile.Read(ref _finished) != 0)

@@ -190,7 +190,9 @@ internal sealed partial class QBlockStage
                 }
                 else
                 {
-                    Arm(Stage.ReceiveTimeout(_repeats), OnFinalTimeout);
+                    // The server asks for what it lacks NON_RECEIVE_TIMEOUT after the latest block (section 7.2); the
+                    // client waits twice that before prodding it, so the server's 4.08 comes first.
+                    Arm(Stage.ReceiveTimeout(_repeats + 1), OnFinalTimeout);
                 }
             }
 
@@ -222,7 +224,7 @@ internal sealed partial class QBlockStage
                 else
                 {
                     _repeats++;
-                    Arm(Stage.ReceiveTimeout(_repeats), OnFinalTimeout);
+                    Arm(Stage.ReceiveTimeout(_repeats + 1), OnFinalTimeout);
                 }
             }
 
