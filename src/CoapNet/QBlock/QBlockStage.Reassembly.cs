@@ -13,18 +13,6 @@ internal sealed partial class QBlockStage
     private readonly Dictionary<string, Reassembly> _uploads = new(StringComparer.Ordinal);
     private long _reassemblyBytes;
 
-    /// <summary>The number of uploads being joined.</summary>
-    public int ReassemblyCount
-    {
-        get
-        {
-            lock (_gate)
-            {
-                return _uploads.Count;
-            }
-        }
-    }
-
     /// <summary>One Q-Block1 block: joined into its body; the handler sees the body once it is whole.</summary>
     private void ReceiveBlock(CoapExchange exchange, CoapBlock block, Action<CoapExchange> next)
     {

@@ -8,21 +8,6 @@ namespace CoapNet.QBlock;
 // out a MAX_PAYLOADS_SET at a time, without a request per block, and later requests ask to continue or for what is missing.
 internal sealed partial class QBlockStage
 {
-    private readonly Dictionary<string, Transmission> _transmissions = new(StringComparer.Ordinal);
-    private long _transmittedBytes;
-
-    /// <summary>The number of bodies kept for the clients' requests for more blocks.</summary>
-    public int TransmissionCount
-    {
-        get
-        {
-            lock (_gate)
-            {
-                return _transmissions.Count;
-            }
-        }
-    }
-
     /// <summary>
     /// A request with Q-Block2 options: answered from the body it asks more of when that is kept; otherwise (the first
     /// request, or a body no longer kept) passed to the handler without them, noting what it asked for the response.
@@ -31,7 +16,7 @@ internal sealed partial class QBlockStage
     {
         // RFC 9177 section 4.4: NUM 0 with M set asks for the whole body; anything else asks for blocks of one.
         bool whole = asked.Length == 1 && asked[0].Number == 0 && asked[0].More;
-        if (!whole && TryGetTransmission(Key(exchange), out Transmission? kept))
+        if (!whole && _transmissions.TryGet(Key(exchange), out Transmission? kept, renew: _options.NonPartialTimeout))
         {
             kept.Answer(exchange, asked, null);
             return;
@@ -72,7 +57,7 @@ internal sealed partial class QBlockStage
         head.Payload = default;
 
         // RFC 9177 section 4.4: every block of one body carries the same ETag, and no other body that one.
-        head.ETag ??= stream is null ? BlockwiseStage.ComputeETag(response.Payload.Span) : LengthETag(length);
+        head.ETag ??= stream is null ? BlockwiseStage.ComputeETag(response.Payload.Span) : BlockwiseStage.LengthETag(length);
         head.Size2 = (uint)Math.Min(length, uint.MaxValue);
         int count = (int)Math.Max(1, (length + bytes - 1) / bytes);
         if (count - 1 > CoapBlock.MaxNumber)
@@ -83,108 +68,13 @@ internal sealed partial class QBlockStage
         }
 
         Transmission transmission = new(this, Key(exchange), head, source, length, exponent, count, stream);
-        bool kept = Store(transmission, stream is null ? length : 0);
+        bool kept = _transmissions.Add(transmission.Key, transmission, stream is null ? length : 0, _options.NonPartialTimeout);
         transmission.Answer(exchange, offer.Asked, next);
         if (!kept)
         {
             // Past the bounds the body is not kept: this set goes, and the client's next request runs the handler again.
             transmission.Close();
         }
-    }
-
-    private static byte[] LengthETag(long length)
-    {
-        byte[] etag = new byte[8];
-        System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(etag, length);
-        return etag;
-    }
-
-    private bool TryGetTransmission(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Transmission? transmission)
-    {
-        List<Transmission> expired;
-        bool found;
-        lock (_gate)
-        {
-            expired = RemoveExpiredTransmissions();
-            found = _transmissions.TryGetValue(key, out transmission);
-        }
-
-        foreach (Transmission gone in expired)
-        {
-            gone.Close();
-        }
-
-        return found;
-    }
-
-    /// <summary>Keeps a body for the client's later requests, unless a bound refuses it (then false).</summary>
-    private bool Store(Transmission transmission, long memoryBytes)
-    {
-        List<Transmission> released;
-        bool kept;
-        lock (_gate)
-        {
-            released = RemoveExpiredTransmissions();
-            if (_transmissions.Remove(transmission.Key, out Transmission? previous))
-            {
-                _transmittedBytes -= previous.MemoryBytes;
-                released.Add(previous);
-            }
-
-            kept = _transmissions.Count < _bounds.MaxStoredBodies && _transmittedBytes + memoryBytes <= _bounds.MaxStoredBytes;
-            if (kept)
-            {
-                transmission.MemoryBytes = memoryBytes;
-                _transmissions[transmission.Key] = transmission;
-                _transmittedBytes += memoryBytes;
-            }
-        }
-
-        foreach (Transmission gone in released)
-        {
-            gone.Close();
-        }
-
-        return kept;
-    }
-
-    private void Forget(Transmission transmission)
-    {
-        lock (_gate)
-        {
-            if (_transmissions.TryGetValue(transmission.Key, out Transmission? current) && ReferenceEquals(current, transmission))
-            {
-                _transmissions.Remove(transmission.Key);
-                _transmittedBytes -= transmission.MemoryBytes;
-            }
-        }
-    }
-
-    // Caller holds _gate; the caller closes what it returns, outside it.
-    private List<Transmission> RemoveExpiredTransmissions()
-    {
-        List<Transmission> expired = [];
-        if (_transmissions.Count == 0)
-        {
-            return expired;
-        }
-
-        long now = _time.GetTimestamp();
-        foreach (Transmission transmission in _transmissions.Values)
-        {
-            if (transmission.ExpiresAt <= now)
-            {
-                expired.Add(transmission);
-            }
-        }
-
-        foreach (Transmission transmission in expired)
-        {
-            _transmissions.Remove(transmission.Key);
-            _transmittedBytes -= transmission.MemoryBytes;
-        }
-
-        return expired;
     }
 
     /// <summary>What the request that reached the handler offered: the Q-Block2 options it carried.</summary>
@@ -206,10 +96,6 @@ internal sealed partial class QBlockStage
 
         public string Key { get; } = key;
 
-        public long MemoryBytes { get; set; }
-
-        public long ExpiresAt { get; private set; } = long.MaxValue;
-
         private int BlockBytes => 1 << (exponent + 4);
 
         /// <summary>
@@ -225,7 +111,6 @@ internal sealed partial class QBlockStage
             lock (this)
             {
                 _latest = exchange;
-                ExpiresAt = stage._time.GetTimestamp() + (long)(stage._options.NonPartialTimeout.TotalSeconds * stage._time.TimestampFrequency);
                 foreach (CoapBlock block in asked)
                 {
                     int number = block.Number;
@@ -296,7 +181,7 @@ internal sealed partial class QBlockStage
                 _latest = null;
             }
 
-            stage.Forget(this);
+            stage._transmissions.Remove(Key, this);
             owner?.Dispose();
         }
 

@@ -37,6 +37,7 @@ internal sealed partial class QBlockStage : CoapStage
     private readonly int _sizeExponent;
     private readonly object _gate = new();
     private readonly Dictionary<CoapPeer, bool> _support = [];
+    private readonly BodyStore<Transmission> _transmissions;
 
     /// <param name="options">MAX_PAYLOADS and the timers of RFC 9177 section 7.2.</param>
     /// <param name="bounds">The block size and the bounds on stored bodies and uploads.</param>
@@ -51,6 +52,9 @@ internal sealed partial class QBlockStage : CoapStage
         _responseTimeout = responseTimeout;
         _random = random;
         _sizeExponent = CoapBlock.GetSizeExponent(bounds.BlockSize);
+
+        // The bodies sent, for the clients' requests for more of them: bounded as block-wise's stored bodies are.
+        _transmissions = new BodyStore<Transmission>(bounds.MaxStoredBodies, bounds.MaxStoredBytes, time, static transmission => transmission.Close());
     }
 
     /// <inheritdoc/>

@@ -23,20 +23,15 @@ public sealed class QBlockLoopbackTests
     public async Task OurClientOffersQBlockToLibcoapGets402AndMovesAMegabyteBothWaysByteIdentical()
     {
         using LibCoapServer server = LibCoapServer.Start();
-        await using LossyUdpRelay relay = new(server.EndPoint, dropShare: 0, seed: 9177, record: true);
-        await using CoapClient client = new(new CoapClientOptions { Endpoint = new CoapEndpointOptions { QBlock = new QBlockOptions { Enabled = true } } });
-        Uri uri = new($"coap://127.0.0.1:{relay.EndPoint.Port}/qblock-{Guid.NewGuid().ToString("N")[..8]}");
         byte[] body = Body(Megabyte, seed: 19);
 
-        using CancellationTokenSource bound = new(Bound);
-        CoapResponse created = await client.PutAsync(uri, body, CoapContentFormat.OctetStream, bound.Token);
-        CoapResponse read = await client.GetAsync(uri, bound.Token);
+        (List<RelayedDatagram> relayed, CoapResponse created, CoapResponse read) = await MoveAsync(server.EndPoint, $"/qblock-{Guid.NewGuid().ToString("N")[..8]}", body, dropShare: 0, new QBlockOptions { Enabled = true });
 
         created.Code.Should().Be(CoapCode.Created, created.GetPayloadString());
         read.Code.Should().Be(CoapCode.Content);
         read.Payload.ToArray().Should().Equal(body, "the megabyte comes back byte for byte");
-        List<CoapMessage> toServer = relay.Relayed.Where(d => d.ToServer).Select(d => d.Message).ToList();
-        List<CoapMessage> toClient = relay.Relayed.Where(d => !d.ToServer).Select(d => d.Message).ToList();
+        List<CoapMessage> toServer = relayed.Where(d => d.ToServer).Select(d => d.Message).ToList();
+        List<CoapMessage> toClient = relayed.Where(d => !d.ToServer).Select(d => d.Message).ToList();
         toServer[0].Options.Contains(CoapOptionNumber.QBlock1).Should().BeTrue("the upload's block 0 offers Q-Block1");
         toServer[0].Type.Should().Be(CoapMessageType.Confirmable, "support is not known yet");
         toClient[0].Code.Should().Be(CoapCode.BadOption, "libcoap 4.3.1 has no Q-Block: an unrecognized critical option (RFC 7252 section 5.4.1)");
@@ -92,7 +87,19 @@ public sealed class QBlockLoopbackTests
                 s.MapGet("/body", _ => CoapResponse.Content(stored ?? [], CoapContentFormat.OctetStream));
             },
             new CoapServerOptions { Endpoints = defaults.Endpoints, QBlock = qblock });
-        await using LossyUdpRelay relay = new(server.EndPoint, dropShare, seed: 9177, record: true);
+        byte[] body = Body(Megabyte, seed: 31);
+
+        (List<RelayedDatagram> relayed, CoapResponse changed, CoapResponse read) = await MoveAsync(server.EndPoint, "/body", body, dropShare, qblock);
+
+        changed.Code.Should().Be(CoapCode.Changed, changed.GetPayloadString());
+        read.Code.Should().Be(CoapCode.Content);
+        return (relayed, body, stored ?? [], read.Payload.ToArray());
+    }
+
+    /// <summary>PUTs <paramref name="body"/> to <paramref name="path"/> on <paramref name="server"/> and GETs it back, through a recording relay that drops <paramref name="dropShare"/>.</summary>
+    private static async Task<(List<RelayedDatagram> Relayed, CoapResponse Put, CoapResponse Get)> MoveAsync(IPEndPoint server, string path, byte[] body, double dropShare, QBlockOptions qblock)
+    {
+        await using LossyUdpRelay relay = new(server, dropShare, seed: 9177, record: true);
         await using CoapClient client = new(new CoapClientOptions
         {
             Endpoint = new CoapEndpointOptions
@@ -101,16 +108,11 @@ public sealed class QBlockLoopbackTests
                 TransmissionParameters = new CoapTransmissionParameters { AckTimeout = TimeSpan.FromMilliseconds(200), MaxRetransmit = 8 },
             },
         });
-        Uri uri = new($"coap://127.0.0.1:{relay.EndPoint.Port}/body");
-        byte[] body = Body(Megabyte, seed: 31);
-
+        Uri uri = new($"coap://127.0.0.1:{relay.EndPoint.Port}{path}");
         using CancellationTokenSource bound = new(Bound);
-        CoapResponse changed = await client.PutAsync(uri, body, CoapContentFormat.OctetStream, bound.Token);
-        CoapResponse read = await client.GetAsync(uri, bound.Token);
-
-        changed.Code.Should().Be(CoapCode.Changed, changed.GetPayloadString());
-        read.Code.Should().Be(CoapCode.Content);
-        return ([.. relay.Relayed], body, stored ?? [], read.Payload.ToArray());
+        CoapResponse put = await client.PutAsync(uri, body, CoapContentFormat.OctetStream, bound.Token);
+        CoapResponse get = await client.GetAsync(uri, bound.Token);
+        return ([.. relay.Relayed], put, get);
     }
 
     private static byte[] Body(int size, int seed)

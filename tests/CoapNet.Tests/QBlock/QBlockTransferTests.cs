@@ -208,22 +208,6 @@ public sealed class QBlockTransferTests : InMemoryBlockwiseTests
         return endpoint;
     }
 
-    private async Task<CoapMessage> RunInVirtualTime(Task<CoapMessage> pending)
-    {
-        // The network and the server's scheduler are pumped on this thread; time moves on only when both are quiet and
-        // the transfer still waits (for a pause between sets, or a receive timeout).
-        for (int step = 0; step < 100_000 && !pending.IsCompleted; step++)
-        {
-            if (Scheduler.RunUntilIdle() + Network.DeliverAll() == 0)
-            {
-                Time.Advance(TimeSpan.FromMilliseconds(500));
-            }
-        }
-
-        pending.IsCompleted.Should().BeTrue("the transfer ends in virtual time");
-        return await pending;
-    }
-
     private static CoapMessage Put(string path, byte[] body)
     {
         CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Put, Payload = body, ContentFormat = CoapContentFormat.OctetStream };
