@@ -23,6 +23,7 @@ internal sealed partial class QBlockStage
         private long _length = -1;
         private int _arrived;
         private int _highest = -1;
+        private int _highestSet = -1;
         private bool _highestMore;
         private int _continued;
         private int _repeats;
@@ -200,8 +201,22 @@ internal sealed partial class QBlockStage
                 return null;
             }
 
+            // RFC 9177 section 7.2: the first block of a new set, while an earlier set still lacks some, asks for them at
+            // once, rather than NON_RECEIVE_TIMEOUT after the latest block (which the server's next sets would put off).
+            int set = number / MaxPayloads;
+            if (set > _highestSet)
+            {
+                bool gap = _highestSet >= 0 && !SetArrived(0, set * MaxPayloads);
+                _highestSet = set;
+                if (gap)
+                {
+                    proceed = FollowUp(Missing(set * MaxPayloads));
+                    return null;
+                }
+            }
+
             // RFC 9177 sections 4.4 and 7.2: a whole set, and nothing yet of the next, asks the server to go on at once.
-            int nextSet = ((number / MaxPayloads) + 1) * MaxPayloads;
+            int nextSet = (set + 1) * MaxPayloads;
             if (nextSet > _continued && _highest < nextSet && (_count < 0 || nextSet < _count) && SetArrived(nextSet - MaxPayloads, nextSet))
             {
                 _continued = nextSet;
@@ -237,7 +252,7 @@ internal sealed partial class QBlockStage
                 else
                 {
                     _repeats++;
-                    again = FollowUp(Missing());
+                    again = FollowUp(Missing(_count >= 0 ? _count : _highest + 1));
                     Arm();
                 }
 
@@ -258,11 +273,10 @@ internal sealed partial class QBlockStage
             }
         }
 
-        // Caller holds the lock.
-        private List<CoapBlock> Missing()
+        // Caller holds the lock. The missing blocks below end, lowest first, at most MAX_PAYLOADS in one request.
+        private List<CoapBlock> Missing(int end)
         {
             List<CoapBlock> missing = [];
-            int end = _count >= 0 ? _count : _highest + 1;
             for (int number = 0; number < end && missing.Count < MaxPayloads; number++)
             {
                 if (number >= _received.Count || !_received[number])

@@ -69,7 +69,7 @@ internal sealed partial class QBlockStage
             return;
         }
 
-        Outcome outcome = upload.Add(exchange, block, request, out int acknowledged, out string? mismatch);
+        Outcome outcome = upload.Add(exchange, block, request, out int acknowledged, out string? mismatch, out List<int>? missing);
         if (outcome == Outcome.Mismatch)
         {
             ForgetUpload(upload);
@@ -89,6 +89,15 @@ internal sealed partial class QBlockStage
             return;
         }
 
+        if (outcome == Outcome.Gap)
+        {
+            // RFC 9177 section 7.2: the first block of a new set, while an earlier set still lacks some, is answered with
+            // a 4.08 listing them at once, rather than NON_RECEIVE_TIMEOUT after the latest block (which the client's
+            // next sets would keep putting off); the client sends them before its next set.
+            exchange.RespondFrom(this, Incomplete(missing!));
+            return;
+        }
+
         // RFC 9177 section 4.3: 2.31 says every block up to NUM arrived, so the client sends the next set at once. Not for
         // CON, whose ACKs already say so, except block 0: a client that does not yet know whether this server takes
         // Q-Block1 (it sends that block as CON) hears it at once instead of guessing from the silence after the ACK.
@@ -104,6 +113,10 @@ internal sealed partial class QBlockStage
         // No answer per block (RFC 9177 section 4.3): nothing for a NON, the empty ACK for a CON.
         exchange.LowerState.Layer.EndWithoutResponse(exchange);
     }
+
+    /// <summary>4.08 with the missing block numbers as a CBOR sequence (RFC 9177 section 5).</summary>
+    private static CoapMessage Incomplete(List<int> missing)
+        => new() { Code = CoapCode.RequestEntityIncomplete, ContentFormat = CoapContentFormat.MissingBlocksCborSeq, Payload = MissingBlocks.Encode(missing) };
 
     /// <summary>An upload is told apart by its peer, method, URI and Request-Tag (RFC 9177 section 4.3, RFC 9175 section 3).</summary>
     private static string UploadKey(CoapExchange exchange)
@@ -177,6 +190,9 @@ internal sealed partial class QBlockStage
         /// <summary>Every block up to the end of a set arrived: 2.31.</summary>
         SetDone,
 
+        /// <summary>The first block of a new set, while earlier blocks are missing: 4.08 with their numbers.</summary>
+        Gap,
+
         /// <summary>The body is whole.</summary>
         Whole,
 
@@ -197,6 +213,7 @@ internal sealed partial class QBlockStage
         private int _acknowledged;
         private int _arrived;
         private int _last = -1;
+        private int _highestSet = -1;
         private long _length;
         private int _repeats;
         private CoapExchange? _latest;
@@ -217,10 +234,11 @@ internal sealed partial class QBlockStage
         /// <summary>The number of blocks when known: from Size1, or from the last block (M unset).</summary>
         private int Count => _last >= 0 ? _last + 1 : size1 is uint total ? (int)Math.Max(1, (total + BlockBytes - 1) / BlockBytes) : -1;
 
-        public Outcome Add(CoapExchange exchange, CoapBlock block, CoapMessage request, out int acknowledged, out string? mismatch)
+        public Outcome Add(CoapExchange exchange, CoapBlock block, CoapMessage request, out int acknowledged, out string? mismatch, out List<int>? missing)
         {
             acknowledged = -1;
             mismatch = null;
+            missing = null;
             ReadOnlySpan<byte> payload = request.Payload.Span;
             lock (this)
             {
@@ -287,6 +305,18 @@ internal sealed partial class QBlockStage
 
                 Arm();
                 int maxPayloads = stage._options.MaxPayloads;
+                int set = block.Number / maxPayloads;
+                if (set > _highestSet)
+                {
+                    bool gap = _highestSet >= 0 && _contiguous < set * maxPayloads;
+                    _highestSet = set;
+                    if (gap)
+                    {
+                        missing = Missing(set * maxPayloads);
+                        return Outcome.Gap;
+                    }
+                }
+
                 int sets = _contiguous / maxPayloads;
                 if (sets > _acknowledged)
                 {
@@ -321,6 +351,22 @@ internal sealed partial class QBlockStage
         /// <inheritdoc/>
         public void OnFailed(Exception reason) => stage.ForgetUpload(this);
 
+        // Caller holds the lock. The missing blocks below end, lowest first, at most MAX_PAYLOADS of them so one packet
+        // carries the 4.08 (RFC 9177 section 5).
+        private List<int> Missing(int end)
+        {
+            List<int> missing = [];
+            for (int number = _contiguous; number < end && missing.Count < stage._options.MaxPayloads; number++)
+            {
+                if (number >= _received.Count || !_received[number])
+                {
+                    missing.Add(number);
+                }
+            }
+
+            return missing;
+        }
+
         // Caller holds the lock.
         private void Arm()
         {
@@ -351,15 +397,7 @@ internal sealed partial class QBlockStage
                 {
                     latest = _latest;
                     int maxPayloads = stage._options.MaxPayloads;
-                    int end = Count >= 0 ? Count : _received.Count + (maxPayloads - (_received.Count % maxPayloads));
-                    for (int number = _contiguous; number < end && missing.Count < maxPayloads; number++)
-                    {
-                        if (number >= _received.Count || !_received[number])
-                        {
-                            missing.Add(number);
-                        }
-                    }
-
+                    missing = Missing(Count >= 0 ? Count : _received.Count + (maxPayloads - (_received.Count % maxPayloads)));
                     _repeats++;
                     Arm();
                 }
@@ -372,8 +410,8 @@ internal sealed partial class QBlockStage
                 return;
             }
 
-            CoapMessage incomplete = new() { Code = CoapCode.RequestEntityIncomplete, Type = CoapMessageType.NonConfirmable, ContentFormat = CoapContentFormat.MissingBlocksCborSeq };
-            incomplete.Payload = MissingBlocks.Encode(missing);
+            CoapMessage incomplete = Incomplete(missing);
+            incomplete.Type = CoapMessageType.NonConfirmable;
             try
             {
                 latest.ForFurtherResponse(this).RespondFrom(stage, incomplete);
