@@ -51,7 +51,8 @@ internal static class CoapStages
             options.Blockwise,
             options.TimeProvider,
             options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait,
-            options.Random ?? Random.Shared);
+            options.Random ?? Random.Shared,
+            context.UploadCheck);
         return [qblock, blockwise, observe, noResponse, echo];
     }
 

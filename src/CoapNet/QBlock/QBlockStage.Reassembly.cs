@@ -60,6 +60,15 @@ internal sealed partial class QBlockStage
             }
         }
 
+        if (upload is not null && upload.IsNew && _uploadCheck?.Invoke(request.CopyWithout(CoapOptionNumber.QBlock1, CoapOptionNumber.Size1)) is { } refused)
+        {
+            // Nothing above would take the whole body (no route, a method or Content-Format it does not accept): say so at
+            // the first block, before the rest is sent and held, as block-wise does (RFC 7959 section 2.5).
+            ForgetUpload(upload);
+            exchange.RespondFrom(this, refused);
+            return;
+        }
+
         if (upload is null)
         {
             // Full for now: 5.03 with Max-Age says "try again later" (RFC 7252 section 5.9.3.4), as block-wise does.
@@ -223,6 +232,9 @@ internal sealed partial class QBlockStage
         public string Key { get; } = key;
 
         public long Reserved { get; set; } = reserved;
+
+        /// <summary>True until its first block has been added.</summary>
+        public bool IsNew => Volatile.Read(ref _arrived) == 0 && !_closed;
 
         public long ExpiresAt { get; private set; } = long.MaxValue;
 

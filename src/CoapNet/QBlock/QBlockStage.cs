@@ -38,14 +38,17 @@ internal sealed partial class QBlockStage : CoapStage
     private readonly object _gate = new();
     private readonly Dictionary<CoapPeer, bool> _support = [];
     private readonly BodyStore<Transmission> _transmissions;
+    private readonly Func<CoapMessage, CoapMessage?>? _uploadCheck;
 
     /// <param name="options">MAX_PAYLOADS and the timers of RFC 9177 section 7.2.</param>
     /// <param name="bounds">The block size and the bounds on stored bodies and uploads.</param>
     /// <param name="time">The endpoint's clock.</param>
     /// <param name="responseTimeout">How long a client waits for the first response to a request.</param>
     /// <param name="random">Draws NON_TIMEOUT_RANDOM.</param>
-    public QBlockStage(QBlockOptions options, BlockwiseOptions bounds, TimeProvider time, TimeSpan responseTimeout, Random random)
+    /// <param name="uploadCheck">A server's check of an upload's first block, as block-wise has it; null on a client.</param>
+    public QBlockStage(QBlockOptions options, BlockwiseOptions bounds, TimeProvider time, TimeSpan responseTimeout, Random random, Func<CoapMessage, CoapMessage?>? uploadCheck = null)
     {
+        _uploadCheck = uploadCheck;
         _options = options;
         _bounds = bounds;
         _time = time;
@@ -83,7 +86,9 @@ internal sealed partial class QBlockStage : CoapStage
             return;
         }
 
-        if (ReadBlocks(request, CoapOptionNumber.QBlock2, out CoapBlock[]? asked))
+        // An observation's notifications in Q-Block2 (RFC 9177 section 4.4) are not served: its Q-Block2 option reaches
+        // the server's check of critical options and gets 4.02, so the client falls back to Block2 (RFC 7959 section 2.6).
+        if (request.Observe is null && ReadBlocks(request, CoapOptionNumber.QBlock2, out CoapBlock[]? asked))
         {
             if (asked.Length == 0)
             {

@@ -119,6 +119,32 @@ public sealed class QBlockServerTests : IDisposable
     }
 
     [Fact]
+    public void AnUploadNoRouteWouldTakeIsRefusedAtItsFirstBlock()
+    {
+        CoapMessage block = Block(0, more: true, size1: 4096);
+        block.UriPath = "/nowhere";
+
+        CoapMessage answer = Exchange(block);
+
+        answer.Code.Should().Be(CoapCode.NotFound, "the server says so before the rest of the body is sent and held");
+        _peer.Send(Block(1, more: true, size1: 4096, confirmable: false, path: "/nowhere"), ServerAddress);
+        _scheduler.Settle(_network);
+        _time.Advance(TimeSpan.FromSeconds(5));
+        _scheduler.Settle(_network);
+        _peer.Received.Select(r => r.Parsed).Should().NotContain(m => m.Code == CoapCode.RequestEntityIncomplete, "nothing of the refused upload is kept to ask for");
+    }
+
+    [Fact]
+    public void AnObservationOfferingQBlock2Gets402()
+    {
+        CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = _messageId++, Token = new byte[] { 3, 4 }, Observe = 0 };
+        request.UriPath = "/body";
+        request.Options.Add(CoapOptionNumber.QBlock2, new CoapBlock(0, true, 6).Encoded);
+
+        Exchange(request).Code.Should().Be(CoapCode.BadOption, "notifications in Q-Block2 are not served, so the client falls back to Block2");
+    }
+
+    [Fact]
     public void ARequestForBlocksPastTheEndOfTheBodyGets402()
     {
         CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = _messageId++, Token = new byte[] { 1, 2 } };
@@ -150,7 +176,7 @@ public sealed class QBlockServerTests : IDisposable
         return _peer.Received.Select(r => r.Parsed).LastOrDefault(m => m.Code.IsResponse)!;
     }
 
-    private CoapMessage Block(int number, bool more, uint size1, bool confirmable = true, int length = 1024)
+    private CoapMessage Block(int number, bool more, uint size1, bool confirmable = true, int length = 1024, string path = "/upload")
     {
         CoapMessage block = new()
         {
@@ -160,7 +186,7 @@ public sealed class QBlockServerTests : IDisposable
             Token = BitConverter.GetBytes(_messageId),
             Payload = new byte[length],
         };
-        block.UriPath = "/upload";
+        block.UriPath = path;
         block.Options.Add(CoapOptionNumber.QBlock1, new CoapBlock(number, more, 6).Encoded);
         block.Size1 = size1;
         block.RequestTag = new byte[] { 0xAB };
