@@ -11,7 +11,11 @@ namespace CoapNet.QBlock;
 /// <remarks>
 /// The names of the timing settings are those of RFC 9177 section 7.2 (Table 3 gives the defaults). The block size,
 /// and the bounds on what a transfer may hold (stored bodies, uploads being joined, the largest body), are those of
-/// <see cref="Blockwise.BlockwiseOptions"/>, so one setting sizes both kinds of transfer.
+/// <see cref="Blockwise.BlockwiseOptions"/>, so one setting sizes both kinds of transfer. Not covered: notifications of
+/// an observation (a server answers an Observe request offering Q-Block2 with 4.02, so the client uses Block2), a
+/// response body to a Q-Block1 upload larger than one message, bodies streamed through the client's
+/// <c>UploadAsync</c>/<c>DownloadAsync</c> (those use block-wise), and PROBING_RATE toward a peer that does not answer
+/// (section 7.2): a transfer is bounded by NON_MAX_RETRANSMIT instead.
 /// </remarks>
 public sealed class QBlockOptions
 {
