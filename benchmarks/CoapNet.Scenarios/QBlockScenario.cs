@@ -70,7 +70,7 @@ internal static class QBlockScenario
     {
         QBlockOptions options = new() { Enabled = qblock };
         byte[]? stored = null;
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], QBlock = options });
+        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Endpoint = new CoapEndpointOptions { QBlock = options } });
         server.MapPut("/body", request =>
         {
             stored = request.Payload.ToArray();

@@ -36,8 +36,8 @@ public sealed class QBlockLoopbackTests
         toServer[0].Type.Should().Be(CoapMessageType.Confirmable, "support is not known yet");
         toClient[0].Code.Should().Be(CoapCode.BadOption, "libcoap 4.3.1 has no Q-Block: an unrecognized critical option (RFC 7252 section 5.4.1)");
         toServer.Skip(1).Should().OnlyContain(m => !m.Options.Contains(CoapOptionNumber.QBlock1) && !m.Options.Contains(CoapOptionNumber.QBlock2), "after the refusal the client does not offer Q-Block to this server again");
-        toServer.Count(m => m.Block1 is not null).Should().Be(Megabyte / 1024, "the upload goes in Block1 blocks (RFC 7959)");
-        toServer.Count(m => m.Block2 is not null).Should().Be((Megabyte / 1024) - 1, "the download in Block2 blocks, the first answering the plain GET");
+        toServer.Where(m => m.Block1 is not null).Select(m => m.Block1!.Value.Number).Distinct().Should().HaveCount(Megabyte / 1024, "the upload goes in Block1 blocks (RFC 7959; a CON retransmitted on a loaded machine counts once)");
+        toServer.Where(m => m.Block2 is not null).Select(m => m.Block2!.Value.Number).Distinct().Should().HaveCount((Megabyte / 1024) - 1, "the download in Block2 blocks, the first answering the plain GET");
     }
 
     [SkippableFact]
@@ -86,7 +86,7 @@ public sealed class QBlockLoopbackTests
                 });
                 s.MapGet("/body", _ => CoapResponse.Content(stored ?? [], CoapContentFormat.OctetStream));
             },
-            new CoapServerOptions { Endpoints = defaults.Endpoints, QBlock = qblock });
+            new CoapServerOptions { Endpoints = defaults.Endpoints, Endpoint = new CoapEndpointOptions { QBlock = qblock } });
         byte[] body = Body(Megabyte, seed: 31);
 
         (List<RelayedDatagram> relayed, CoapResponse changed, CoapResponse read) = await MoveAsync(server.EndPoint, "/body", body, dropShare, qblock);

@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messages;
+using CoapNet.Messaging;
 using CoapNet.QBlock;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
@@ -28,10 +29,13 @@ public sealed class QBlockServerTests : IDisposable
         _server = new CoapServer(new CoapServerOptions
         {
             DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            TimeProvider = _time,
             Scheduler = _scheduler,
-            Blockwise = new CoapNet.Blockwise.BlockwiseOptions { MaxUploadSize = 8192 },
-            QBlock = new QBlockOptions { Enabled = true },
+            Endpoint = new CoapEndpointOptions
+            {
+                TimeProvider = _time,
+                Blockwise = new CoapNet.Blockwise.BlockwiseOptions { MaxUploadSize = 8192 },
+                QBlock = new QBlockOptions { Enabled = true },
+            },
         });
         _server.MapPut("/upload", request =>
         {
@@ -160,8 +164,8 @@ public sealed class QBlockServerTests : IDisposable
     [Fact]
     public void SettingsThatBreakTheRfcRulesAreRefusedNamingTheSetting()
     {
-        Action payloads = () => new CoapServer(new CoapServerOptions { QBlock = new QBlockOptions { MaxPayloads = 0 } });
-        Action receive = () => new CoapServer(new CoapServerOptions { QBlock = new QBlockOptions { NonTimeout = TimeSpan.FromSeconds(4), NonReceiveTimeout = TimeSpan.FromSeconds(5) } });
+        Action payloads = () => new CoapServer(new CoapServerOptions { Endpoint = new CoapEndpointOptions { QBlock = new QBlockOptions { MaxPayloads = 0 } } });
+        Action receive = () => new CoapServer(new CoapServerOptions { Endpoint = new CoapEndpointOptions { QBlock = new QBlockOptions { NonTimeout = TimeSpan.FromSeconds(4), NonReceiveTimeout = TimeSpan.FromSeconds(5) } } });
 
         payloads.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("MaxPayloads");
         receive.Should().Throw<ArgumentException>().Which.Message.Should().Contain("NON_TIMEOUT_RANDOM");
