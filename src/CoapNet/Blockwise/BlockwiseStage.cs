@@ -27,8 +27,7 @@ internal sealed partial class BlockwiseStage : CoapStage
     private readonly TimeProvider _time;
     private readonly int _sizeExponent;
     private readonly object _gate = new();
-    private readonly Dictionary<string, StoredBody> _bodies = new(StringComparer.Ordinal);
-    private long _storedBytes;
+    private readonly BodyStore<StoredBody> _bodies;
     private long _lastRequestTag;
 
     /// <param name="options">Block size and the bounds on stored bodies.</param>
@@ -42,19 +41,13 @@ internal sealed partial class BlockwiseStage : CoapStage
         _maxMessageSize = maxMessageSize;
         _time = time;
         _sizeExponent = CoapBlock.GetSizeExponent(options.BlockSize);
+
+        // Bounded: past the count or the bytes a body is not kept, and follow-up blocks run the handler again.
+        _bodies = new BodyStore<StoredBody>(options.MaxStoredBodies, options.MaxStoredBytes, time, static body => body.Owner?.Dispose());
     }
 
     /// <summary>The number of response bodies kept for follow-up block requests.</summary>
-    public int StoredCount
-    {
-        get
-        {
-            lock (_gate)
-            {
-                return _bodies.Count;
-            }
-        }
-    }
+    public int StoredCount => _bodies.Count;
 
     /// <inheritdoc/>
     public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
@@ -114,7 +107,7 @@ internal sealed partial class BlockwiseStage : CoapStage
 
         // RFC 7959 section 2.4: a request for a later block of a body already produced is answered from
         // it, without running the handler again.
-        if (exchange.Request.Block2 is { Number: > 0 } asked && TryGetStored(Key(exchange), out StoredBody? body))
+        if (exchange.Request.Block2 is { Number: > 0 } asked && _bodies.TryGet(Key(exchange), out StoredBody? body))
         {
             (int exponent, int bytes) = ResponseBlocks(exchange, asked);
             exchange.RespondFrom(this, Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
@@ -200,12 +193,7 @@ internal sealed partial class BlockwiseStage : CoapStage
 
             CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             keyed.Payload = default;
-            if (keyed.ETag is null)
-            {
-                byte[] etag = new byte[8];
-                System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(etag, length);
-                keyed.ETag = etag;
-            }
+            keyed.ETag ??= LengthETag(length);
 
             int number = asked?.Number ?? 0;
             CoapMessage slice = Slice(keyed, source, length, number, exponent, bytes, includeSize2: exchange.Request.Size2 is not null || number == 0);
@@ -238,7 +226,15 @@ internal sealed partial class BlockwiseStage : CoapStage
         return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
     }
 
-    private static byte[] ComputeETag(ReadOnlySpan<byte> payload)
+    /// <summary>The ETag of a body read from a stream when the handler set none: its length, 8 bytes.</summary>
+    internal static byte[] LengthETag(long length)
+    {
+        byte[] etag = new byte[8];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(etag, length);
+        return etag;
+    }
+
+    internal static byte[] ComputeETag(ReadOnlySpan<byte> payload)
     {
         // FNV-1a over the body: cheap, and different for different bodies with high probability; 8 bytes is the ETag maximum.
         ulong hash = 14695981039346656037UL;
@@ -304,100 +300,23 @@ internal sealed partial class BlockwiseStage : CoapStage
         return slice;
     }
 
-    private bool TryGetStored(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out StoredBody? body)
-    {
-        List<StoredBody> expired;
-        bool found;
-        lock (_gate)
-        {
-            expired = RemoveExpired();
-            found = _bodies.TryGetValue(key, out body);
-        }
-
-        foreach (StoredBody gone in expired)
-        {
-            gone.Owner?.Dispose();
-        }
-
-        return found;
-    }
-
     /// <summary>
     /// Keeps a body for follow-up block requests: its head (code and options), where its bytes come
     /// from, and what owns them (a stream to close at the end); false when a bound refuses it.
     /// </summary>
     private bool Store(string key, CoapMessage response, BlockSource source, long length, long memoryBytes, IDisposable? owner)
     {
-        List<StoredBody> released = [];
-        bool kept;
-        lock (_gate)
-        {
-            released.AddRange(RemoveExpired());
-            if (_bodies.Remove(key, out StoredBody? previous))
-            {
-                _storedBytes -= previous.MemoryBytes;
-                released.Add(previous);
-            }
-
-            // Bounded: past the count or the bytes the body is not kept, and follow-up blocks run the handler again.
-            kept = _bodies.Count < _options.MaxStoredBodies && _storedBytes + memoryBytes <= _options.MaxStoredBytes;
-            if (kept)
-            {
-                // Later blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
-                CoapMessage head = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
-                head.Payload = default;
-                _bodies[key] = new StoredBody(head, source, length, memoryBytes, owner, _time.GetTimestamp() + (long)(_options.StoredBodyLifetime.TotalSeconds * _time.TimestampFrequency));
-                _storedBytes += memoryBytes;
-            }
-        }
-
-        foreach (StoredBody body in released)
-        {
-            body.Owner?.Dispose();
-        }
-
-        return kept;
+        // Later blocks answer Block2 requests only, so the Block1 echo of an upload's answer is not kept (RFC 7959 section 3.3).
+        CoapMessage head = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
+        head.Payload = default;
+        return _bodies.Add(key, new StoredBody(head, source, length, owner), memoryBytes, _options.StoredBodyLifetime);
     }
 
-    // Caller holds the lock; the caller disposes what the removed bodies own, outside it.
-    private List<StoredBody> RemoveExpired()
-    {
-        List<StoredBody> expired = [];
-        if (_bodies.Count == 0)
-        {
-            return expired;
-        }
-
-        long now = _time.GetTimestamp();
-        List<string>? keys = null;
-        foreach (KeyValuePair<string, StoredBody> pair in _bodies)
-        {
-            if (pair.Value.ExpiresAt <= now)
-            {
-                (keys ??= []).Add(pair.Key);
-            }
-        }
-
-        if (keys is not null)
-        {
-            foreach (string key in keys)
-            {
-                if (_bodies.Remove(key, out StoredBody? body))
-                {
-                    _storedBytes -= body.MemoryBytes;
-                    expired.Add(body);
-                }
-            }
-        }
-
-        return expired;
-    }
-
-    private static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
+    internal static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
         => first is null ? later is null : later is { } l && first.Value.Span.SequenceEqual(l.Span);
 
-    /// <summary>A body kept for follow-up block requests: its head (code, options), its bytes' source and length, the memory it holds, and what to close at its end.</summary>
-    private sealed record StoredBody(CoapMessage Head, BlockSource Source, long Length, long MemoryBytes, IDisposable? Owner, long ExpiresAt);
+    /// <summary>A body kept for follow-up block requests: its head (code, options), its bytes' source and length, and what to close at its end.</summary>
+    private sealed record StoredBody(CoapMessage Head, BlockSource Source, long Length, IDisposable? Owner);
 
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
     private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)

@@ -44,4 +44,7 @@ public static class CoapContentFormat
 
     /// <summary>application/senml+cbor (112).</summary>
     public const ushort SenmlCbor = 112;
+
+    /// <summary>application/missing-blocks+cbor-seq (272): the block numbers a 4.08 asks to be sent again (RFC 9177 section 5).</summary>
+    public const ushort MissingBlocksCborSeq = 272;
 }

@@ -161,5 +161,14 @@ public sealed class CoapEndpointOptions
         {
             throw new ArgumentException("ResponseTimeout must be positive.", nameof(ResponseTimeout));
         }
+
+        ArgumentNullException.ThrowIfNull(QBlock);
+        QBlock.Validate();
     }
+
+    /// <summary>
+    /// Q-Block1 and Q-Block2 (RFC 9177): block-wise transfer without a request per block, with peers that support it;
+    /// off by default, see <see cref="CoapNet.QBlock.QBlockOptions"/>.
+    /// </summary>
+    public CoapNet.QBlock.QBlockOptions QBlock { get; set; } = new();
 }

@@ -116,6 +116,21 @@ public sealed class CoapExchange
         private init => SetExtra(value, static (extras, v) => extras.Notification = v);
     }
 
+    /// <summary>Set on the exchange a stage makes for a further response to the same request: where that response's fate goes.</summary>
+    internal INotificationOwner? FurtherResponseOwner
+    {
+        get => _extras?.FurtherResponseOwner;
+        private init => SetExtra(value, static (extras, v) => extras.FurtherResponseOwner = v);
+    }
+
+    /// <summary>
+    /// An exchange for one more response to this request (RFC 9177 section 4.4: the Q-Block2 blocks after the first, a
+    /// 4.08 listing the missing Q-Block1 blocks after a block that got none): answered through the stages below the
+    /// stage that makes it, then sent as a message of its own (its type as the response says) with the request's token.
+    /// </summary>
+    internal CoapExchange ForFurtherResponse(INotificationOwner owner)
+        => new(Request, LowerState) { LowerTicket = LowerTicket, FurtherResponseOwner = owner };
+
     /// <summary>An exchange for one notification of <paramref name="observation"/>: the registering request again, answered toward the same observer.</summary>
     internal CoapExchange ForNotification(Observe.Observation observation)
         => new(Request, LowerState) { LowerTicket = LowerTicket, Notification = observation, ObserveTarget = observation.Target };
@@ -240,6 +255,13 @@ public sealed class CoapExchange
             return;
         }
 
+        if (FurtherResponseOwner is { } owner)
+        {
+            // The layer below sends a further response as it sends a notification: a message of its own with the token.
+            LowerState.Layer.SendNotification(this, wire, owner);
+            return;
+        }
+
         LowerState.Layer.SendResponse(this, wire);
     }
 
@@ -272,6 +294,7 @@ public sealed class CoapExchange
         public object? StageState;
         public object? ObserveTarget;
         public Observe.Observation? Notification;
+        public INotificationOwner? FurtherResponseOwner;
         public int? ResponseBlockSize;
         public Stream? ResponseBody;
         public string? Route;

@@ -91,6 +91,30 @@ internal interface IClientCall
     /// </summary>
     bool FitsOneMessage(CoapMessage request);
 
+    /// <summary>
+    /// Keeps the call's token matched after a response: every further response with it comes up through the stages as
+    /// the first did, until the call ends (RFC 9177 section 4.4: a server answers one Q-Block2 request with up to
+    /// MAX_PAYLOADS responses, and a Q-Block1 body's answers may come with the token of any of its blocks). The exchange
+    /// layer then sets no response timeout on the call: the stage bounds the wait itself; and a NON request of such a
+    /// call takes no NSTART slot below, since the stage paces it (RFC 9177 section 7.2). Call before passing the request on.
+    /// </summary>
+    void ReceiveSeveral();
+
+    /// <summary>
+    /// Sends <paramref name="request"/> as <see cref="SendFollowUp"/> does, but its token stays matched after a response:
+    /// each response with it comes up through the stages below <paramref name="from"/> to <paramref name="onEachResponse"/>
+    /// until the returned handle is disposed or the call ends. No response timeout applies to it (the stage bounds the
+    /// wait); its failure fails the call.
+    /// </summary>
+    /// <returns>Disposing it stops matching the follow-up's token.</returns>
+    IDisposable SendOpenFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onEachResponse);
+
+    /// <summary>
+    /// Completes the call with <paramref name="response"/> as if it had come up to <paramref name="from"/>: through the
+    /// stages above it to the caller. For a stage whose outcome arrived on a follow-up, not on the call's own token.
+    /// </summary>
+    void PassUp(CoapStage from, CoapMessage response);
+
     /// <summary>Ends the call with <paramref name="exception"/>.</summary>
     void Fail(Exception exception);
 

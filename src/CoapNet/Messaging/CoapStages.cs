@@ -27,20 +27,33 @@ internal static class CoapStages
     /// 2.4, item 1; RFC 7959 section 2.5). Its amplification check measures each block as it goes out, not a whole body
     /// (RFC 9175 section 2.4, item 3), after No-Response has dropped what is not sent, and its 4.01 challenge goes out
     /// even to a request declining 4.xx, or it could never be answered. On a client it repeats a challenged block, or
-    /// block-wise follow-up, by itself, so block-wise sees only the answer to the repetition.
+    /// block-wise follow-up, by itself, so block-wise sees only the answer to the repetition. Q-Block (RFC 9177), when
+    /// enabled, comes first, above block-wise: it sees a whole response body before block-wise would cut it into Block2
+    /// blocks, and a whole request body before block-wise would send it in Block1 blocks; block-wise passes the Q-Block
+    /// options' requests and responses through untouched, and carries the fall-back when a peer refuses Q-Block.
     /// </summary>
     /// <param name="context">What the stages need from their endpoint.</param>
     /// <returns>A new list of new stages: stages keep per-endpoint state, so no two endpoints share one.</returns>
     public static CoapStage[] CreateDefault(StageContext context)
     {
         CoapEndpointOptions options = context.Options;
-        return
-        [
-            new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider, context.UploadCheck),
-            new ObserveStage(options.TimeProvider, context.Observers),
-            new NoResponse.NoResponseStage(),
-            new Freshness.EchoStage(options.Echo, options.TimeProvider),
-        ];
+        CoapStage blockwise = new Blockwise.BlockwiseStage(options.Blockwise, options.MaxMessageSize, options.TimeProvider, context.UploadCheck);
+        CoapStage observe = new ObserveStage(options.TimeProvider, context.Observers);
+        CoapStage noResponse = new NoResponse.NoResponseStage();
+        CoapStage echo = new Freshness.EchoStage(options.Echo, options.TimeProvider);
+        if (!options.QBlock.Enabled)
+        {
+            return [blockwise, observe, noResponse, echo];
+        }
+
+        CoapStage qblock = new QBlock.QBlockStage(
+            options.QBlock,
+            options.Blockwise,
+            options.TimeProvider,
+            options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait,
+            options.Random ?? Random.Shared,
+            context.UploadCheck);
+        return [qblock, blockwise, observe, noResponse, echo];
     }
 
     /// <summary>The stages <paramref name="options"/> asks for, checked: none missing, none twice.</summary>

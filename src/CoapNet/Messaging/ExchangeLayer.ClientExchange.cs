@@ -37,6 +37,12 @@ internal sealed partial class ExchangeLayer
         private object?[]? _stageStates;
         private CoapMessage? _resultOnDelivery;
 
+        // RFC 9177 section 4.4: a call whose token a stage keeps matched after a response, and the follow-ups of this
+        // call that do so too (ended with it); see ReceiveSeveral.
+        private bool _several;
+        private List<ClientExchange>? _openFollowUps;
+        private CoapCode? _lastCode;
+
         public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, int origin, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
             : base(request, peer)
         {
@@ -119,6 +125,79 @@ internal sealed partial class ExchangeLayer
             }
         }
 
+        /// <inheritdoc/>
+        public void ReceiveSeveral() => Volatile.Write(ref _several, true);
+
+        /// <inheritdoc/>
+        public override bool PacedAbove => Volatile.Read(ref _several);
+
+        /// <inheritdoc/>
+        public IDisposable SendOpenFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onEachResponse)
+        {
+            if (Volatile.Read(ref _finished) != 0)
+            {
+                return DisposedTimer.Instance;
+            }
+
+            ClientExchange followUp;
+            try
+            {
+                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, from, onEachResponse, several: true);
+            }
+            catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
+            {
+                Fail(e);
+                return DisposedTimer.Instance;
+            }
+
+            if (Volatile.Read(ref _finished) != 0)
+            {
+                // The call ended meanwhile: so does the follow-up.
+                followUp.End();
+            }
+
+            return new OpenFollowUp(followUp);
+        }
+
+        /// <inheritdoc/>
+        public void PassUp(CoapStage from, CoapMessage response) => _layer.ReceiveResponseThroughStages(_layer.IndexOf(from) - 1, this, response);
+
+        /// <summary>Notes an open follow-up of this call, ended when the call ends.</summary>
+        public void AddOpenFollowUp(ClientExchange followUp)
+        {
+            lock (this)
+            {
+                (_openFollowUps ??= []).Add(followUp);
+            }
+        }
+
+        /// <summary>
+        /// Ends an open follow-up without an outcome: its token stops matching and what it holds below is freed. Its
+        /// call goes on. Idempotent.
+        /// </summary>
+        public void End()
+        {
+            if (Interlocked.Exchange(ref _finished, 1) != 0)
+            {
+                return;
+            }
+
+            ReleaseBelow();
+            _registration.Dispose();
+            if (_lastCode is CoapCode code)
+            {
+                Record(code, null);
+            }
+
+            if (_parent is { } parent)
+            {
+                lock (parent)
+                {
+                    parent._openFollowUps?.Remove(this);
+                }
+            }
+        }
+
         public override void OnAwaitingResponse()
         {
             if (Volatile.Read(ref _resultOnDelivery) is { } result)
@@ -130,6 +209,12 @@ internal sealed partial class ExchangeLayer
                 }
 
                 Complete(result);
+                return;
+            }
+
+            if (Volatile.Read(ref _several))
+            {
+                // The stage that keeps the token open bounds the wait for its responses (RFC 9177 section 7.2 timers).
                 return;
             }
 
@@ -170,6 +255,16 @@ internal sealed partial class ExchangeLayer
                 return;
             }
 
+            if (Volatile.Read(ref _several))
+            {
+                // The request is answered below (its retransmission and NSTART slot end), and its token stays matched:
+                // more responses are coming with it (RFC 9177 section 4.4).
+                _lastCode = response.Code;
+                _layer._lower.EndRequest(this);
+                _layer.ReceiveResponseThroughStages(this, response);
+                return;
+            }
+
             // The request is answered below; the caller's outcome may still take more exchanges (stages). A stage's
             // follow-up passes the stages below that stage, and stops at it (Complete), never going up the chain again.
             ReleaseBelow();
@@ -189,6 +284,17 @@ internal sealed partial class ExchangeLayer
                 else if (Volatile.Read(ref _finished) == 0)
                 {
                     _laterResponses.Later(response);
+                }
+
+                return;
+            }
+
+            if (_onFollowUpResponse is not null && Volatile.Read(ref _several))
+            {
+                // An open follow-up hands each response to its stage and goes on until the stage or its call ends it.
+                if (Volatile.Read(ref _finished) == 0)
+                {
+                    _onFollowUpResponse(response);
                 }
 
                 return;
@@ -328,7 +434,29 @@ internal sealed partial class ExchangeLayer
 
             _layer._lower.EndRequest(this);
             Interlocked.Exchange(ref _responseTimer, DisposedTimer.Instance)?.Dispose();
+
+            // The open follow-ups of a call end with it (a failure has already reached them through Fail).
+            List<ClientExchange>? open;
+            lock (this)
+            {
+                open = _openFollowUps;
+                _openFollowUps = null;
+            }
+
+            if (open is not null)
+            {
+                foreach (ClientExchange followUp in open)
+                {
+                    followUp.End();
+                }
+            }
         }
+    }
+
+    /// <summary>The handle a stage disposes to stop matching an open follow-up's token.</summary>
+    private sealed class OpenFollowUp(ClientExchange followUp) : IDisposable
+    {
+        public void Dispose() => followUp.End();
     }
 
     /// <summary>Marks a finished exchange's timer slot so a late OnAwaitingResponse disposes its new timer at once.</summary>

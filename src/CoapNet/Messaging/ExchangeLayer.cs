@@ -324,11 +324,17 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     /// may send only a first Block1 block, RFC 7959 section 2.5, and the rest as follow-ups); then it is
     /// registered under a fresh token (or its own) and handed to the layer below.
     /// </summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, CoapStage? origin, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, CoapStage? origin, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null, bool several = false)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
         int from = origin is null ? 0 : IndexOf(origin) + 1;
         ClientExchange exchange = new(this, request, peer, laterResponses, parent, from - 1, onFollowUpResponse, cancellationToken) { Transfer = transfer };
+        if (several)
+        {
+            exchange.ReceiveSeveral();
+            parent?.AddOpenFollowUp(exchange);
+        }
+
         if (parent is null && _stages.Length > 0 && MayNotFitBase(request, transfer)
             && !_lower.LimitsKnown(peer, failure => ResumeWhenLimitsKnown(exchange, request, failure)))
         {

@@ -156,6 +156,13 @@ internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
     /// <summary>The server.</summary>
     public CoapPeer Peer { get; } = peer;
 
+    /// <summary>
+    /// True when a stage above paces this request with others of one body (RFC 9177 section 7.2: MAX_PAYLOADS back to
+    /// back, then NON_TIMEOUT_RANDOM), so a NON one takes no NSTART slot (RFC 7252 section 4.7): a Q-Block payload gets no
+    /// response of its own that would free it.
+    /// </summary>
+    public virtual bool PacedAbove => false;
+
     /// <summary>The lower layer's per-request state (a retransmission, an NSTART slot, a connection); only it reads this.</summary>
     public object? LowerState { get; set; }
 

@@ -321,22 +321,6 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
         return drop;
     }
 
-    private async Task<CoapMessage> RunInVirtualTime(Task<CoapMessage> pending)
-    {
-        // The network and the server's scheduler are pumped here, on this thread; time moves on only when both are
-        // quiet and the transfer still waits (for a retransmission).
-        for (int step = 0; step < 200_000 && !pending.IsCompleted; step++)
-        {
-            if (Scheduler.RunUntilIdle() + Network.DeliverAll() == 0)
-            {
-                Time.Advance(TimeSpan.FromMilliseconds(500));
-            }
-        }
-
-        pending.IsCompleted.Should().BeTrue("the transfer ends in virtual time");
-        return await pending;
-    }
-
     private CoapEndpoint StartServerAndClient(BlockwiseOptions server, BlockwiseOptions client)
     {
         CoapServer coapServer = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, Blockwise = server, TransmissionParameters = _parameters } });

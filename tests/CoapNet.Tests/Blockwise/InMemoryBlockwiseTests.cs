@@ -43,6 +43,24 @@ public abstract class InMemoryBlockwiseTests : IDisposable
         return await pending;
     }
 
+    /// <summary>
+    /// Pumps the network and the server's scheduler on this thread until <paramref name="pending"/> completes; time moves
+    /// on, half a second at a time, only when both are quiet and the transfer still waits (a retransmission, a pause).
+    /// </summary>
+    private protected async Task<T> RunInVirtualTime<T>(Task<T> pending)
+    {
+        for (int step = 0; step < 200_000 && !pending.IsCompleted; step++)
+        {
+            if (Scheduler.RunUntilIdle() + Network.DeliverAll() == 0)
+            {
+                Time.Advance(TimeSpan.FromMilliseconds(500));
+            }
+        }
+
+        pending.IsCompleted.Should().BeTrue("the transfer ends in virtual time");
+        return await pending;
+    }
+
     /// <summary>The byte at offset i is i mod 251, as the sample's /large serves.</summary>
     private protected static byte[] Body(int size)
     {

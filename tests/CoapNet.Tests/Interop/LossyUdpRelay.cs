@@ -18,13 +18,15 @@ public sealed class LossyUdpRelay : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _toServer;
     private readonly Task _toClient;
+    private readonly List<RelayedDatagram>? _log;
     private IPEndPoint? _client;
 
-    public LossyUdpRelay(IPEndPoint server, double dropShare, int seed)
+    public LossyUdpRelay(IPEndPoint server, double dropShare, int seed, bool record = false)
     {
         _server = server;
         _dropShare = dropShare;
         _random = new Random(seed);
+        _log = record ? [] : null;
         _toServer = Task.Run(() => PumpAsync(_clientSide, toServer: true));
         _toClient = Task.Run(() => PumpAsync(_serverSide, toServer: false));
     }
@@ -39,6 +41,18 @@ public sealed class LossyUdpRelay : IAsyncDisposable
     public int ForwardedToServer { get; private set; }
 
     public int ForwardedToClient { get; private set; }
+
+    /// <summary>Every datagram the relay saw, in order, when made to record them (forwarded or dropped).</summary>
+    public IReadOnlyList<RelayedDatagram> Relayed
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _log is null ? throw new InvalidOperationException("The relay was not made to record.") : [.. _log];
+            }
+        }
+    }
 
     public async ValueTask DisposeAsync()
     {
@@ -74,6 +88,7 @@ public sealed class LossyUdpRelay : IAsyncDisposable
 
                 destination = toServer ? _server : _client;
                 drop = _random.NextDouble() < _dropShare;
+                _log?.Add(new RelayedDatagram(toServer, received.Buffer, drop));
                 if (drop)
                 {
                     _ = toServer ? DroppedToServer++ : DroppedToClient++;
@@ -98,4 +113,14 @@ public sealed class LossyUdpRelay : IAsyncDisposable
             }
         }
     }
+}
+
+/// <summary>One datagram a <see cref="LossyUdpRelay"/> saw.</summary>
+/// <param name="ToServer">True from the client to the server.</param>
+/// <param name="Bytes">Its bytes.</param>
+/// <param name="Dropped">True when the relay dropped it.</param>
+public sealed record RelayedDatagram(bool ToServer, byte[] Bytes, bool Dropped)
+{
+    /// <summary>The bytes as a CoAP message; fails the test when they are not one.</summary>
+    public CoapNet.Messages.CoapMessage Message => CoapNet.Serialization.CoapMessageSerializer.Udp.Deserialize((ReadOnlyMemory<byte>)Bytes);
 }

@@ -96,14 +96,17 @@ internal sealed partial class DatagramMessageLayer
         }
 
         /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
-        public void StartWithSlot()
+        public void StartWithSlot() => Start(holdsSlot: true);
+
+        /// <summary>Sends the request, holding an NSTART slot or (a NON paced above, see <see cref="OutgoingRequest.PacedAbove"/>) none.</summary>
+        public void Start(bool holdsSlot)
         {
             ISlotWaiter? next = null;
             CoapMessage request = _request.Request;
             bool start;
             lock (_layer._gate)
             {
-                _holdsSlot = true;
+                _holdsSlot = holdsSlot;
                 start = !_ended;
                 if (start)
                 {

@@ -136,15 +136,16 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         RequestState state = new(this, request, _channels.Get(request.Peer));
         request.LowerState = state;
         bool startNow;
+        bool paced = request.PacedAbove && request.Request.Type == CoapMessageType.NonConfirmable;
         lock (_gate)
         {
             state.Peer = _peers.GetOrCreate(request.Peer, _time.GetTimestamp());
-            startNow = state.Peer.TryTakeSlot(state);
+            startNow = paced || state.Peer.TryTakeSlot(state);
         }
 
         if (startNow)
         {
-            state.StartWithSlot();
+            state.Start(holdsSlot: !paced);
         }
     }
 

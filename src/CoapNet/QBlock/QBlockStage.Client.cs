@@ -1,0 +1,111 @@
+using CoapNet.Messages;
+using CoapNet.Messaging;
+
+namespace CoapNet.QBlock;
+
+// The client side (RFC 9177 sections 4.1, 4.3 and 4.4): which requests offer Q-Block, and what the two kinds of transfer
+// share (the follow-ups whose tokens stay open, the fall-back to Block1/Block2 after a 4.02).
+internal sealed partial class QBlockStage
+{
+    /// <inheritdoc/>
+    public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
+    {
+        // A peer that refused Q-Block, a reliable transport (BERT there), a caller's own block options or a streamed
+        // body (block-wise reads and writes streams block by block): block-wise below does it all.
+        bool? supports = Supports(call.Peer);
+        if (supports == false || call.IsReliable || call.Transfer is not null || HasBlockOption(request))
+        {
+            next(call, request);
+            return;
+        }
+
+        int bytes = 1 << (_sizeExponent + 4);
+        if (CarriesBody(request.Code) && request.Payload.Length > bytes && !call.FitsOneMessage(request))
+        {
+            new Upload(this, call, request, probing: supports is null).Start(next);
+            return;
+        }
+
+        // RFC 9177 section 4.1: a GET or FETCH offers Q-Block2 so that a large response comes back in Q-Block2 blocks;
+        // an observation's notifications go through block-wise (RFC 7959 section 2.6).
+        if ((request.Code == CoapCode.Get || request.Code == CoapCode.Fetch) && request.Observe is null)
+        {
+            new Download(this, call, request, probing: supports is null).Start(next);
+            return;
+        }
+
+        next(call, request);
+    }
+
+    /// <inheritdoc/>
+    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    {
+        if (call.GetState(this) is ClientTransfer transfer)
+        {
+            transfer.OnResponse(response);
+            return;
+        }
+
+        next(call, response);
+    }
+
+    private static bool CarriesBody(CoapCode code)
+        => code == CoapCode.Put || code == CoapCode.Post || code == CoapCode.Fetch || code == CoapCode.Patch || code == CoapCode.IPatch;
+
+    /// <summary>
+    /// A client's Q-Block transfer: every response to it, on the call's own token or a follow-up's, comes here; the
+    /// outcome goes up to the caller through <see cref="IClientCall.PassUp"/>.
+    /// </summary>
+    private abstract class ClientTransfer(QBlockStage stage, IClientCall call, CoapMessage original, int keepOpen)
+    {
+        private readonly Queue<IDisposable> _open = new();
+
+        protected QBlockStage Stage => stage;
+
+        protected IClientCall Call => call;
+
+        protected CoapMessage Original => original;
+
+        /// <summary>A response to the call or to one of its follow-ups.</summary>
+        public abstract void OnResponse(CoapMessage response);
+
+        /// <summary>
+        /// Sends a follow-up whose token stays open for the responses it brings; the oldest beyond
+        /// <c>keepOpen</c> are closed (a server answers with the token of the latest request of a set, RFC 9177 sections 4.3, 4.4).
+        /// </summary>
+        protected void SendOpen(CoapMessage request)
+        {
+            IDisposable handle = call.SendOpenFollowUp(stage, request, OnResponse);
+            IDisposable? oldest = null;
+            lock (_open)
+            {
+                _open.Enqueue(handle);
+                if (_open.Count > keepOpen)
+                {
+                    oldest = _open.Dequeue();
+                }
+            }
+
+            oldest?.Dispose();
+        }
+
+        /// <summary>
+        /// RFC 9177 section 4.1: the server refused the Q-Block option (4.02 Bad Option), so the caller's request goes
+        /// again without it, through block-wise (RFC 7959), and this peer is not offered Q-Block again.
+        /// </summary>
+        protected void FallBack()
+        {
+            stage.NoteSupport(call.Peer, false);
+            CoapMessage plain = original.CopyWithout(CoapOptionNumber.QBlock1, CoapOptionNumber.QBlock2);
+            plain.Token = default;
+            call.SendFollowUp(stage, plain, response => call.PassUp(stage, response));
+        }
+
+        /// <summary>The transfer's outcome, up to the caller; the call's end closes every open follow-up.</summary>
+        protected void Finish(CoapMessage response)
+        {
+            stage.NoteSupport(call.Peer, true);
+            call.PassUp(stage, response);
+        }
+    }
+}
