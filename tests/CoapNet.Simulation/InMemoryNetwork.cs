@@ -2,7 +2,7 @@ using System.Net;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// A deterministic datagram network in memory. Its transports have made-up addresses (10.0.0.1:5683

@@ -1,4 +1,4 @@
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// A <see cref="TimeProvider"/> whose clock moves only when a test calls <see cref="Advance"/>: the

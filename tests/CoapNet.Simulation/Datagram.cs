@@ -1,7 +1,7 @@
 using System.Net;
 using CoapNet.Messages;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>One datagram an <see cref="InMemoryNetwork"/> carried (or dropped).</summary>
 /// <param name="Sequence">The network-wide send order, from 1.</param>

@@ -1,6 +1,6 @@
 using System.Net;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// The one-way path from one address to another in an <see cref="InMemoryNetwork"/>, and its drop
