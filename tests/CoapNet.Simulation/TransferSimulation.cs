@@ -19,6 +19,9 @@ public sealed record TransferSetup
     /// <summary>The Block2 block size both ends use (default 256).</summary>
     public int BlockSize { get; init; } = 256;
 
+    /// <summary>How many Block2 requests the client keeps outstanding (<see cref="BlockwiseOptions.MaxBlocksInFlight"/>, default 1); <see cref="Parameters"/>' NSTART still bounds them.</summary>
+    public int BlocksInFlight { get; init; } = 1;
+
     /// <summary>Both ends' RFC 7252 parameters (default: MAX_RETRANSMIT 20, as the seed; NSTART 1).</summary>
     public CoapTransmissionParameters Parameters { get; init; } = CoapTransmissionParameters.Default with { MaxRetransmit = 20 };
 
@@ -103,7 +106,7 @@ public static class TransferSimulation
                 Random = new Random(Seeds.Derive(setup.Seed, 2)),
                 TransmissionParameters = setup.Parameters,
                 RetransmissionPolicy = setup.Policy,
-                Blockwise = blocks,
+                Blockwise = new BlockwiseOptions { BlockSize = setup.BlockSize, MaxBlocksInFlight = setup.BlocksInFlight },
             },
         });
 
