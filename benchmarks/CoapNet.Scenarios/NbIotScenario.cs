@@ -120,7 +120,7 @@ internal static class NbIotScenario
                 foreach (double run in runs)
                 {
                     Row row = Measure([config], [loss], run, main)[(loss, config.Name)];
-                    line.Append(CultureInfo.InvariantCulture, $" {row.Median:0.0} s ({Delta(row.Median, seedMedian)}) |");
+                    line.Append(CultureInfo.InvariantCulture, $" {row.Median:0.0} s ({Delta(row.Median, seedMedian)}){(row.Failed > 0 ? $", {row.Failed} failed" : string.Empty)} |");
                 }
 
                 Say(line.ToString());
@@ -310,7 +310,8 @@ internal static class NbIotScenario
     {
         public static Row Of(TransferOutcome[] runs)
         {
-            double[] times = [.. runs.Select(r => r.CompletionTime.TotalSeconds).Order()];
+            // A run that did not complete (the client gave up after MAX_RETRANSMIT) counts as longer than any that did.
+            double[] times = [.. runs.Select(r => r.CompletionTime?.TotalSeconds ?? double.PositiveInfinity).Order()];
             long[] requests = [.. runs.Select(r => (long)r.Requests).Order()];
             long[] drops = [.. runs.Select(r => r.Uplink.BufferDrops + r.Downlink.BufferDrops).Order()];
             return new Row(times[0], Quantile(times, 0.25), Quantile(times, 0.5), Quantile(times, 0.75), times[^1], requests[requests.Length / 2], drops[drops.Length / 2], runs.Count(r => !r.Completed));

@@ -43,14 +43,14 @@ public sealed record TransferSetup
 
 /// <summary>How one simulated download went.</summary>
 /// <param name="Completed">True when the whole body arrived, identical to the resource.</param>
-/// <param name="CompletionTime">The flow completion time: from the first request to the arrival of the last block.</param>
+/// <param name="CompletionTime">The flow completion time: from the first request to the arrival of the last block; null when it did not complete.</param>
 /// <param name="Failure">Why it did not complete, or null.</param>
 /// <param name="Uplink">What the client-to-server direction carried.</param>
 /// <param name="Downlink">What the server-to-client direction carried.</param>
 /// <param name="Requests">The request datagrams the client sent, retransmissions included.</param>
 /// <param name="Trace">Every datagram, in send order.</param>
 /// <param name="TraceDigest">SHA-256 over the trace (times, addresses, fates and bytes; token bytes, which come from the system's CSPRNG by design, masked).</param>
-public sealed record TransferOutcome(bool Completed, TimeSpan CompletionTime, string? Failure, LinkStatistics Uplink, LinkStatistics Downlink, int Requests, IReadOnlyList<Datagram> Trace, string TraceDigest);
+public sealed record TransferOutcome(bool Completed, TimeSpan? CompletionTime, string? Failure, LinkStatistics Uplink, LinkStatistics Downlink, int Requests, IReadOnlyList<Datagram> Trace, string TraceDigest);
 
 /// <summary>
 /// Runs the real CoapNet server and client over an <see cref="InMemoryNetwork"/> whose two directions are simulated
@@ -161,7 +161,9 @@ public static class TransferSimulation
             requests += datagram.From.Equals(ClientAddress) && datagram.Message is { Code.IsRequest: true } ? 1 : 0;
         }
 
-        return new TransferOutcome(failure is null, last.At ?? time.Elapsed, failure, uplink.Statistics, downlink.Statistics, requests, trace, Digest(trace));
+        // A failure has no completion time: when the client gave up is known only to its task, whose completion runs on
+        // the thread pool, so any time read here would depend on the machine, not on the seed.
+        return new TransferOutcome(failure is null, failure is null ? last.At : null, failure, uplink.Statistics, downlink.Statistics, requests, trace, Digest(trace));
     }
 
     /// <summary>The resource: byte i is i mod 251, as the sample server's /large.</summary>

@@ -22,7 +22,7 @@ public class TransferSimulationTests
         // Stop and wait: every request waits for the previous block. Per round trip 200 + 400 ms of delay, 20 to 40 ms of
         // extra delay, and the transmission of the request (60 kbit/s) and the response (30 kbit/s) as the link carried them.
         double transmissions = (outcome.Uplink.Bytes * 8 / 60_000.0) + (outcome.Downlink.Bytes * 8 / 30_000.0);
-        outcome.CompletionTime.TotalSeconds.Should().BeInRange(transmissions + (400 * 0.62), transmissions + (400 * 0.64));
+        outcome.CompletionTime!.Value.TotalSeconds.Should().BeInRange(transmissions + (400 * 0.62), transmissions + (400 * 0.64));
         outcome.Uplink.Losses.Should().Be(0);
         outcome.Downlink.BufferDrops.Should().Be(0, "one packet in flight never fills the buffer");
     }
@@ -65,6 +65,7 @@ public class TransferSimulationTests
         });
 
         outcome.Completed.Should().BeFalse();
+        outcome.CompletionTime.Should().BeNull();
         outcome.Requests.Should().Be(5);
         outcome.Failure.Should().Contain("4 retransmissions");
     }
