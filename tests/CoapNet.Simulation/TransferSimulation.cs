@@ -89,11 +89,15 @@ public static class TransferSimulation
         CoapServer server = new(new CoapServerOptions
         {
             DatagramTransports = [network.CreateTransport(ServerAddress)],
-            TimeProvider = time,
             Scheduler = scheduler,
-            TransmissionParameters = setup.Parameters,
-            RetransmissionPolicy = setup.Policy,
-            Blockwise = blocks,
+            Endpoint = new CoapEndpointOptions
+            {
+                TimeProvider = time,
+                Random = new Random(Seeds.Derive(setup.Seed, 3)),
+                TransmissionParameters = setup.Parameters,
+                RetransmissionPolicy = setup.Policy,
+                Blockwise = blocks,
+            },
         });
         server.MapGet("/large", _ => CoapResponse.Content(body, CoapContentFormat.OctetStream));
         server.Start();

@@ -60,7 +60,7 @@ public sealed class BlockwiseOptions
     /// RFC 7252 section 4.7) still bounds how many requests are outstanding, so raise it as well: this sets the window,
     /// NSTART keeps the congestion rule. A body whose first block carries no Size2 is fetched one block at a time.
     /// </summary>
-    public int MaxBlocksInFlight { get; init; } = 1;
+    public int MaxBlocksInFlight { get; set; } = 1;
 
     internal void Validate()
     {
