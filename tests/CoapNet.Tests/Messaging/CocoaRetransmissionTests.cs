@@ -193,13 +193,7 @@ public class CocoaRetransmissionTests
     public void OnTheWireTheLearnedRtoTimesTheNextRequestsRetransmissions()
     {
         using MessagingHarness h = new();
-        TestPeer server = h.Peer(ServerAddress);
-        CoapEndpoint client = h.Endpoint(ClientAddress, new CoapEndpointOptions
-        {
-            TimeProvider = h.Time,
-            Random = new FixedRandom(0),
-            RetransmissionPolicy = CoapRetransmissionPolicy.Cocoa(),
-        });
+        (TestPeer server, CoapEndpoint client) = CocoaClient(h);
 
         // A piggybacked answer after 300 ms: a strong sample, RTO 1.45 s.
         _ = client.SendRequestAsync(Get("first"), server.EndPoint);
@@ -220,13 +214,7 @@ public class CocoaRetransmissionTests
     public void OnTheWireASampleAfterARetransmissionIsWeakFromTheFirstTransmission()
     {
         using MessagingHarness h = new();
-        TestPeer server = h.Peer(ServerAddress);
-        CoapEndpoint client = h.Endpoint(ClientAddress, new CoapEndpointOptions
-        {
-            TimeProvider = h.Time,
-            Random = new FixedRandom(0),
-            RetransmissionPolicy = CoapRetransmissionPolicy.Cocoa(),
-        });
+        (TestPeer server, CoapEndpoint client) = CocoaClient(h);
 
         // The first copy is lost; the retransmission (at 2 s) is answered 0.5 s later: a weak sample of 2.5 s, RTO 2.4375.
         _ = client.SendRequestAsync(Get("first"), server.EndPoint);
@@ -240,6 +228,15 @@ public class CocoaRetransmissionTests
         h.Advance(TimeSpan.FromSeconds(2.4375 + 0.001));
         h.Between(client.LocalEndPoint, server.EndPoint).Skip(2).Select(d => d.Time - start).Should().Equal(Seconds(0, 2.4375));
     }
+
+    /// <summary>A scripted server and a CoCoA client on the harness, the client's jitter pinned to its low end.</summary>
+    private static (TestPeer Server, CoapEndpoint Client) CocoaClient(MessagingHarness h)
+        => (h.Peer(ServerAddress), h.Endpoint(ClientAddress, new CoapEndpointOptions
+        {
+            TimeProvider = h.Time,
+            Random = new FixedRandom(0),
+            RetransmissionPolicy = CoapRetransmissionPolicy.Cocoa(),
+        }));
 
     private static (CoapPeerRetransmission State, ManualTimeProvider Time) Create(CocoaOptions? options = null, CoapTransmissionParameters? parameters = null)
     {
