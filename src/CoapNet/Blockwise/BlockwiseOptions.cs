@@ -52,8 +52,23 @@ public sealed class BlockwiseOptions
     /// <summary>How long a server keeps a partly received upload after its latest block (default 60 s); an abandoned upload is freed after it.</summary>
     public TimeSpan ReassemblyLifetime { get; set; } = TimeSpan.FromSeconds(60);
 
+    /// <summary>
+    /// How many Block2 requests a client keeps outstanding for one download (default 1: each block is asked for when
+    /// the previous one has arrived). Above 1, once the first block has told the body's size (Size2, RFC 7959 section 4),
+    /// the client asks for the following blocks by number (section 2.4) without waiting for each, up to this many at
+    /// once, and puts them back in order. The peer's NSTART (<see cref="Messaging.CoapTransmissionParameters.NStart"/>,
+    /// RFC 7252 section 4.7) still bounds how many requests are outstanding, so raise it as well: this sets the window,
+    /// NSTART keeps the congestion rule. A body whose first block carries no Size2 is fetched one block at a time.
+    /// </summary>
+    public int MaxBlocksInFlight { get; set; } = 1;
+
     internal void Validate()
     {
+        if (MaxBlocksInFlight is < 1 or > 64)
+        {
+            throw new ArgumentException("MaxBlocksInFlight must be from 1 to 64.", nameof(MaxBlocksInFlight));
+        }
+
         if (BlockSize is < 16 or > 1024 || (BlockSize & (BlockSize - 1)) != 0)
         {
             throw new ArgumentException("BlockSize must be a power of two from 16 to 1024 (RFC 7959 section 2.2).", nameof(BlockSize));

@@ -91,7 +91,14 @@ internal sealed partial class BlockwiseStage : CoapStage
             throw new CoapException($"{call.Peer.EndPoint} answered with block {first.Number} of a body when block 0 was expected (RFC 7959 section 2.4).", call.Peer.EndPoint);
         }
 
-        // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2.
+        // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2; with a
+        // window, several at once by number once Size2 has told how many there are.
+        if (_options.MaxBlocksInFlight > 1 && first.More && first.SizeExponent != 7 && response.Size2 is uint size)
+        {
+            new WindowedDownload(this, call, template, response, size, next).Start();
+            return;
+        }
+
         Download download = new(this, call, template, response, next);
         download.Continue(first);
     }
@@ -315,48 +322,56 @@ internal sealed partial class BlockwiseStage : CoapStage
     internal static bool SameETag(ReadOnlyMemory<byte>? first, ReadOnlyMemory<byte>? later)
         => first is null ? later is null : later is { } l && first.Value.Span.SequenceEqual(l.Span);
 
+    /// <summary>The request for block <paramref name="number"/>: the same as <paramref name="template"/> but for Block2.</summary>
+    private static CoapMessage BlockRequest(CoapMessage template, int number, int exponent)
+    {
+        CoapMessage follow = template.CopyWithout(CoapOptionNumber.Block2);
+
+        // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it);
+        // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).
+        follow.Token = default;
+        follow.Observe = null;
+        follow.Block2 = new CoapBlock(number, false, exponent);
+        return follow;
+    }
+
+    /// <summary>Why a successful answer to the request for block <paramref name="expected"/> cannot be used, or null when it can.</summary>
+    private static CoapException? WrongBlock(IClientCall call, CoapMessage response, int expected, ReadOnlyMemory<byte>? etag)
+    {
+        if (response.Block2 is not { } got || got.Number != expected)
+        {
+            return new CoapException($"{call.Peer.EndPoint} answered the request for block {expected} with {(response.Block2 is { } b ? "block " + b.Number : "no Block2 option")} (RFC 7959 section 2.4).", call.Peer.EndPoint);
+        }
+
+        return SameETag(etag, response.ETag)
+            ? null
+            : new CoapException($"The representation at {call.Peer.EndPoint} changed during the block-wise transfer (its ETag changed at block {got.Number}); fetch it again (RFC 7959 section 2.4).", call.Peer.EndPoint);
+    }
+
     /// <summary>A body kept for follow-up block requests: its head (code, options), its bytes' source and length, and what to close at its end.</summary>
     private sealed record StoredBody(CoapMessage Head, BlockSource Source, long Length, IDisposable? Owner);
 
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
     private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)
     {
-        private readonly Stream? _destination = call.Transfer?.Destination;
-        private readonly MemoryStream _body = new();
+        private readonly DownloadBody _body = new(call, first, stage._options.MaxBodySize);
         private readonly ReadOnlyMemory<byte>? _etag = first.ETag;
-        private long _received;
         private int _expected;
 
         public void Continue(CoapBlock block)
         {
-            Write(first.Payload.Span);
+            _body.Write(first.Payload.Span);
             RequestAfter(block, first.Payload.Length);
-        }
-
-        /// <summary>A block's bytes: to the caller's stream when it gave one (nothing is kept), else into the body.</summary>
-        private void Write(ReadOnlySpan<byte> bytes)
-        {
-            (_destination ?? _body).Write(bytes);
-            _received += bytes.Length;
-
-            // RFC 7959 section 4: Size2 with the first block, when the server sent it, is the total.
-            call.Transfer?.Progress?.Report(new CoapTransferProgress(_received, first.Size2));
         }
 
         private void RequestAfter(CoapBlock block, int received)
         {
-            if (_destination is null && _body.Length > stage._options.MaxBodySize)
+            if (_body.TooLarge() is { } tooLarge)
             {
-                call.Fail(new CoapException($"The body from {call.Peer.EndPoint} exceeds {stage._options.MaxBodySize} bytes, the largest this client assembles (BlockwiseOptions.MaxBodySize).", call.Peer.EndPoint));
+                call.Fail(tooLarge);
                 return;
             }
 
-            CoapMessage follow = template.CopyWithout(CoapOptionNumber.Block2);
-
-            // A fresh token for each block request, which the exchange layer assigns (RFC 7959 section 2.4 allows it);
-            // the later blocks of a notification are fetched without Observe (RFC 7959 section 2.6).
-            follow.Token = default;
-            follow.Observe = null;
             // A BERT block (SZX 7, RFC 8323 section 6) carries several KiB and its number counts KiB.
             if (block.SizeExponent == 7 && (received == 0 || received % 1024 != 0))
             {
@@ -365,13 +380,11 @@ internal sealed partial class BlockwiseStage : CoapStage
             }
 
             _expected = block.Number + (block.SizeExponent == 7 ? received / 1024 : 1);
-            follow.Block2 = new CoapBlock(_expected, false, block.SizeExponent);
-            call.SendFollowUp(stage, follow, OnBlock);
+            call.SendFollowUp(stage, BlockRequest(template, _expected, block.SizeExponent), OnBlock);
         }
 
         private void OnBlock(CoapMessage response)
         {
-            int expected = _expected;
             if (!response.Code.IsSuccess)
             {
                 // Surfaced as it is: the caller sees the error code, never a partial body as success.
@@ -379,28 +392,21 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            if (response.Block2 is not { } got || got.Number != expected)
+            if (WrongBlock(call, response, _expected, _etag) is { } wrong)
             {
-                call.Fail(new CoapException($"{call.Peer.EndPoint} answered the request for block {expected} with {(response.Block2 is { } b ? "block " + b.Number : "no Block2 option")} (RFC 7959 section 2.4).", call.Peer.EndPoint));
+                call.Fail(wrong);
                 return;
             }
 
-            if (!SameETag(_etag, response.ETag))
-            {
-                call.Fail(new CoapException($"The representation at {call.Peer.EndPoint} changed during the block-wise transfer (its ETag changed at block {got.Number}); fetch it again (RFC 7959 section 2.4).", call.Peer.EndPoint));
-                return;
-            }
-
-            Write(response.Payload.Span);
+            CoapBlock got = response.Block2!.Value;
+            _body.Write(response.Payload.Span);
             if (got.More)
             {
                 RequestAfter(got, response.Payload.Length);
                 return;
             }
 
-            CoapMessage whole = first.CopyWithout(CoapOptionNumber.Block2);
-            whole.Payload = _destination is null ? _body.ToArray() : default;
-            next(call, whole);
+            next(call, _body.Whole());
         }
     }
 }

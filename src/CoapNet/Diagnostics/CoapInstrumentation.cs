@@ -18,7 +18,7 @@ namespace CoapNet.Diagnostics;
 /// <c>url.path</c>, <c>network.transport</c> ("udp", "tcp"), <c>network.peer.address</c> and
 /// <c>network.peer.port</c>, after the OpenTelemetry semantic conventions where they exist.
 /// </remarks>
-public static class CoapInstrumentation
+public static partial class CoapInstrumentation
 {
     /// <summary>The name of the meter and of the activity source: "CoapNet".</summary>
     public const string MeterName = "CoapNet";
@@ -46,6 +46,15 @@ public static class CoapInstrumentation
 
     /// <summary>Counter: retransmissions of confirmable messages (RFC 7252 section 4.2).</summary>
     public const string Retransmissions = "coap.retransmissions";
+
+    /// <summary>
+    /// Gauge (seconds): the retransmission timeout a retransmission policy that learns round trips (CoCoA,
+    /// <see cref="Messaging.Retransmission.CoapRetransmissionPolicy.Cocoa"/>) currently holds for each peer, one measurement
+    /// per peer tagged <c>network.peer.address</c>, <c>network.peer.port</c> and <c>url.scheme</c>. Its series are bounded
+    /// by the endpoints' <see cref="Messaging.CoapEndpointOptions.MaxPeers"/>; the RFC 7252 default keeps no estimate and
+    /// reports nothing.
+    /// </summary>
+    public const string PeerRetransmissionTimeout = "coap.peer.rto";
 
     /// <summary>Counter: duplicate messages recognized and answered from the deduplication cache (RFC 7252 section 4.5).</summary>
     public const string Duplicates = "coap.duplicates";
@@ -80,6 +89,7 @@ public static class CoapInstrumentation
     internal static readonly Counter<long> RetransmissionCounter = Meter.CreateCounter<long>(Retransmissions, "{message}", "Retransmissions of confirmable messages");
     internal static readonly Counter<long> DuplicateCounter = Meter.CreateCounter<long>(Duplicates, "{message}", "Duplicates answered from the deduplication cache");
     internal static readonly Counter<long> MalformedCounter = Meter.CreateCounter<long>(MalformedMessages, "{message}", "Malformed input dropped, reset or aborted");
+    internal static readonly ObservableGauge<double> PeerTimeoutGauge = Meter.CreateObservableGauge(PeerRetransmissionTimeout, ObservePeerTimeouts, "s", "The retransmission timeout estimate held for each peer");
 
     // Tag values as interned strings: recording a measurement allocates nothing per request.
     private static readonly string?[] CodeNames = new string?[256];

@@ -24,7 +24,9 @@ internal sealed partial class ExchangeLayer
         private readonly Action<CoapMessage>? _onFollowUpResponse;
         private readonly ClientExchange? _parent;
         private readonly CancellationToken _cancellationToken;
-        private ClientExchange? _followUp;
+        // The follow-ups in flight: several when a stage keeps more than one outstanding (a windowed Block2 download);
+        // guarded by the list itself, pruned of finished ones as new ones start.
+        private List<ClientExchange>? _followUps;
         private int _releasedBelow;
         private readonly long _started = Stopwatch.GetTimestamp();
         private Activity? _activity;
@@ -336,7 +338,13 @@ internal sealed partial class ExchangeLayer
                 return;
             }
 
-            Volatile.Write(ref _followUp, followUp);
+            List<ClientExchange> followUps = LazyInitializer.EnsureInitialized(ref _followUps);
+            lock (followUps)
+            {
+                followUps.RemoveAll(static f => Volatile.Read(ref f._finished) != 0);
+                followUps.Add(followUp);
+            }
+
             if (Volatile.Read(ref _finished) != 0)
             {
                 // Canceled meanwhile: the follow-up ends with the call.
@@ -358,8 +366,21 @@ internal sealed partial class ExchangeLayer
                 Record(default, exception);
             }
 
-            // A follow-up in flight ends with its call; a follow-up's failure is its call's.
-            Volatile.Read(ref _followUp)?.Fail(exception);
+            // The follow-ups in flight end with their call; a follow-up's failure is its call's.
+            if (Volatile.Read(ref _followUps) is { } followUps)
+            {
+                ClientExchange[] inFlight;
+                lock (followUps)
+                {
+                    inFlight = [.. followUps];
+                }
+
+                foreach (ClientExchange followUp in inFlight)
+                {
+                    followUp.Fail(exception);
+                }
+            }
+
             if (_parent is not null)
             {
                 _parent.Fail(exception);

@@ -111,7 +111,7 @@ public sealed class InstrumentationTests : IDisposable
         {
             InstrumentPublished = (instrument, _) =>
             {
-                if (instrument.Meter.Name == CoapInstrumentation.MeterName && instrument.Unit == "s")
+                if (instrument.Meter.Name == CoapInstrumentation.MeterName && instrument is Histogram<double>)
                 {
                     histograms.Add(instrument);
                 }
@@ -146,6 +146,46 @@ public sealed class InstrumentationTests : IDisposable
         tags.Should().NotContainKey("coap.response.code");
         _measurements.Where(m => m.Instrument == CoapInstrumentation.Retransmissions).Sum(m => m.Value).Should().Be(1);
         _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Client).Which.Status.Should().Be(ActivityStatusCode.Error);
+    }
+
+    [Fact]
+    public void EachPeerOfACocoaEndpointReportsItsRetransmissionTimeout()
+    {
+        using CoapNet.Tests.Messaging.MessagingHarness h = new();
+        CoapNet.Tests.Infrastructure.TestPeer server = h.Peer("10.0.0.77");
+        CoapNet.Tests.Infrastructure.TestPeer other = h.Peer("10.0.0.78:5684");
+        CoapNet.Messaging.CoapEndpointOptions options = h.Options();
+        CoapNet.Messaging.CoapEndpoint client = h.Endpoint("10.0.0.76", new CoapNet.Messaging.CoapEndpointOptions
+        {
+            TimeProvider = h.Time,
+            Random = options.Random,
+            RetransmissionPolicy = CoapNet.Messaging.Retransmission.CoapRetransmissionPolicy.Cocoa(),
+        });
+
+        // A strong round trip of 300 ms to one peer (RTO 0.5 x 0.9 + 0.5 x 2 = 1.45 s); the other has not answered yet (blind, 2 s).
+        _ = client.SendRequestAsync(CoapNet.Tests.Messaging.MessagingHarness.Get(), server.EndPoint);
+        _ = client.SendRequestAsync(CoapNet.Tests.Messaging.MessagingHarness.Get(), other.EndPoint);
+        h.Network.DeliverAll();
+        h.Time.Advance(TimeSpan.FromMilliseconds(300));
+        server.SendPiggybacked(server.Last.Parsed, client.LocalEndPoint, CoapCode.Content);
+        h.Network.DeliverAll();
+
+        _meters.RecordObservableInstruments();
+
+        List<(double Value, Dictionary<string, object?> Tags)> rtos = _measurements
+            .Where(m => m.Instrument == CoapInstrumentation.PeerRetransmissionTimeout && ((string?)m.Tags["network.peer.address"])!.StartsWith("10.0.0.7", StringComparison.Ordinal))
+            .Select(m => (m.Value, m.Tags)).ToList();
+        rtos.Should().HaveCount(2);
+        rtos.Should().ContainSingle(m => (string?)m.Tags["network.peer.address"] == "10.0.0.77" && (int?)m.Tags["network.peer.port"] == 5683 && (string?)m.Tags["url.scheme"] == "coap")
+            .Which.Value.Should().BeApproximately(1.45, 1e-9);
+        rtos.Should().ContainSingle(m => (string?)m.Tags["network.peer.address"] == "10.0.0.78" && (int?)m.Tags["network.peer.port"] == 5684)
+            .Which.Value.Should().Be(2);
+
+        // A disposed endpoint reports nothing more.
+        _measurements.Clear();
+        client.Dispose();
+        _meters.RecordObservableInstruments();
+        _measurements.Should().NotContain(m => m.Instrument == CoapInstrumentation.PeerRetransmissionTimeout && (string?)m.Tags["network.peer.address"] == "10.0.0.77");
     }
 
     public void Dispose()

@@ -78,7 +78,7 @@ public sealed class CoapConfigurationTests
     [Fact]
     public void TheHostsLoggingAndClockFillWhatCodeLeftUnset()
     {
-        TimeProvider clock = new Infrastructure.ManualTimeProvider();
+        TimeProvider clock = new ManualTimeProvider();
         ServiceCollection services = new();
         services.AddSingleton<IConfiguration>(Configuration([]));
         services.AddSingleton(clock);

@@ -36,6 +36,27 @@ public class ManualTimeProviderTests
     }
 
     [Fact]
+    public void AdvanceToNextJumpsToTheNextDueTimerAndFiresEveryTimerDueThen()
+    {
+        ManualTimeProvider time = new();
+        List<string> fired = [];
+        using ITimer late = time.CreateTimer(_ => fired.Add("late"), null, TimeSpan.FromSeconds(5), Timeout.InfiniteTimeSpan);
+        using ITimer early = time.CreateTimer(_ => fired.Add("early"), null, TimeSpan.FromSeconds(2), Timeout.InfiniteTimeSpan);
+        using ITimer tie = time.CreateTimer(_ => fired.Add("tie"), null, TimeSpan.FromSeconds(2), Timeout.InfiniteTimeSpan);
+
+        time.NextDue.Should().Be(TimeSpan.FromSeconds(2));
+        time.AdvanceToNext().Should().BeTrue();
+        fired.Should().Equal("early", "tie");
+        time.Elapsed.Should().Be(TimeSpan.FromSeconds(2));
+
+        time.AdvanceToNext().Should().BeTrue();
+        fired.Should().Equal("early", "tie", "late");
+        time.NextDue.Should().BeNull();
+        time.AdvanceToNext().Should().BeFalse("nothing is armed");
+        time.Elapsed.Should().Be(TimeSpan.FromSeconds(5));
+    }
+
+    [Fact]
     public void TimersFireInDueOrderAndTiesInSchedulingOrder()
     {
         ManualTimeProvider time = new();

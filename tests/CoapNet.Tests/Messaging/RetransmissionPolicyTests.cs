@@ -158,7 +158,7 @@ public class RetransmissionPolicyTests
     {
         public List<PeerState> Peers { get; } = [];
 
-        public override CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters)
+        public override CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters, TimeProvider timeProvider)
         {
             PeerState state = new(peer, initial, step, maxRetransmit, nstart);
             Peers.Add(state);
@@ -180,7 +180,7 @@ public class RetransmissionPolicyTests
 
         public override TimeSpan GetInitialTimeout(Random random) => initial;
 
-        public override TimeSpan GetNextTimeout(TimeSpan timeout, int retransmissions)
+        public override TimeSpan GetNextTimeout(TimeSpan initialTimeout, TimeSpan timeout, int retransmissions)
         {
             BackOffs.Add(retransmissions);
             return timeout + step;

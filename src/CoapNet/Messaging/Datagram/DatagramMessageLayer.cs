@@ -27,7 +27,7 @@ namespace CoapNet.Messaging.Datagram;
 /// and no upper layer is called, while any of these locks is held. UDP sends complete without blocking, so sends
 /// are synchronous: timers and the receive loop need no state machine per datagram.
 /// </remarks>
-internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramChannelReceiver
+internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramChannelReceiver, IPeerTimeoutSource
 {
     private readonly DatagramChannels _channels;
     private readonly CoapTransmissionParameters _parameters;
@@ -59,7 +59,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         _exchangeLifetimeTicks = ToTicks(_parameters.ExchangeLifetime);
         _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
         _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
-        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters);
+        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters, _time);
         _reliability = new RetransmissionQueue(this, _time, _random);
         _malformedLog = new LogRateLimiter(_time, options.MalformedLogLinesPerSecond);
 
@@ -73,6 +73,8 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
             // Created after the sweep timer, as before the split, so timers due at one instant fire in the same order.
             _separateAcks = new SeparateAckWatch(_time, delay);
         }
+
+        CoapInstrumentation.AddPeerTimeoutSource(this);
     }
 
     /// <inheritdoc/>
@@ -447,6 +449,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
         _sweepTimer.Dispose();
         _separateAcks?.Dispose();
+        CoapInstrumentation.RemovePeerTimeoutSource(this);
         List<ITransmissionOwner> owners = [];
         lock (_gate)
         {
@@ -460,6 +463,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         }
 
         return true;
+    }
+
+    /// <inheritdoc/>
+    void IPeerTimeoutSource.ReportTimeouts(List<System.Diagnostics.Metrics.Measurement<double>> measurements)
+    {
+        lock (_gate)
+        {
+            _peers.ReportTimeouts(measurements);
+        }
     }
 
     private void Sweep()

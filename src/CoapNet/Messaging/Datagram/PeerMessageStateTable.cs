@@ -1,3 +1,4 @@
+using System.Diagnostics.Metrics;
 using CoapNet.Channels;
 using CoapNet.Messaging.Retransmission;
 
@@ -16,9 +17,11 @@ internal sealed class PeerMessageStateTable
     private readonly Random _random;
     private readonly CoapRetransmissionPolicy _policy;
     private readonly CoapTransmissionParameters _parameters;
+    private readonly TimeProvider _time;
 
-    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random, CoapRetransmissionPolicy policy, CoapTransmissionParameters parameters)
+    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random, CoapRetransmissionPolicy policy, CoapTransmissionParameters parameters, TimeProvider time)
     {
+        _time = time;
         _capacity = capacity;
         _idleLifetimeTicks = idleLifetimeTicks;
         _random = random;
@@ -45,7 +48,7 @@ internal sealed class PeerMessageStateTable
             }
         }
 
-        state = new PeerMessageState(peer, (ushort)_random.Next(0, 65536), now, _policy.CreatePeerState(peer, _parameters));
+        state = new PeerMessageState(peer, (ushort)_random.Next(0, 65536), now, _policy.CreatePeerState(peer, _parameters, _time));
         _peers[peer] = state;
         return state;
     }
@@ -67,6 +70,23 @@ internal sealed class PeerMessageStateTable
             foreach (CoapPeer key in expired)
             {
                 _peers.Remove(key);
+            }
+        }
+    }
+
+    /// <summary>One measurement of the RTO estimate per peer whose policy keeps one, for the coap.peer.rto gauge.</summary>
+    public void ReportTimeouts(List<Measurement<double>> measurements)
+    {
+        foreach (PeerMessageState state in _peers.Values)
+        {
+            if (state.Retransmission.RetransmissionTimeout is TimeSpan rto)
+            {
+                CoapPeer peer = state.Peer;
+                measurements.Add(new Measurement<double>(
+                    rto.TotalSeconds,
+                    new KeyValuePair<string, object?>("network.peer.address", peer.EndPoint.Address.ToString()),
+                    new KeyValuePair<string, object?>("network.peer.port", peer.EndPoint.Port),
+                    new KeyValuePair<string, object?>("url.scheme", peer.Scheme)));
             }
         }
     }

@@ -67,7 +67,7 @@ internal sealed class RetransmissionQueue
 
     /// <summary>
     /// The ACK or RST with this peer and Message ID arrived: ends its transmission and, for an ACK, gives the peer's
-    /// policy the round trip (strong with no retransmission, weak otherwise).
+    /// policy the round trip (strong with no retransmission, weak otherwise); a RST is no sample.
     /// </summary>
     /// <returns>The transmission it answers, or null when it matches none (RFC 7252 section 4.2: then it is ignored).</returns>
     public Transmission? Complete(MessageKey key, CoapMessageType type)
@@ -77,12 +77,14 @@ internal sealed class RetransmissionQueue
             return null;
         }
 
-        Stop(transmission);
-        if (type == CoapMessageType.Acknowledgement)
+        if (type != CoapMessageType.Acknowledgement)
         {
-            transmission.Retransmission.OnAcknowledged(_time.GetElapsedTime(transmission.FirstSentAt), transmission.Retransmissions);
+            Stop(transmission);
+            return transmission;
         }
 
+        End(transmission);
+        transmission.Retransmission.OnAcknowledged(_time.GetElapsedTime(transmission.FirstSentAt), transmission.Retransmissions);
         return transmission;
     }
 
@@ -102,7 +104,7 @@ internal sealed class RetransmissionQueue
 
         // RFC 7252 section 4.2: retransmit and back off (the default policy doubles the timeout).
         transmission.Retransmissions++;
-        transmission.Timeout = transmission.Retransmission.GetNextTimeout(transmission.Timeout, transmission.Retransmissions);
+        transmission.Timeout = transmission.Retransmission.GetNextTimeout(transmission.InitialTimeout, transmission.Timeout, transmission.Retransmissions);
         transmission.Timer?.Change(transmission.Timeout, Timeout.InfiniteTimeSpan);
         return Step.Resend;
     }
@@ -116,7 +118,7 @@ internal sealed class RetransmissionQueue
         }
     }
 
-    /// <summary>Ends a transmission: acknowledged, reset, given up, or its exchange completed or was canceled.</summary>
+    /// <summary>Ends a transmission without an acknowledgement: reset, given up, or its exchange completed or was canceled.</summary>
     public void Stop(Transmission? transmission)
     {
         if (transmission is null || transmission.Done)
@@ -124,9 +126,8 @@ internal sealed class RetransmissionQueue
             return;
         }
 
-        transmission.Done = true;
-        transmission.Timer?.Dispose();
-        _unacknowledged.Remove(transmission.Key);
+        End(transmission);
+        transmission.Retransmission.OnUnacknowledged(transmission.Retransmissions);
     }
 
     /// <summary>Ends every transmission (the endpoint is disposed); adds the owner of each to <paramref name="owners"/>.</summary>
@@ -136,9 +137,18 @@ internal sealed class RetransmissionQueue
         {
             transmission.Done = true;
             transmission.Timer?.Dispose();
+            transmission.Retransmission.OnUnacknowledged(transmission.Retransmissions);
             owners.Add(transmission.Owner);
         }
 
         _unacknowledged.Clear();
+    }
+
+    // Every transmission ends here once; the caller tells the peer's policy how (OnAcknowledged or OnUnacknowledged).
+    private void End(Transmission transmission)
+    {
+        transmission.Done = true;
+        transmission.Timer?.Dispose();
+        _unacknowledged.Remove(transmission.Key);
     }
 }

@@ -43,7 +43,10 @@ internal sealed class Transmission(DatagramMessageLayer layer, MessageKey key, D
     /// <summary>When the datagram was first sent (TimeProvider timestamp), for the round-trip sample.</summary>
     public long FirstSentAt { get; } = firstSentAt;
 
-    /// <summary>The current timeout; doubled at each retransmission.</summary>
+    /// <summary>The first timeout, which the policy's back-off may depend on (CoCoA's variable back-off factor).</summary>
+    public TimeSpan InitialTimeout { get; } = initialTimeout;
+
+    /// <summary>The current timeout; backed off at each retransmission (doubled by default).</summary>
     public TimeSpan Timeout { get; set; } = initialTimeout;
 
     /// <summary>Retransmissions so far.</summary>

@@ -24,10 +24,14 @@ public abstract class CoapPeerRetransmission
     public abstract TimeSpan GetInitialTimeout(Random random);
 
     /// <summary>The timeout after a retransmission (the back-off).</summary>
+    /// <param name="initialTimeout">
+    /// The message's first timeout, as <see cref="GetInitialTimeout"/> chose it: a back-off that depends on it (CoCoA's
+    /// variable back-off factor) reads it here.
+    /// </param>
     /// <param name="timeout">The timeout that just expired.</param>
     /// <param name="retransmissions">The retransmissions so far, this one included (1 after the first).</param>
     /// <returns>A positive timeout.</returns>
-    public abstract TimeSpan GetNextTimeout(TimeSpan timeout, int retransmissions);
+    public abstract TimeSpan GetNextTimeout(TimeSpan initialTimeout, TimeSpan timeout, int retransmissions);
 
     /// <summary>
     /// A confirmable message to the peer was acknowledged (an empty ACK or a piggybacked response). With
@@ -40,4 +44,23 @@ public abstract class CoapPeerRetransmission
     {
         // The fixed back-off of RFC 7252 learns nothing from round trips.
     }
+
+    /// <summary>
+    /// A confirmable message to the peer ended without an acknowledgement: the peer reset it, the endpoint gave up
+    /// after <see cref="MaxRetransmit"/>, or it was no longer needed (its exchange completed or was canceled, the
+    /// endpoint was disposed). Every message <see cref="GetInitialTimeout"/> was asked for ends exactly once, here or in
+    /// <see cref="OnAcknowledged"/>, so a policy can count what is outstanding. The default ignores it.
+    /// </summary>
+    /// <param name="retransmissions">How many times the message had been retransmitted.</param>
+    public virtual void OnUnacknowledged(int retransmissions)
+    {
+        // Nothing to learn: no round trip was measured.
+    }
+
+    /// <summary>
+    /// The peer's current retransmission timeout estimate (the RTO a new message starts from, before any jitter), or
+    /// null for a policy that keeps none. Reported per peer by the <c>coap.peer.rto</c> gauge
+    /// (<see cref="Diagnostics.CoapInstrumentation.PeerRetransmissionTimeout"/>).
+    /// </summary>
+    public virtual TimeSpan? RetransmissionTimeout => null;
 }

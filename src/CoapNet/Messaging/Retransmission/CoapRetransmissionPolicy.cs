@@ -29,6 +29,20 @@ public abstract class CoapRetransmissionPolicy
     /// </summary>
     /// <param name="peer">The peer.</param>
     /// <param name="parameters">The endpoint's transmission parameters.</param>
+    /// <param name="timeProvider">The endpoint's clock (<see cref="CoapEndpointOptions.TimeProvider"/>), for a policy whose state ages.</param>
     /// <returns>The peer's retransmission state.</returns>
-    public abstract CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters);
+    public abstract CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters, TimeProvider timeProvider);
+
+    /// <summary>
+    /// CoCoA, the congestion control of draft-ietf-core-cocoa-03: a retransmission timeout per peer learned from round
+    /// trips (a strong estimator fed by messages acknowledged without retransmission, a weak one by those acknowledged
+    /// after one or two), a back-off factor that depends on the timeout (3, 2 or 1.5), timeouts bounded at 32 s, and
+    /// an RTO that ages back toward the default when no round trip updates it. MAX_RETRANSMIT, NSTART, ACK_TIMEOUT
+    /// (the initial RTO, 2 s by default) and ACK_RANDOM_FACTOR (the jitter) come from the endpoint's
+    /// <see cref="CoapTransmissionParameters"/>.
+    /// </summary>
+    /// <param name="options">The variant and bounds; null for the draft's.</param>
+    /// <returns>The policy, for <see cref="CoapEndpointOptions.RetransmissionPolicy"/>.</returns>
+    /// <exception cref="ArgumentException">An option is out of range; the message names it.</exception>
+    public static CoapRetransmissionPolicy Cocoa(CocoaOptions? options = null) => new CocoaRetransmissionPolicy(options ?? new CocoaOptions());
 }

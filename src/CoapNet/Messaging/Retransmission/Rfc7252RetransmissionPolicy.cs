@@ -5,7 +5,7 @@ namespace CoapNet.Messaging.Retransmission;
 /// <summary>The fixed back-off of RFC 7252 section 4.2 with the endpoint's parameters; see <see cref="CoapRetransmissionPolicy.Rfc7252"/>.</summary>
 internal sealed class Rfc7252RetransmissionPolicy : CoapRetransmissionPolicy
 {
-    public override CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters)
+    public override CoapPeerRetransmission CreatePeerState(CoapPeer peer, CoapTransmissionParameters parameters, TimeProvider timeProvider)
     {
         ArgumentNullException.ThrowIfNull(parameters);
         return new Rfc7252PeerRetransmission(parameters);
@@ -24,6 +24,6 @@ internal sealed class Rfc7252RetransmissionPolicy : CoapRetransmissionPolicy
             => parameters.AckTimeout * (1 + (random.NextDouble() * (parameters.AckRandomFactor - 1)));
 
         // RFC 7252 section 4.2: "the timeout is doubled".
-        public override TimeSpan GetNextTimeout(TimeSpan timeout, int retransmissions) => timeout * 2;
+        public override TimeSpan GetNextTimeout(TimeSpan initialTimeout, TimeSpan timeout, int retransmissions) => timeout * 2;
     }
 }

@@ -1,6 +1,6 @@
 using System.Net;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// The one-way path from one address to another in an <see cref="InMemoryNetwork"/>, and its drop
@@ -90,6 +90,29 @@ public sealed class NetworkLink
         }
 
         return this;
+    }
+
+    /// <summary>The simulated link model of this path, when <see cref="Simulate"/> attached one.</summary>
+    public SimulatedLink? Model { get; private set; }
+
+    /// <summary>
+    /// Carries every later datagram over a simulated link with <paramref name="profile"/> instead of the queue the test
+    /// pumps: each is delivered when its time comes, by a timer on the network's clock (advance it to move the datagrams),
+    /// or dropped by the bottleneck or the loss model. Drop filters still apply first.
+    /// </summary>
+    /// <param name="profile">Rate, delays, MTU, buffer and loss.</param>
+    /// <param name="seed">The seed of the link's random sources (loss and extra delay).</param>
+    /// <returns>The link model, whose statistics tell what it carried.</returns>
+    /// <exception cref="ArgumentException">The profile is out of range.</exception>
+    public SimulatedLink Simulate(LinkProfile profile, int seed)
+    {
+        SimulatedLink model = new(profile, seed);
+        lock (_gate)
+        {
+            Model = model;
+        }
+
+        return model;
     }
 
     /// <summary>Removes every drop filter.</summary>

@@ -1,4 +1,4 @@
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// A <see cref="TaskScheduler"/> that runs nothing by itself: tasks queue until the test calls <see cref="RunNext"/>

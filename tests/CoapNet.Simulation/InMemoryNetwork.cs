@@ -2,14 +2,16 @@ using System.Net;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// A deterministic datagram network in memory. Its transports have made-up addresses (10.0.0.1:5683
 /// and the like) that never reach a socket. Every send is recorded (time, from, to, bytes, parsed
 /// message) and passes the link's drop filters; what survives is queued until the test pumps it
 /// with <see cref="DeliverNext"/> or <see cref="DeliverAll"/>, or, with <see cref="DeliversImmediately"/>,
-/// handed to the destination's receiver inside the send call.
+/// handed to the destination's receiver inside the send call. A link given a model with <see cref="NetworkLink.Simulate"/>
+/// (or both directions with <see cref="Connect"/>) carries its datagrams in virtual time instead: rate, delay, MTU,
+/// bottleneck buffer and loss decide whether and when each arrives, and a timer on the clock delivers it.
 /// </summary>
 /// <remarks>
 /// Delivery gives the receiver a scratch copy of the bytes that is overwritten after the call, as a
@@ -108,6 +110,19 @@ public sealed class InMemoryNetwork
         }
     }
 
+    /// <summary>
+    /// Simulates the duplex link between <paramref name="a"/> and <paramref name="b"/>: each direction gets its own
+    /// <see cref="SimulatedLink"/> (its own bottleneck and loss), seeded from <paramref name="seed"/>.
+    /// </summary>
+    /// <param name="a">One end (the client, say).</param>
+    /// <param name="b">The other end.</param>
+    /// <param name="aToB">The direction from <paramref name="a"/> (the uplink).</param>
+    /// <param name="bToA">The direction from <paramref name="b"/> (the downlink).</param>
+    /// <param name="seed">The seed both directions' random sources derive from.</param>
+    /// <returns>The two directions.</returns>
+    public (SimulatedLink AToB, SimulatedLink BToA) Connect(IPEndPoint a, IPEndPoint b, LinkProfile aToB, LinkProfile bToA, int seed)
+        => (Link(a, b).Simulate(aToB, Seeds.Derive(seed, 0)), Link(b, a).Simulate(bToA, Seeds.Derive(seed, 1)));
+
     /// <summary>The datagrams sent from <paramref name="from"/> to <paramref name="to"/>, dropped ones included.</summary>
     /// <param name="from">The sender.</param>
     /// <param name="to">The destination.</param>
@@ -201,16 +216,29 @@ public sealed class InMemoryNetwork
         {
             NetworkLink link = GetLink(from.LocalEndPoint, to);
             CoapMessage? message = CoapMessageSerializer.Udp.TryDeserialize(bytes.AsSpan(), out CoapMessage? parsed, out _) ? parsed : null;
-            datagram = new Datagram(_sent.Count + 1, _time.GetElapsedTime(_startTimestamp), from.LocalEndPoint, to, link.Count(), bytes, message, Dropped: false);
+            TimeSpan now = _time.GetElapsedTime(_startTimestamp);
+            datagram = new Datagram(_sent.Count + 1, now, from.LocalEndPoint, to, link.Count(), bytes, message, Dropped: false);
             if (link.ShouldDrop(datagram))
             {
-                datagram = datagram with { Dropped = true };
+                datagram = datagram with { Dropped = true, Drop = LinkDrop.Filter };
+            }
+            else if (link.Model is { } model)
+            {
+                (TimeSpan arrivesAt, LinkDrop drop) = model.Carry(bytes.Length, now);
+                datagram = drop == LinkDrop.None ? datagram with { ArrivesAt = arrivesAt } : datagram with { Dropped = true, Drop = drop };
             }
 
             _sent.Add(datagram);
             Monitor.PulseAll(_gate);
             if (datagram.Dropped)
             {
+                return;
+            }
+
+            if (datagram.ArrivesAt is TimeSpan at)
+            {
+                // A simulated link delivers on the clock, never through the pump.
+                DeliverLater(datagram, at - now);
                 return;
             }
 
@@ -226,6 +254,13 @@ public sealed class InMemoryNetwork
         target?.Deliver(datagram);
     }
 
+    // Caller holds the lock. The timer is created under it, so deliveries scheduled at the same instant keep their send order.
+    private void DeliverLater(Datagram datagram, TimeSpan delay)
+    {
+        Delivery delivery = new(this, datagram);
+        delivery.Timer = _time.CreateTimer(static state => ((Delivery)state!).Run(), delivery, delay, Timeout.InfiniteTimeSpan);
+    }
+
     internal void Unbind(InMemoryTransport transport)
     {
         lock (_gate)
@@ -234,6 +269,24 @@ public sealed class InMemoryNetwork
             {
                 _transports.Remove(transport.LocalEndPoint);
             }
+        }
+    }
+
+    /// <summary>A datagram on its way over a simulated link, and the timer that delivers it.</summary>
+    private sealed class Delivery(InMemoryNetwork network, Datagram datagram)
+    {
+        public ITimer? Timer { get; set; }
+
+        public void Run()
+        {
+            Timer?.Dispose();
+            InMemoryTransport? target;
+            lock (network._gate)
+            {
+                network._transports.TryGetValue(datagram.To, out target);
+            }
+
+            target?.Deliver(datagram);
         }
     }
 

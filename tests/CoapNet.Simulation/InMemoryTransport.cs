@@ -1,7 +1,7 @@
 using System.Net;
 using CoapNet.Transports;
 
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>A datagram transport on an <see cref="InMemoryNetwork"/>; create it with <see cref="InMemoryNetwork.CreateTransport(string)"/>.</summary>
 public sealed class InMemoryTransport : IDatagramTransport

@@ -1,4 +1,4 @@
-namespace CoapNet.Tests.Infrastructure;
+namespace CoapNet.Simulation;
 
 /// <summary>
 /// A <see cref="TimeProvider"/> whose clock moves only when a test calls <see cref="Advance"/>: the
@@ -103,6 +103,43 @@ public sealed class ManualTimeProvider : TimeProvider
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(delta, TimeSpan.Zero);
         AdvanceTo(Elapsed + delta);
+    }
+
+    /// <summary>When the next armed timer is due (elapsed since the clock's creation), or null when none is armed.</summary>
+    public TimeSpan? NextDue
+    {
+        get
+        {
+            lock (_gate)
+            {
+                TimeSpan? next = null;
+                foreach (ManualTimer timer in _timers)
+                {
+                    if (timer.Armed && (next is null || timer.DueAt < next))
+                    {
+                        next = timer.DueAt;
+                    }
+                }
+
+                return next;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Moves the clock to the next armed timer's due time and fires every timer due then (the clock of a discrete-event
+    /// simulation: nothing happens between two timers, so the time in between is skipped).
+    /// </summary>
+    /// <returns>False when no timer was armed; the clock did not move.</returns>
+    public bool AdvanceToNext()
+    {
+        if (NextDue is not TimeSpan next)
+        {
+            return false;
+        }
+
+        AdvanceTo(next);
+        return true;
     }
 
     /// <summary>Moves the clock forward to <paramref name="elapsed"/> since its creation, firing timers on the way.</summary>

@@ -1,0 +1,72 @@
+using CoapNet.Messaging;
+using CoapNet.Messaging.Retransmission;
+
+namespace CoapNet.Tests.Simulation;
+
+/// <summary>The real client and server over the simulated NB-IoT link of seed 002, in virtual time.</summary>
+public class TransferSimulationTests
+{
+    [Fact]
+    public void OnACleanLinkEachBlockTakesOneRoundTripOfTheLinksDelaysAndTransmissionTimes()
+    {
+        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
+        {
+            Uplink = NbIot.Uplink(GilbertElliott.None),
+            Downlink = NbIot.Downlink(GilbertElliott.None),
+            Seed = 1,
+        });
+
+        outcome.Completed.Should().BeTrue(outcome.Failure);
+        outcome.Requests.Should().Be(400, "102,400 bytes in 256-byte blocks, one request each and no retransmission");
+
+        // Stop and wait: every request waits for the previous block. Per round trip 200 + 400 ms of delay, 20 to 40 ms of
+        // extra delay, and the transmission of the request (60 kbit/s) and the response (30 kbit/s) as the link carried them.
+        double transmissions = (outcome.Uplink.Bytes * 8 / 60_000.0) + (outcome.Downlink.Bytes * 8 / 30_000.0);
+        outcome.CompletionTime!.Value.TotalSeconds.Should().BeInRange(transmissions + (400 * 0.62), transmissions + (400 * 0.64));
+        outcome.Uplink.Losses.Should().Be(0);
+        outcome.Downlink.BufferDrops.Should().Be(0, "one packet in flight never fills the buffer");
+    }
+
+    [Fact]
+    public void ARunIsTheSameForTheSameSeedAndDifferentForAnother()
+    {
+        static TransferOutcome Run(int seed) => TransferSimulation.Run(new TransferSetup
+        {
+            BodyBytes = 20_480,
+            Policy = CoapRetransmissionPolicy.Cocoa(),
+            Uplink = NbIot.Uplink(NbIot.Loss("high", 2)),
+            Downlink = NbIot.Downlink(NbIot.Loss("high", 2)),
+            Seed = seed,
+        });
+
+        TransferOutcome first = Run(7);
+        TransferOutcome again = Run(7);
+        TransferOutcome other = Run(8);
+
+        first.Completed.Should().BeTrue(first.Failure);
+        first.Requests.Should().BeGreaterThan(80, "18 % loss costs retransmissions");
+        again.CompletionTime.Should().Be(first.CompletionTime);
+        again.Trace.Select(d => (d.Time, d.ArrivesAt, d.Drop, d.Bytes.Length)).Should().Equal(first.Trace.Select(d => (d.Time, d.ArrivesAt, d.Drop, d.Bytes.Length)));
+        again.TraceDigest.Should().Be(first.TraceDigest, "the same bytes at the same times, tokens aside");
+        other.TraceDigest.Should().NotBe(first.TraceDigest);
+    }
+
+    [Fact]
+    public void TheDefaultBackOffBoundedAt60SecondsStillGivesUpAfterMaxRetransmit()
+    {
+        // The server never answers (its direction loses everything): 2-3 s doubled to 60 s at most, 4 retransmissions.
+        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
+        {
+            BodyBytes = 1024,
+            Parameters = CoapTransmissionParameters.Default,
+            Policy = new BoundedBackOffPolicy(CoapRetransmissionPolicy.Rfc7252, TimeSpan.FromSeconds(60)),
+            Downlink = new LinkProfile { Loss = GilbertElliott.Constant(1) },
+            Seed = 3,
+        });
+
+        outcome.Completed.Should().BeFalse();
+        outcome.CompletionTime.Should().BeNull();
+        outcome.Requests.Should().Be(5);
+        outcome.Failure.Should().Contain("4 retransmissions");
+    }
+}
