@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using CoapNet.Client;
 using CoapNet.Messaging;
+using CoapNet.Messaging.Retransmission;
 using CoapNet.Server;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
@@ -84,6 +85,34 @@ internal static class CoapConfiguration
         if (entry.Value is string text)
         {
             options.LocalEndPoint = ParseEndPoint(text, entry.Path, text);
+        }
+    }
+
+    /// <summary>
+    /// Sets the retransmission policy from "RetransmissionPolicy" in an endpoint section: "Rfc7252" (the default: RFC 7252
+    /// section 4.2's fixed back-off) or "Cocoa" (draft-ietf-core-cocoa-03), whose settings are the "Cocoa" subsection
+    /// (<see cref="CocoaOptions"/>: "MaxTimeout", "WeakEstimator"). The policy is an object, so configuration names it.
+    /// </summary>
+    /// <param name="options">An endpoint's options.</param>
+    /// <param name="section">The endpoint section ("Coap:Endpoint", "Coap:Client:Endpoint").</param>
+    /// <exception cref="FormatException">The name is neither; the message quotes it.</exception>
+    internal static void BindRetransmissionPolicy(CoapEndpointOptions options, IConfiguration section)
+    {
+        IConfigurationSection entry = section.GetSection(nameof(CoapEndpointOptions.RetransmissionPolicy));
+        switch (entry.Value)
+        {
+            case null:
+                return;
+            case var name when name.Equals("Rfc7252", StringComparison.OrdinalIgnoreCase):
+                options.RetransmissionPolicy = CoapRetransmissionPolicy.Rfc7252;
+                return;
+            case var name when name.Equals("Cocoa", StringComparison.OrdinalIgnoreCase):
+                CocoaOptions cocoa = new();
+                section.GetSection("Cocoa").Bind(cocoa);
+                options.RetransmissionPolicy = CoapRetransmissionPolicy.Cocoa(cocoa);
+                return;
+            default:
+                throw new FormatException($"{entry.Path} is '{entry.Value}'; it names a retransmission policy: Rfc7252 or Cocoa.");
         }
     }
 

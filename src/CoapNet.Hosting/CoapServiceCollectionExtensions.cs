@@ -41,7 +41,12 @@ public static class CoapServiceCollectionExtensions
         if (existing is null)
         {
             options.BindConfiguration(CoapConfiguration.ServerSection)
-                .Configure<IConfiguration>((o, configuration) => CoapConfiguration.BindEndpoints(o, configuration.GetSection(CoapConfiguration.ServerSection)))
+                .Configure<IConfiguration>((o, configuration) =>
+                {
+                    IConfigurationSection section = configuration.GetSection(CoapConfiguration.ServerSection);
+                    CoapConfiguration.BindEndpoints(o, section);
+                    CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapServerOptions.Endpoint)));
+                })
                 .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
         }
 
@@ -92,7 +97,12 @@ public static class CoapServiceCollectionExtensions
     {
         ArgumentNullException.ThrowIfNull(services);
         OptionsBuilder<CoapClientOptions> options = services.AddOptions<CoapClientOptions>().BindConfiguration(CoapConfiguration.ClientSection)
-            .Configure<IConfiguration>((o, configuration) => CoapConfiguration.BindLocalEndPoint(o, configuration.GetSection(CoapConfiguration.ClientSection)))
+            .Configure<IConfiguration>((o, configuration) =>
+            {
+                IConfigurationSection section = configuration.GetSection(CoapConfiguration.ClientSection);
+                CoapConfiguration.BindLocalEndPoint(o, section);
+                CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapClientOptions.Endpoint)));
+            })
             .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
         if (configure is not null)
         {

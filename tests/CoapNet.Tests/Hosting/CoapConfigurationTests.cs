@@ -91,6 +91,19 @@ public sealed class CoapConfigurationTests
         options.Endpoint.LoggerFactory.Should().BeSameAs(NullLoggerFactory.Instance);
     }
 
+    [Fact]
+    public void TheRetransmissionPolicyIsNamedInConfiguration()
+    {
+        CoapServerOptions cocoa = BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Cocoa", ["Coap:Endpoint:Cocoa:MaxTimeout"] = "00:00:10" });
+        CoapServerOptions rfc = BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "rfc7252" });
+        Action unknown = () => BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Reno" });
+
+        cocoa.Endpoint.RetransmissionPolicy.Should().BeOfType<CoapNet.Messaging.Retransmission.CocoaRetransmissionPolicy>()
+            .Which.MaxTimeout.Should().Be(TimeSpan.FromSeconds(10), "the Cocoa subsection binds onto CocoaOptions");
+        rfc.Endpoint.RetransmissionPolicy.Should().BeSameAs(CoapNet.Messaging.Retransmission.CoapRetransmissionPolicy.Rfc7252);
+        unknown.Should().Throw<FormatException>().WithMessage("Coap:Endpoint:RetransmissionPolicy is 'Reno'; it names a retransmission policy: Rfc7252 or Cocoa.");
+    }
+
     [Theory]
     [InlineData("http://127.0.0.1:5683")]
     [InlineData("udp://sensor.local:5683")]

@@ -8,6 +8,9 @@ internal sealed class CocoaRetransmissionPolicy : CoapRetransmissionPolicy
     private readonly TimeSpan _maxTimeout;
     private readonly bool _weakEstimator;
 
+    /// <summary>The bound on every timeout, as configured.</summary>
+    internal TimeSpan MaxTimeout => _maxTimeout;
+
     public CocoaRetransmissionPolicy(CocoaOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
