@@ -76,7 +76,7 @@ static int window;
 static uint8_t request[8 + 256];
 static size_t request_length;
 static uint32_t next_token;
-static uint64_t sent, renewed;
+static uint64_t sent, renewed, ok, bad, max_us;
 
 /* epoll data: the client's index times two, plus one for its draining socket. */
 static int open_socket(int i, int old) {
@@ -150,6 +150,33 @@ static void send_request(int i, int k, uint64_t now) {
   send(c->fd, request, request_length, 0);
 }
 
+/* A datagram on client i's current socket (old = 0) or draining one (old = 1). */
+static void on_datagram(int i, int old, int fd, const uint8_t *buf, ssize_t got, uint64_t end) {
+  if (got < 4 || (buf[0] >> 6) != 1) return; /* not CoAP version 1 */
+  int type = (buf[0] >> 4) & 3, tkl = buf[0] & 0x0f, code = buf[1];
+  if (type == 0) { /* a separate response as CON: acknowledge it (RFC 7252 section 5.2.2) */
+    uint8_t ack[4] = {0x60, 0x00, buf[2], buf[3]};
+    send(fd, ack, sizeof ack, 0);
+  }
+  if (code == 0 && type == 2) return; /* the empty ACK of a separate response: still waiting */
+  if (tkl != 4 || got < 8) {
+    if (code == 0 && type == 3) bad++; /* an RST: the slot times out and sends again */
+    return;
+  }
+  uint32_t token;
+  memcpy(&token, buf + 4, 4);
+  slot_t *w = &slots[(size_t)i * (size_t)window];
+  int k = 0;
+  while (k < window && !(w[k].sent_at != 0 && w[k].token == token && w[k].on_old == old)) k++;
+  if (k == window) return; /* a late or duplicate answer to a request already settled */
+  uint64_t t = now_us(), lat = t - w[k].sent_at;
+  hist[lat < HIST_BUCKETS ? lat : HIST_BUCKETS - 1]++;
+  if (lat > max_us) max_us = lat;
+  if ((code >> 5) == 2) ok++; else bad++;
+  settle(i, &w[k]);
+  if (t < end) send_request(i, k, t);
+}
+
 int main(int argc, char **argv) {
   const char *host = "127.0.0.1", *path = "/", *port = "5683";
   int sockets = 1, seconds = 5, con = 1, timeout_ms = 1000;
@@ -214,7 +241,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < sockets; i++)
     for (int k = 0; k < window; k++) send_request(i, k, now_us());
 
-  uint64_t ok = 0, bad = 0, timeouts = 0, max_us = 0, next_sweep = start + 10000;
+  uint64_t timeouts = 0, next_sweep = start + 10000;
   uint8_t buf[2048];
   struct epoll_event events[512];
   for (;;) {
@@ -240,34 +267,14 @@ int main(int argc, char **argv) {
     }
     for (int e = 0; e < n; e++) {
       int i = (int)(events[e].data.u32 / 2), old = (int)(events[e].data.u32 % 2);
-      int fd = old ? clients[i].old_fd : clients[i].fd;
-      if (fd < 0) continue; /* the draining socket closed earlier in this batch */
-      /* One datagram per ready socket per wait: with W small a socket rarely holds more, and a second
-       * one is still there at the next wait, which saves the recv that would only say EAGAIN. */
-      ssize_t got = recv(fd, buf, sizeof buf, 0);
-      if (got < 4 || (buf[0] >> 6) != 1) continue; /* EAGAIN, an ICMP error, or not CoAP version 1 */
-      int type = (buf[0] >> 4) & 3, tkl = buf[0] & 0x0f, code = buf[1];
-      if (type == 0) { /* a separate response as CON: acknowledge it (RFC 7252 section 5.2.2) */
-        uint8_t ack[4] = {0x60, 0x00, buf[2], buf[3]};
-        send(fd, ack, sizeof ack, 0);
+      /* Everything the socket holds: with the server's queue deep, both answers of a window are often there. */
+      for (;;) {
+        int fd = old ? clients[i].old_fd : clients[i].fd;
+        if (fd < 0) break; /* the draining socket was closed: all its requests are settled */
+        ssize_t got = recv(fd, buf, sizeof buf, 0);
+        if (got < 0) break; /* EAGAIN, or an ICMP error (the server is not there yet) */
+        on_datagram(i, old, fd, buf, got, end);
       }
-      if (code == 0 && type == 2) continue; /* the empty ACK of a separate response: still waiting */
-      if (tkl != 4 || got < 8) {
-        if (code == 0 && type == 3) bad++; /* an RST: the slot times out and sends again */
-        continue;
-      }
-      uint32_t token;
-      memcpy(&token, buf + 4, 4);
-      slot_t *w = &slots[(size_t)i * (size_t)window];
-      int k = 0;
-      while (k < window && !(w[k].sent_at != 0 && w[k].token == token && w[k].on_old == old)) k++;
-      if (k == window) continue; /* a late or duplicate answer to a request already settled */
-      uint64_t t = now_us(), lat = t - w[k].sent_at;
-      hist[lat < HIST_BUCKETS ? lat : HIST_BUCKETS - 1]++;
-      if (lat > max_us) max_us = lat;
-      if ((code >> 5) == 2) ok++; else bad++;
-      settle(i, &w[k]);
-      if (t < end) send_request(i, k, t);
     }
   }
   double secs = (double)(now_us() - start) / 1e6;
