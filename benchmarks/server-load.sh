@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # UDP server throughput: udp-echo (the limit), libcoap's coap-server-notls and one or more builds of
-# the CoapNet sample server, under the same closed-loop load from coap-load, in rotation.
+# the CoapNet sample server, under the same closed-loop load from coap-udp-load, in rotation, at
+# each client count of a sweep.
 #
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
-#                             [--rounds N] [--seconds S] [--warmup S] [--sockets C] [--window W]
+#                             [--rounds N] [--seconds S] [--warmup S] [--sockets C[,C...]] [--window W]
 #                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
 #                             [--tcp] [--tcp-connections C] [--tcp-window W] [--aot] [--rate R[,R...]]
 #
@@ -19,7 +20,8 @@
 #   --rounds N     recorded rounds per server and message type (default 3)
 #   --seconds S    length of a round (default 8)
 #   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
-#   --sockets C    client sockets (default 512); see "Message IDs" below
+#   --sockets C,...  client sockets, one count or a sweep (default 16,64,256,512): each round measures every
+#                  count in turn, so the counts are interleaved like the servers; see "Message IDs" below
 #   --window W     requests outstanding per socket (default 2)
 #   --max-load L   before each round, wait until the 1-minute load average is below L (default 1.0)
 #   --max-wait S   ... but at most S seconds; the round then runs anyway and its load is recorded (default 300)
@@ -29,21 +31,24 @@
 #                  16), so as many requests are outstanding as in the UDP rounds by default
 #
 # Every server is pinned to core 0 and the generator to core 1 (taskset), all bound to 127.0.0.1.
-# The servers run side by side and are measured in turn, round by round, so a change in the
-# machine's background load falls on all of them alike instead of on whichever ran last.
+# The servers run side by side and are measured in turn, round by round (within a round: each
+# client count, each type, each server), so a change in the machine's background load falls on all
+# of them alike instead of on whichever ran last. The TCP and paced rounds do not depend on the
+# client count: they run once per round, after the sweep.
 #
 # Message IDs: a server deduplicates by (peer, Message ID) for EXCHANGE_LIFETIME (247 s, RFC 7252
-# 4.8.2). At R requests/s over C sockets each socket uses R/C IDs per second, and its 65,536 IDs
-# must last 247 s: C >= R * 247 / 65536, about 380 sockets at 100k requests/s. The default 512
-# leaves room; the script warns when a round went faster than the sockets allow.
+# 4.8.2), and a socket has 65,536 IDs: at R requests/s over C sockets one would come back to an ID
+# within that time once R/C exceeds 265 requests/s, and be answered from the cache. coap-udp-load
+# moves such a client to a new socket (a new peer) first; the "renewed" column counts the moves.
 #
 # Needs: cc, taskset, dotnet (for CoapNet), coap-server-notls (libcoap3-bin) unless --no-libcoap.
-# The load tools are ../shared/tools/coap-load.c and udp-echo.c relative to the repository root.
+# The load tools are the C programs in benchmarks/tools (coap-udp-load.c, udp-echo.c, coap-tcp-load.c,
+# coap-rate-load.c), built by this script into a temporary directory.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tools="$repo/../shared/tools"
-rounds=3 seconds=8 warmup=3 sockets=512 window=2 max_load=1.0 max_wait=300
+tools="$repo/benchmarks/tools"
+rounds=3 seconds=8 warmup=3 sockets_list=16,64,256,512 window=2 max_load=1.0 max_wait=300
 use_libcoap=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
 labels=() dlls=() pre_tcp=()
 
@@ -59,7 +64,7 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
-    --sockets) sockets=$2; shift 2 ;;
+    --sockets) sockets_list=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
     --max-load) max_load=$2; shift 2 ;;
     --max-wait) max_wait=$2; shift 2 ;;
@@ -70,13 +75,17 @@ while (($#)); do
     --tcp-window) tcp_window=$2; shift 2 ;;
     --aot) use_aot=1; shift ;;
     --rate) IFS=, read -r -a rates <<< "$2"; shift 2 ;;
-    -h | --help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
 done
 
-for f in coap-load.c udp-echo.c; do
-  [[ -f "$tools/$f" ]] || die "missing $tools/$f: the load tools must sit in ../shared/tools beside the repository root ($repo)."
+IFS=, read -r -a sockets_counts <<< "$sockets_list"
+((${#sockets_counts[@]})) || die "--sockets takes one count or a list such as 16,64,256,512"
+for c in "${sockets_counts[@]}"; do [[ "$c" =~ ^[1-9][0-9]*$ ]] && ((c <= 8192)) || die "--sockets takes counts from 1 to 8192, such as 16,64,256,512"; done
+max_sockets=$(printf '%s\n' "${sockets_counts[@]}" | sort -n | tail -1)
+for f in coap-udp-load.c udp-echo.c coap-tcp-load.c coap-rate-load.c load-common.h; do
+  [[ -f "$tools/$f" ]] || die "missing $tools/$f"
 done
 command -v taskset > /dev/null || die "taskset is missing (util-linux): servers and generator are pinned to separate cores."
 command -v cc > /dev/null || die "cc is missing: the load tools are C."
@@ -96,10 +105,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
+cc -O2 -o "$work/coap-udp-load" "$tools/coap-udp-load.c"
 cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
-((use_tcp)) && cc -O2 -o "$work/coap-tcp-load" "$repo/benchmarks/tools/coap-tcp-load.c"
-((${#rates[@]})) && cc -O2 -o "$work/coap-rate-load" "$repo/benchmarks/tools/coap-rate-load.c"
+((use_tcp)) && cc -O2 -o "$work/coap-tcp-load" "$tools/coap-tcp-load.c"
+((${#rates[@]})) && cc -O2 -o "$work/coap-rate-load" "$tools/coap-rate-load.c"
 for rate in "${rates[@]}"; do [[ "$rate" =~ ^[1-9][0-9]*$ ]] || die "--rate takes whole requests per second, such as 20000 or 5000,20000"; done
 
 if ((${#dlls[@]} == 0)); then
@@ -145,11 +154,11 @@ start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own"
   taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  # Ready when it answers: coap-load exits 0 once any response came back.
+  # Ready when it answers: coap-udp-load exits 0 once any response came back.
   local i
   for ((i = 0; i < 60; i++)); do
     kill -0 "$pid" 2> /dev/null || { cat "$work/$name.log" >&2; die "$name exited at start"; }
-    if taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "$port" -u "$path" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1; then
+    if taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$port" -u "$path" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1; then
       names+=("$name") ports+=("$port") tports+=("$tport") paths+=("$path") spids+=("$pid")
       return
     fi
@@ -183,91 +192,113 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0
 field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
-echo "coap-load -c $sockets -w $window -d $seconds; $rounds rounds per server and type; servers on core 0, generator on core 1"
+echo "coap-udp-load -c C -w $window -d $seconds at C = ${sockets_counts[*]}; $rounds rounds per server, type and C; servers on core 0, generator on core 1"
 ((use_tcp)) && echo "TCP: coap-tcp-load -c $tcp_connections -w $tcp_window -d $seconds against the servers that speak coap+tcp"
 ((${#rates[@]})) && echo "paced: coap-rate-load -r R -d $seconds at R = ${rates[*]} requests/s, CON, on enough sockets for the Message IDs"
 echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
 
 for i in "${!names[@]}"; do
-  ((warmup > 0)) && taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$warmup" > /dev/null || true
+  ((warmup > 0)) && taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$max_sockets" -w "$window" -d "$warmup" > /dev/null || true
 done
 
 results="$work/results.tsv"
-printf 'round\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\tbehind_us\n' | tee "$results"
-types=(CON NON)
-((use_tcp)) && types+=(TCP)
-for rate in "${rates[@]}"; do types+=("CON@$rate"); done
+printf 'round\tsockets\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\tbehind_us\trenewed\n' | tee "$results"
+
+# One recorded round: round, client sockets (connections for TCP), type, server index.
+measure() {
+  local r=$1 c=$2 type=$3 i=$4 out before after rps
+  wait_for_quiet
+  before=$(load1)
+  case $type in
+    TCP) out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$c" -w "$tcp_window" -d "$seconds" || true) ;;
+    CON@*) out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "${type#CON@}" -c "$c" -d "$seconds" || true) ;;
+    NON) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" -n || true) ;;
+    *) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" || true) ;;
+  esac
+  after=$(load1)
+  rps=$(field "$out" rps)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
+    "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" "$(field "$out" behind_us)" "$(field "$out" renewed)" | tee -a "$results"
+}
+
+# The series, in the order of the tables: "type sockets".
+series=()
+for c in "${sockets_counts[@]}"; do series+=("CON $c" "NON $c"); done
+((use_tcp)) && series+=("TCP $tcp_connections")
+for rate in "${rates[@]}"; do series+=("CON@$rate $((rate * 247 / 65536 + 128))"); done
+
 for ((r = 1; r <= rounds; r++)); do
-  for type in "${types[@]}"; do
-    flag=()
-    [[ $type == NON ]] && flag=(-n)
+  for s in "${series[@]}"; do
+    read -r type c <<< "$s"
     for i in "${!names[@]}"; do
       [[ $type == TCP && -z "${tports[i]}" ]] && continue
-      wait_for_quiet
-      before=$(load1)
-      if [[ $type == TCP ]]; then
-        out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$tcp_connections" -w "$tcp_window" -d "$seconds" || true)
-      elif [[ $type == CON@* ]]; then
-        rate=${type#CON@}
-        out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "$rate" -c $((rate * 247 / 65536 + 128)) -d "$seconds" || true)
-      else
-        out=$(taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$sockets" -w "$window" -d "$seconds" "${flag[@]}" || true)
-      fi
-      after=$(load1)
-      rps=$(field "$out" rps)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
-        "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" "$(field "$out" behind_us)" | tee -a "$results"
-      if [[ $type == CON || $type == NON ]] && [[ -n "$rps" ]] && awk -v r="$rps" -v c="$sockets" 'BEGIN { exit !(r * 247 / 65536 > c) }'; then
-        echo "  warning: $rps req/s over $sockets sockets reuses Message IDs within EXCHANGE_LIFETIME; raise --sockets" >&2
-      fi
+      measure "$r" "$c" "$type" "$i"
     done
   done
 done
 
 # Medians over the rounds, then each server against udp-echo and libcoap, and each CoapNet build against the first.
 echo
-echo "Medians over $rounds rounds (RSS: the largest sampled):"
+echo "Medians over $rounds rounds (RSS: the largest sampled; renewed: client sockets coap-udp-load replaced to keep Message IDs fresh):"
 echo
-echo "| server | type | req/s | p50 | p99 | timeouts | RSS | generator behind (paced) | 1-min load at round starts |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "| sockets | type | server | req/s | p50 | p99 | timeouts | renewed | RSS | generator behind (paced) | 1-min load at round starts |"
+echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+sel() { awk -F'\t' -v t="$type" -v c="$c" -v s="$name" -v k="$1" 'NR > 1 && $3 == t && $2 == c && $4 == s { print $k }' "$results"; }
 declare -A med med99
-for type in "${types[@]}"; do
+for s in "${series[@]}"; do
+  read -r type c <<< "$s"
   for name in "${names[@]}"; do
-    [[ $type == TCP ]] && ! awk -F'\t' -v s="$name" 'NR > 1 && $2 == "TCP" && $3 == s { found = 1 } END { exit !found }' "$results" && continue
-    sel() { awk -F'\t' -v t="$type" -v s="$name" -v c="$1" 'NR > 1 && $2 == t && $3 == s { print $c }' "$results"; }
-    rps=$(sel 4 | median) p50=$(sel 5 | median) p99=$(sel 6 | median) to=$(sel 7 | median)
-    rss=$(sel 8 | sort -g | tail -1) loads=$(sel 9 | paste -sd' ')
+    [[ -n "$(sel 5)" ]] || continue
+    rps=$(sel 5 | median) p50=$(sel 6 | median) p99=$(sel 7 | median) to=$(sel 8 | median) renewed=$(sel 13 | median)
+    rss=$(sel 9 | sort -g | tail -1) loads=$(sel 10 | paste -sd' ')
     behind=-
-    [[ $type == CON@* ]] && behind="$(awk -v v="$(sel 11 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
-    med[$type,$name]=$rps med99[$type,$name]=$p99
-    printf '| %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %.0f MB | %s | %s |\n' "$name" "$type" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
-      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads"
+    [[ $type == CON@* ]] && behind="$(awk -v v="$(sel 12 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
+    [[ $type == TCP || $type == CON@* ]] && renewed=-
+    med[$s,$name]=$rps med99[$s,$name]=$p99
+    printf '| %s | %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %s | %.0f MB | %s | %s |\n' "$c" "$type" "$name" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
+      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$renewed" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads"
   done
 done
-echo
-echo "Ratios of median req/s:"
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-for type in "${types[@]}"; do
+echo
+echo "Median req/s side by side, and each CoapNet build against libcoap, udp-echo and the first build:"
+echo
+header="| sockets | type |" rule="|---:|---|"
+for name in "${names[@]}"; do header+=" $name |" rule+="---:|"; done
+for i in "${!labels[@]}"; do
+  ((use_libcoap)) && header+=" ${labels[i]} / libcoap |" rule+="---:|"
+  ((use_echo)) && header+=" ${labels[i]} / udp-echo |" rule+="---:|"
+  ((i > 0)) && header+=" ${labels[i]} / ${labels[0]} |" rule+="---:|"
+done
+echo "$header"
+echo "$rule"
+for s in "${series[@]}"; do
+  read -r type c <<< "$s"
   [[ $type == CON@* ]] && continue # the same offered load for all: compared by p99 below
-  for i in "${!labels[@]}"; do
-    [[ -n "${med[$type,${labels[i]}]:-}" ]] || continue
-    line="  $type ${labels[i]}:"
-    ((use_echo)) && [[ $type != TCP ]] && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,udp-echo]}")x udp-echo,"
-    ((use_libcoap)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,libcoap]}")x libcoap,"
-    ((i > 0)) && line+=" $(ratio "${med[$type,${labels[i]}]}" "${med[$type,${labels[0]}]}")x ${labels[0]}"
-    echo "${line%,}"
+  line="| $c | $type |"
+  for name in "${names[@]}"; do
+    if [[ -n "${med[$s,$name]:-}" ]]; then line+=" $(printf '%.0f' "${med[$s,$name]}") |"; else line+=" - |"; fi
   done
+  for i in "${!labels[@]}"; do
+    own=${med[$s,${labels[i]}]:-0}
+    if ((use_libcoap)); then line+=" $(ratio "$own" "${med[$s,libcoap]:-0}")x |"; fi
+    if ((use_echo)); then if [[ $type == TCP ]]; then line+=" - |"; else line+=" $(ratio "$own" "${med[$s,udp-echo]:-0}")x |"; fi; fi
+    if ((i > 0)); then line+=" $(ratio "$own" "${med[$s,${labels[0]}]:-0}")x |"; fi
+  done
+  echo "$line"
 done
 if ((${#rates[@]})); then
   echo
   echo "Paced rounds, the same offered load for every server: median p99 against libcoap's and udp-echo's"
-  for type in "${types[@]}"; do
+  for s in "${series[@]}"; do
+    read -r type c <<< "$s"
     [[ $type == CON@* ]] || continue
     for i in "${!labels[@]}"; do
       line="  $type ${labels[i]}:"
-      ((use_libcoap)) && line+=" $(ratio "${med99[$type,${labels[i]}]}" "${med99[$type,libcoap]}")x libcoap's p99,"
-      ((use_echo)) && line+=" $(ratio "${med99[$type,${labels[i]}]}" "${med99[$type,udp-echo]}")x udp-echo's p99,"
+      ((use_libcoap)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,libcoap]}")x libcoap's p99,"
+      ((use_echo)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,udp-echo]}")x udp-echo's p99,"
       echo "${line%,}"
     done
   done

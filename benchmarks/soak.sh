@@ -5,9 +5,10 @@
 #
 #   benchmarks/soak.sh [--minutes 10] [--sockets 1000] [--window 2] [--flood 200000] [--sources 1000] [--nice N] [--aot]
 #
-#   --minutes   length of the steady phase: one coap-load run with --sockets sockets (default 10)
-#   --sockets   client sockets (default 1000; at most 1024); none reuses a Message ID within
-#               EXCHANGE_LIFETIME below about 265k requests/s
+#   --minutes   length of the steady phase: one coap-udp-load run with --sockets sockets (default 10)
+#   --sockets   client sockets (default 1000; at most 8192); none reuses a Message ID within
+#               EXCHANGE_LIFETIME below about 265k requests/s (above, coap-udp-load moves a client to a
+#               new socket first and counts it as renewed)
 #   --window    requests outstanding per socket (default 2)
 #   --flood     datagrams in the flood (default 200000): CON GET /hello, each a new (address, port, MID)
 #   --sources   distinct 127.x.y.z source addresses in the flood (default 1000)
@@ -15,11 +16,12 @@
 #   --aot       soak the sample server published with Native AOT (one native executable) instead of the JIT build
 #
 # The server is pinned to core 0 and the generator to core 1. Prints one line per sample:
-# seconds since start, phase, RSS in MB; then coap-load's summary.
+# seconds since start, phase, RSS in MB; then coap-udp-load's summary. The load generator is
+# benchmarks/tools/coap-udp-load.c, built by this script into a temporary directory.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tools="$repo/../shared/tools"
+tools="$repo/benchmarks/tools"
 minutes=10 sockets=1000 window=2 flood=200000 sources=1000 niceness=0 aot=0
 while (($#)); do
   case "$1" in
@@ -30,12 +32,13 @@ while (($#)); do
     --sources) sources=$2; shift 2 ;;
     --nice) niceness=$2; shift 2 ;;
     --aot) aot=1; shift ;;
-    -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "soak: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 
-[[ -f "$tools/coap-load.c" ]] || { echo "soak: missing $tools/coap-load.c" >&2; exit 2; }
+[[ -f "$tools/coap-udp-load.c" ]] || { echo "soak: missing $tools/coap-udp-load.c" >&2; exit 2; }
+command -v cc > /dev/null || { echo "soak: cc is needed to build the load generator" >&2; exit 2; }
 command -v python3 > /dev/null || { echo "soak: python3 is needed for the flood" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 server_pid=""
@@ -45,7 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cc -O2 -o "$work/coap-load" "$tools/coap-load.c"
+cc -O2 -o "$work/coap-udp-load" "$tools/coap-udp-load.c"
 if ((aot)); then
   dotnet publish -c Release -r linux-x64 -o "$work/aot" "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
   server=("$work/aot/CoapNet.Samples.Server")
@@ -64,7 +67,7 @@ sample() { echo "$(($(date +%s) - start)) $1 $(rss)"; }
 
 echo "seconds phase rss_mb"
 sample idle
-nice -n "$niceness" taskset -c 1 "$work/coap-load" -h 127.0.0.1 -p "$port" -u /hello -c "$sockets" -w "$window" -d $((minutes * 60)) > "$work/load.txt" &
+nice -n "$niceness" taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$port" -u /hello -c "$sockets" -w "$window" -d $((minutes * 60)) > "$work/load.txt" &
 load_pid=$!
 while kill -0 "$load_pid" 2> /dev/null; do
   sleep 10

@@ -20,7 +20,7 @@ internal static class ClientLoadScenario
     public const string Usage = """
         client-load --server coap://127.0.0.1:PORT/hello [--requests 200000] [--warmup 20000] [--concurrency 1,50,500] [--rounds 3]
           --server       the URI to GET; answered by a server in another process, best udp-echo
-                         (cc -O2 -o /tmp/udp-echo ../shared/tools/udp-echo.c; taskset -c 1 /tmp/udp-echo 47001 &)
+                         (cc -O2 -o /tmp/udp-echo benchmarks/tools/udp-echo.c; taskset -c 1 /tmp/udp-echo 47001 &)
           --requests     requests per round
           --warmup       requests before the rounds of each concurrency, outside the measurement
           --concurrency  requests in flight (and the client's NSTART), one set of rounds each

@@ -1,7 +1,7 @@
 /*
  * coap-rate-load: an open-loop CoAP-over-UDP load generator: requests at a fixed rate, whatever the
  * server answers, so two servers can be compared at the same offered load (issue 11: "p99 no worse
- * than libcoap's at the same offered load"). coap-load (../shared/tools) is closed-loop: there the
+ * than libcoap's at the same offered load"). coap-udp-load.c is closed-loop: there the
  * offered load is whatever the server sustains, and a faster server is measured at a higher load.
  *
  * Sends R requests a second in all for D seconds, spread round-robin over S connected sockets (each
@@ -14,7 +14,7 @@
  *
  *   -n  send NON requests instead of CON.
  *
- * Output: one line of key=value pairs, as coap-load prints, plus the offered rate, p99.9 and how far
+ * Output: one line of key=value pairs, as coap-udp-load prints, plus the offered rate, p99.9 and how far
  * the sender ever fell behind its schedule:
  *   sent=... ok=... bad=... timeouts=... offered=... rps=... p50_us=... p99_us=... p999_us=... max_us=... behind_us=...
  * Exit status 0 when at least one response arrived, 1 otherwise, 2 on a usage or socket error.

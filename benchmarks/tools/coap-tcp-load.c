@@ -1,6 +1,6 @@
 /*
  * coap-tcp-load: a closed-loop CoAP-over-TCP (RFC 8323) load generator, the TCP twin of
- * ../shared/tools/coap-load.c with the same options and output.
+ * coap-udp-load.c with the same options and output.
  *
  * Opens C connections to one server, sends each one's CSM (RFC 8323 section 5.3), then keeps W
  * requests outstanding per connection for D seconds, matching responses by token, and prints
@@ -8,7 +8,7 @@
  *
  *   coap-tcp-load [-h host] [-p port] [-u /path] [-c connections] [-w window] [-d seconds]
  *
- * Output: one line of key=value pairs, as coap-load prints:
+ * Output: one line of key=value pairs, as coap-udp-load prints:
  *   sent=... ok=... bad=... timeouts=0 rps=... p50_us=... p99_us=... max_us=...
  * (TCP retransmits below us: a request is never lost, so timeouts is always 0.) A peer's Ping
  * (7.02) is answered with a Pong (7.03); other signals are skipped. Exit status 0 when at least

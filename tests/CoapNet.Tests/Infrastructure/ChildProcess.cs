@@ -40,17 +40,30 @@ internal sealed class ChildProcess : IDisposable
     public static ChildProcess StartDll(string dll, IEnumerable<string> arguments, Action<string> onLine)
     {
         File.Exists(dll).Should().BeTrue($"the project reference copies the program next to the tests ({dll})");
-        ProcessStartInfo info = new(DotnetHost)
+
+        // A hosted program finds its appsettings.json in its content root, the working directory.
+        return Start(DotnetHost, [dll, .. arguments], onLine, Path.GetDirectoryName(dll)!);
+    }
+
+    /// <summary>Starts an executable with its output redirected and its input closed.</summary>
+    /// <param name="executable">The program: a path, or a name looked up on PATH.</param>
+    /// <param name="arguments">Its arguments.</param>
+    /// <param name="onLine">Called with each line it prints, on stdout or stderr.</param>
+    /// <param name="workingDirectory">Its working directory; null for the tests' own.</param>
+    public static ChildProcess Start(string executable, IEnumerable<string> arguments, Action<string> onLine, string? workingDirectory = null)
+    {
+        ProcessStartInfo info = new(executable)
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
-
-            // A hosted program finds its appsettings.json in its content root, the working directory.
-            WorkingDirectory = Path.GetDirectoryName(dll)!,
         };
-        info.ArgumentList.Add(dll);
+        if (workingDirectory is not null)
+        {
+            info.WorkingDirectory = workingDirectory;
+        }
+
         foreach (string argument in arguments)
         {
             info.ArgumentList.Add(argument);
@@ -65,6 +78,9 @@ internal sealed class ChildProcess : IDisposable
         child._process.BeginErrorReadLine();
         return child;
     }
+
+    /// <summary>Whether it has exited.</summary>
+    public bool HasExited => _process.HasExited;
 
     /// <summary>Sends a signal the way a user would, with kill(1).</summary>
     /// <param name="signal">The signal name, such as "TERM".</param>

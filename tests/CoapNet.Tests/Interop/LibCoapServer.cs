@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using CoapNet.Tests.Infrastructure;
 
 namespace CoapNet.Tests.Interop;
 
@@ -33,7 +34,8 @@ public sealed class LibCoapServer : IDisposable
     /// <summary>Starts <paramref name="executable"/> (coap-server-notls, or a (D)TLS build with its credentials in <paramref name="arguments"/>) and waits until it answers on its plain UDP port.</summary>
     public static LibCoapServer Start(string executable, params string[] arguments)
     {
-        int port = FreeUdpPort();
+        // libcoap binds the same port for UDP and TCP.
+        int port = FreePorts.UdpAndTcp();
         Process process = LibCoap.Start(executable, ["-A", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0", .. arguments]);
         LibCoapServer server = new(process, port);
         server.WaitUntilAnswering();
@@ -42,26 +44,6 @@ public sealed class LibCoapServer : IDisposable
 
     /// <inheritdoc/>
     public void Dispose() => LibCoap.Stop(_process);
-
-    private static int FreeUdpPort()
-    {
-        // libcoap binds the same port for UDP and TCP; ask for one free in both.
-        for (int attempt = 0; ; attempt++)
-        {
-            using UdpClient udp = new(new IPEndPoint(IPAddress.Loopback, 0));
-            int port = ((IPEndPoint)udp.Client.LocalEndPoint!).Port;
-            try
-            {
-                TcpListener tcp = new(IPAddress.Loopback, port);
-                tcp.Start();
-                tcp.Stop();
-                return port;
-            }
-            catch (SocketException) when (attempt < 20)
-            {
-            }
-        }
-    }
 
     private void WaitUntilAnswering()
     {

@@ -1,0 +1,106 @@
+using System.Globalization;
+using System.Net;
+using CoapNet.Tests.Infrastructure;
+
+namespace CoapNet.Tests.Server;
+
+/// <summary>
+/// The sample server program as a child process on 127.0.0.1, run the way a user runs it (its dll is copied next
+/// to the tests through the project reference): UDP at a port the OS picks (--port 0) and, when asked, coap+tcp at
+/// a port chosen free at run time (the program's --tcp-port 0 turns TCP off).
+/// </summary>
+internal sealed class SampleServerProcess : IDisposable
+{
+    private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(30);
+
+    private readonly TaskCompletionSource<IPEndPoint> _udp = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<IPEndPoint> _tcp = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private ChildProcess? _child;
+
+    private SampleServerProcess()
+    {
+    }
+
+    /// <summary>Its UDP endpoint (coap://).</summary>
+    public IPEndPoint EndPoint => _udp.Task.Result;
+
+    /// <summary>Its TCP endpoint (coap+tcp://); only when started with TCP.</summary>
+    public IPEndPoint TcpEndPoint => _tcp.Task.IsCompleted ? _tcp.Task.Result : throw new InvalidOperationException("The sample server was started without TCP.");
+
+    /// <summary>Everything it printed so far, stdout and stderr.</summary>
+    public string Output => _child!.Output;
+
+    /// <summary>Starts it with UDP only and waits until it says where it listens.</summary>
+    public static async Task<SampleServerProcess> StartAsync()
+        => await TryStartAsync(tcpPort: 0) ?? throw new InvalidOperationException("The sample server exited at start.");
+
+    /// <summary>
+    /// Starts it with UDP and TCP and waits until it says where it listens. Should another process take the TCP
+    /// port between choosing it and the bind, the server exits with its bind error and starts again on another.
+    /// </summary>
+    public static async Task<SampleServerProcess> StartWithTcpAsync()
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            SampleServerProcess? sample = await TryStartAsync(FreePorts.UdpAndTcp(), lastAttempt: attempt == 5);
+            if (sample is not null)
+            {
+                return sample;
+            }
+        }
+    }
+
+    /// <summary>Sends a signal the way a user would, with kill(1).</summary>
+    /// <param name="signal">The signal name, such as "TERM".</param>
+    public Task SignalAsync(string signal) => _child!.SignalAsync(signal);
+
+    /// <summary>Waits for the exit, failing the test after a liveness bound.</summary>
+    public Task<int> WaitForExitAsync() => _child!.WaitForExitAsync(Liveness);
+
+    /// <summary>Kills the process if it still runs.</summary>
+    public void Dispose() => _child?.Dispose();
+
+    // Null when it could not bind its TCP port (exit code 1) and this is not the last attempt.
+    private static async Task<SampleServerProcess?> TryStartAsync(int tcpPort, bool lastAttempt = true)
+    {
+        SampleServerProcess sample = new();
+        sample._child = ChildProcess.StartDll(
+            Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
+            ["--port", "0", "--tcp-port", tcpPort.ToString(CultureInfo.InvariantCulture), "--dtls-port", "0", "--address", "127.0.0.1"],
+            sample.OnLine);
+        Task listening = tcpPort == 0 ? sample._udp.Task : Task.WhenAll(sample._udp.Task, sample._tcp.Task);
+        Task<int> exited = sample._child.WaitForExitAsync(Liveness);
+        Task first = await Task.WhenAny(listening, exited);
+        if (first == listening)
+        {
+            await listening;
+            return sample;
+        }
+
+        string output = sample.Output;
+        sample.Dispose();
+        if (!lastAttempt && exited.IsCompletedSuccessfully && exited.Result == 1)
+        {
+            return null;
+        }
+
+        throw new InvalidOperationException("The sample server did not say where it listens: " + output, exited.Exception);
+    }
+
+    private void OnLine(string line)
+    {
+        // "CoapNet sample server listening on coap://127.0.0.1:PORT" (and coap+tcp://), one line per endpoint.
+        const string Udp = "listening on coap://", Tcp = "listening on coap+tcp://";
+        int at = line.IndexOf(Udp, StringComparison.Ordinal);
+        if (at >= 0)
+        {
+            _udp.TrySetResult(IPEndPoint.Parse(line[(at + Udp.Length)..].Trim()));
+        }
+
+        at = line.IndexOf(Tcp, StringComparison.Ordinal);
+        if (at >= 0)
+        {
+            _tcp.TrySetResult(IPEndPoint.Parse(line[(at + Tcp.Length)..].Trim()));
+        }
+    }
+}
