@@ -6,6 +6,7 @@ using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 using CoapNet.Messaging.Retransmission;
+using CoapNet.QBlock;
 using CoapNet.Server;
 
 namespace CoapNet.Simulation;
@@ -33,6 +34,9 @@ public sealed record TransferSetup
 
     /// <summary>The server-to-client direction.</summary>
     public LinkProfile Downlink { get; init; } = new();
+
+    /// <summary>Both ends' Q-Block settings (RFC 9177; default: off, so the download uses Block2).</summary>
+    public QBlockOptions QBlock { get; init; } = new();
 
     /// <summary>The run's seed: the links' loss and delay and the endpoints' jitter derive from it.</summary>
     public int Seed { get; init; }
@@ -97,6 +101,7 @@ public static class TransferSimulation
                 TransmissionParameters = setup.Parameters,
                 RetransmissionPolicy = setup.Policy,
                 Blockwise = blocks,
+                QBlock = setup.QBlock,
             },
         });
         server.MapGet("/large", _ => CoapResponse.Content(body, CoapContentFormat.OctetStream));
@@ -111,6 +116,7 @@ public static class TransferSimulation
                 TransmissionParameters = setup.Parameters,
                 RetransmissionPolicy = setup.Policy,
                 Blockwise = new BlockwiseOptions { BlockSize = setup.BlockSize, MaxBlocksInFlight = setup.BlocksInFlight },
+                QBlock = setup.QBlock,
             },
         });
 

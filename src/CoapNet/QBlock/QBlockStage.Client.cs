@@ -11,16 +11,18 @@ internal sealed partial class QBlockStage
     public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
     {
         // A peer that refused Q-Block, a reliable transport (BERT there), a caller's own block options or a streamed
-        // body (block-wise reads and writes streams block by block): block-wise below does it all.
+        // body (block-wise reads and writes streams block by block): block-wise below does it all. A download that
+        // only asks for progress reports stays here: the Q-Block2 download reports each block as it arrives.
         bool? supports = Supports(call.Peer);
-        if (supports == false || call.IsReliable || call.Transfer is not null || HasBlockOption(request))
+        bool streamed = call.Transfer is { Source: not null } or { Destination: not null };
+        if (supports == false || call.IsReliable || streamed || HasBlockOption(request))
         {
             next(call, request);
             return;
         }
 
         int bytes = 1 << (_sizeExponent + 4);
-        if (CarriesBody(request.Code) && request.Payload.Length > bytes && !call.FitsOneMessage(request))
+        if (CarriesBody(request.Code) && call.Transfer is null && request.Payload.Length > bytes && !call.FitsOneMessage(request))
         {
             new Upload(this, call, request, probing: supports is null).Start(next);
             return;

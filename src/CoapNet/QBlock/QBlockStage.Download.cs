@@ -1,3 +1,4 @@
+using CoapNet.Blockwise;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 
@@ -22,6 +23,7 @@ internal sealed partial class QBlockStage
         private int _count = -1;
         private long _length = -1;
         private int _arrived;
+        private long _bytes;
         private int _highest = -1;
         private int _highestSet = -1;
         private bool _highestMore;
@@ -61,6 +63,7 @@ internal sealed partial class QBlockStage
             CoapMessage? final = null;
             CoapException? failure = null;
             CoapMessage? proceed = null;
+            CoapTransferProgress? progress = null;
             bool fallBack = false;
             lock (_lock)
             {
@@ -91,7 +94,12 @@ internal sealed partial class QBlockStage
                 }
                 else
                 {
+                    long before = _bytes;
                     failure = Store(response, blocks[0], out final, out proceed);
+                    if (_bytes != before)
+                    {
+                        progress = new CoapTransferProgress(_bytes, _length >= 0 ? _length : _head!.Size2);
+                    }
                 }
 
                 _done = fallBack || final is not null || failure is not null;
@@ -103,6 +111,13 @@ internal sealed partial class QBlockStage
                 {
                     Arm();
                 }
+            }
+
+            if (progress is { } report && failure is null)
+            {
+                // Outside the lock: the caller's reporter runs code of its own. Each new block, as block-wise reports
+                // each block received, so a progress bar reads the same whichever of the two carries the body.
+                Call.Transfer?.Progress?.Report(report);
             }
 
             if (fallBack)
@@ -180,6 +195,7 @@ internal sealed partial class QBlockStage
             payload.CopyTo(_body.AsSpan(number * Size));
             _received[number] = true;
             _arrived++;
+            _bytes += payload.Length;
             _repeats = 0;
             if (!block.More)
             {

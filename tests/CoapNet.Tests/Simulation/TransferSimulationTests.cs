@@ -1,5 +1,6 @@
 using CoapNet.Messaging;
 using CoapNet.Messaging.Retransmission;
+using CoapNet.QBlock;
 
 namespace CoapNet.Tests.Simulation;
 
@@ -68,5 +69,25 @@ public class TransferSimulationTests
         outcome.CompletionTime.Should().BeNull();
         outcome.Requests.Should().Be(5);
         outcome.Failure.Should().Contain("4 retransmissions");
+    }
+
+    [Fact]
+    public void AQBlock2DownloadReportsItsProgressAndNeedsARequestPerSetNotPerBlock()
+    {
+        // The simulation times a download by its progress reports (GetAsync with a reporter): Q-Block2 must report each
+        // block as block-wise does, not hand the transfer back to block-wise because a reporter was given.
+        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
+        {
+            QBlock = new QBlockOptions { Enabled = true, MaxPayloads = 4 },
+            Uplink = NbIot.Uplink(GilbertElliott.None),
+            Downlink = NbIot.Downlink(GilbertElliott.None),
+            Seed = 1,
+        });
+
+        outcome.Completed.Should().BeTrue(outcome.Failure);
+        outcome.Requests.Should().Be(100, "400 blocks in sets of MAX_PAYLOADS 4: the request for the body and a 'Continue' after each whole set (RFC 9177 section 4.4)");
+        outcome.Trace.Should().Contain(d => d.Message != null && d.Message.Options.Contains(CoapNet.Messages.CoapOptionNumber.QBlock2));
+        outcome.Trace.Should().OnlyContain(d => d.Message == null || d.Message.Block2 == null, "no RFC 7959 Block2 is used");
+        outcome.Downlink.BufferDrops.Should().Be(0, "a set of 4 blocks of 313 bytes, two fragments each on the 296-byte MTU, fits the 2,500-byte buffer");
     }
 }
