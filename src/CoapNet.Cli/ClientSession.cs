@@ -106,13 +106,19 @@ internal sealed class ClientSession
         command.Add(PskKey);
         command.Validators.Add(result =>
         {
-            bool secure = result.GetValue(UriArgument) is { Scheme: CoapPeer.DtlsScheme };
-            bool psk = result.GetResult(PskIdentity) is not null || result.GetResult(PskKey) is not null;
-            if (secure && (result.GetResult(PskIdentity) is null || result.GetResult(PskKey) is null))
+            // The URI's own errors are its parser's to report; this checks only that coaps and -u/-k go together.
+            if (result.GetResult(UriArgument) is not { Tokens: [var token, ..] } || !Uri.TryCreate(token.Value, UriKind.Absolute, out Uri? uri))
+            {
+                return;
+            }
+
+            bool secure = uri.Scheme == CoapPeer.DtlsScheme;
+            bool identity = result.GetResult(PskIdentity) is not null, key = result.GetResult(PskKey) is not null;
+            if (secure && !(identity && key))
             {
                 result.AddError("A coaps:// URI needs a pre-shared key: give -u IDENTITY and -k KEY.");
             }
-            else if (!secure && psk && result.GetValue(UriArgument) is not null)
+            else if (!secure && (identity || key))
             {
                 result.AddError("-u and -k are for coaps:// URIs.");
             }

@@ -49,7 +49,8 @@ internal sealed class FolderResources
             listed++;
         }
 
-        server.MapGet("/", request => Serve(string.Empty)).WithTitle("The served folder's listing").Produces(CoapContentFormat.TextPlain);
+        // The listing is for people trying "coap get coap://host/"; discovery lists the files themselves.
+        server.MapGet("/", request => Serve(string.Empty)).HideFromDiscovery();
         server.MapGet("/{*path}", request => Serve(request.GetRouteValue("path") ?? string.Empty));
         return listed;
     }

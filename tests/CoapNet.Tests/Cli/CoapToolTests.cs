@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Text;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Cli;
@@ -55,14 +56,40 @@ public abstract class CoapToolTests
     }
 
     [Fact]
-    public async Task PipedStandardInputIsThePayload()
+    public async Task StandardInputIsThePayloadWithFileDash()
     {
         await using LoopbackServer server = StartEchoServer();
 
-        CoapToolResult result = await CoapTool.RunAsync(Encoding.UTF8.GetBytes("from a pipe"), "put", Uri(server, "/echo"), "-t", "text/plain");
+        CoapToolResult result = await CoapTool.RunAsync(Encoding.UTF8.GetBytes("from a pipe"), "put", Uri(server, "/echo"), "-f", "-", "-t", "text/plain");
 
         result.ExitCode.Should().Be(0, result.ToString());
         result.OutputText.Should().Be("PUT ct=0 accept=- query= payload=from a pipe");
+    }
+
+    [SkippableFact]
+    public async Task StandardInputIsNotReadWithoutFileDashSoAShellLoopRunsOncePerLine()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "a POSIX shell loop");
+        List<string> posted = [];
+        await using LoopbackServer server = LoopbackServer.Start(
+            s => s.MapPost("/log", request =>
+            {
+                lock (posted)
+                {
+                    posted.Add(request.Message.UriQuery + "|" + request.GetPayloadString());
+                }
+
+                return new CoapResponse(CoapCode.Changed);
+            }),
+            LoopbackServer.Options(tcp: true));
+
+        // The loop reads its lines from the same standard input each coap inherits: a tool that read it (there is no -d
+        // or -f here) would take the rest as its payload and the loop would end after one POST.
+        string loop = "printf 'a\\nb\\nc\\n' | while read line; do \"$0\" \"$1\" post \"$2?n=$line\" || exit 9; done";
+        CoapToolResult result = await CoapTool.RunShellAsync(loop, ChildProcess.DotnetHost, CoapTool.Dll, Uri(server, "/log"));
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        posted.Should().Equal("n=a|", "n=b|", "n=c|");
     }
 
     [Fact]
