@@ -51,4 +51,13 @@ public sealed class CoapToolUsageTests
         result.ExitCode.Should().Be(2, result.ToString());
         result.Error.Should().Contain("cannot read the payload");
     }
+
+    [Fact]
+    public async Task CoapAlonePrintsTheHelp()
+    {
+        CoapToolResult result = await CoapTool.RunAsync();
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        result.OutputText.Should().Contain("Usage:").And.Contain("observe <URI>").And.Contain("Exit codes: 0");
+    }
 }
