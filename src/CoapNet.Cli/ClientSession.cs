@@ -52,21 +52,7 @@ internal sealed class ClientSession
     };
 
     /// <summary>--timeout, -B: the longest the command may wait for its answer, in seconds.</summary>
-    public Option<double?> Timeout { get; } = new("--timeout", "-B")
-    {
-        Description = "Give up after this many seconds (decimals allowed) and exit with 3. Default: the protocol's own limits (93 s over UDP).",
-        HelpName = "SECONDS",
-        Validators =
-        {
-            result =>
-            {
-                if (result.GetValueOrDefault<double?>() is double seconds && (!(seconds > 0) || seconds > int.MaxValue / 1000))
-                {
-                    result.AddError("--timeout must be a positive number of seconds.");
-                }
-            },
-        },
-    };
+    public Option<double?> Timeout { get; } = Seconds("--timeout", "-B", "Give up after this many seconds (decimals allowed) and exit with 3. Default: the protocol's own limits (93 s over UDP).");
 
     /// <summary>-u: the PSK identity for coaps://.</summary>
     public Option<string?> PskIdentity { get; } = new("--psk-identity", "-u") { Description = "coaps:// only: the pre-shared key identity (RFC 4279) to present, as text.", HelpName = "IDENTITY" };
@@ -86,6 +72,27 @@ internal sealed class ClientSession
 
             result.AddError("-k takes a non-empty key, as text or as 0x-prefixed hex.");
             return null;
+        },
+    };
+
+    /// <summary>An option that takes a positive number of seconds, decimals allowed; anything else is a usage error.</summary>
+    /// <param name="name">The long name.</param>
+    /// <param name="alias">The letter.</param>
+    /// <param name="description">What it is for.</param>
+    /// <returns>The option.</returns>
+    public static Option<double?> Seconds(string name, string alias, string description) => new(name, alias)
+    {
+        Description = description,
+        HelpName = "SECONDS",
+        Validators =
+        {
+            result =>
+            {
+                if (result.GetValueOrDefault<double?>() is double seconds && (!(seconds > 0) || seconds > int.MaxValue / 1000))
+                {
+                    result.AddError($"{name} must be a positive number of seconds.");
+                }
+            },
         },
     };
 

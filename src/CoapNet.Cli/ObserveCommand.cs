@@ -35,21 +35,7 @@ internal static class ObserveCommand
             HelpName = "N",
             Validators = { result => { if (result.GetValueOrDefault<int?>() is < 1) { result.AddError("--count must be at least 1."); } } },
         };
-        Option<double?> duration = new("--duration", "-s")
-        {
-            Description = "Stop after this many seconds (libcoap's -s). Without --count or --duration, observe until Ctrl+C.",
-            HelpName = "SECONDS",
-            Validators =
-            {
-                result =>
-                {
-                    if (result.GetValueOrDefault<double?>() is double seconds && (!(seconds > 0) || seconds > int.MaxValue / 1000))
-                    {
-                        result.AddError("--duration must be a positive number of seconds.");
-                    }
-                },
-            },
-        };
+        Option<double?> duration = ClientSession.Seconds("--duration", "-s", "Stop after this many seconds (libcoap's -s). Without --count or --duration, observe until Ctrl+C.");
 
         Command command = new("observe", "Observe a resource (RFC 7641): print each notification as it arrives until --count, --duration or Ctrl+C, then deregister.");
         session.AddTo(command);

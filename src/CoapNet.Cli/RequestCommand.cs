@@ -36,13 +36,7 @@ internal static class RequestCommand
             command.Add(data);
             command.Add(file);
             command.Add(contentFormat);
-            command.Validators.Add(result =>
-            {
-                if (result.GetResult(data) is not null && result.GetResult(file) is not null)
-                {
-                    result.AddError("Give the payload with -d or with -f, not both.");
-                }
-            });
+            RequestOptions.NotBoth(command, data, file, "Give the payload with -d or with -f, not both.");
         }
 
         shape.AddTo(command);
@@ -173,7 +167,8 @@ internal static class RequestCommand
 
         if (style == PayloadStyle.Raw)
         {
-            await using Stream raw = terminal.OpenRawOutput();
+            // Blocks are written as they arrive, gathered into 64 KiB writes rather than a system call per block.
+            await using BufferedStream raw = new(terminal.OpenRawOutput(), 64 * 1024);
             CoapResponse response = await call.Client.DownloadAsync(request, call.Peer, raw, progress, call.Token).ConfigureAwait(false);
             return (response, response.IsSuccess);
         }

@@ -98,14 +98,22 @@ internal sealed class RequestOptions
         command.Add(Block);
         command.Add(Raw);
         command.Add(Pretty);
-        command.Validators.Add(result =>
+        NotBoth(command, Raw, Pretty, "Give --raw or --pretty, not both.");
+    }
+
+    /// <summary>Makes giving both <paramref name="one"/> and <paramref name="other"/> a usage error.</summary>
+    /// <param name="command">The command that has both.</param>
+    /// <param name="one">One option.</param>
+    /// <param name="other">The other.</param>
+    /// <param name="error">What the error says.</param>
+    public static void NotBoth(Command command, Option one, Option other, string error)
+        => command.Validators.Add(result =>
         {
-            if (result.GetResult(Raw) is not null && result.GetResult(Pretty) is not null)
+            if (result.GetResult(one) is not null && result.GetResult(other) is not null)
             {
-                result.AddError("Give --raw or --pretty, not both.");
+                result.AddError(error);
             }
         });
-    }
 
     /// <summary>The request: method and URI, then -q, -A, the early Block2 of -b for a method without a body, then every -O.</summary>
     /// <param name="parse">The parse result.</param>

@@ -11,6 +11,11 @@ namespace CoapNet.Cli.Transports;
 /// as a server's, hears nothing), so "nothing listens there" is reported as it happens instead of after the 93 s a CON
 /// takes to time out (RFC 7252 section 4.8.2, EXCHANGE_LIFETIME). Only datagrams from that server are received.
 /// </summary>
+/// <remarks>
+/// It receives on a thread of its own with blocking calls, as the library's UdpTransport does and for its reason: a
+/// block-wise download is one datagram after another, and an awaited receive would hand each one from the runtime's
+/// event loop to a pool thread. Closing the socket interrupts the blocking call and ends the thread.
+/// </remarks>
 internal sealed class ConnectedUdpTransport : IDatagramTransport
 {
     private const int ReceiveBufferSize = 65535;
@@ -18,8 +23,9 @@ internal sealed class ConnectedUdpTransport : IDatagramTransport
     private readonly Socket _socket;
     private readonly IPEndPoint _remote;
     private readonly Action<IPEndPoint> _onPortUnreachable;
-    private readonly CancellationTokenSource _stop = new();
-    private Task? _receiving;
+    private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _started;
+    private volatile bool _stopping;
 
     /// <summary>Opens a socket on a free port and connects it to <paramref name="remote"/>.</summary>
     /// <param name="remote">The server.</param>
@@ -50,13 +56,13 @@ internal sealed class ConnectedUdpTransport : IDatagramTransport
     public void Start(IDatagramReceiver receiver)
     {
         ArgumentNullException.ThrowIfNull(receiver);
-        ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
-        if (Interlocked.CompareExchange(ref _receiving, Task.CompletedTask, null) is not null)
+        ObjectDisposedException.ThrowIf(_stopping, this);
+        if (Interlocked.Exchange(ref _started, 1) != 0)
         {
             throw new InvalidOperationException("The transport is already started.");
         }
 
-        _receiving = Task.Run(() => ReceiveLoopAsync(receiver));
+        new Thread(() => ReceiveLoop(receiver)) { IsBackground = true, Name = "coap UDP receive" }.Start();
     }
 
     /// <inheritdoc/>
@@ -89,58 +95,60 @@ internal sealed class ConnectedUdpTransport : IDatagramTransport
     }
 
     /// <inheritdoc/>
-    public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
-
-    /// <inheritdoc/>
-    public async ValueTask DisposeAsync()
+    public void Dispose()
     {
-        if (_stop.IsCancellationRequested)
+        if (_stopping)
         {
             return;
         }
 
-        await _stop.CancelAsync().ConfigureAwait(false);
+        _stopping = true;
         _socket.Dispose();
-        if (_receiving is not null)
+        if (Volatile.Read(ref _started) != 0)
         {
-            await _receiving.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            _ended.Task.Wait(TimeSpan.FromSeconds(5));
         }
+    }
 
-        _stop.Dispose();
+    /// <inheritdoc/>
+    public ValueTask DisposeAsync()
+    {
+        Dispose();
+        return ValueTask.CompletedTask;
     }
 
     private void Check(IPEndPoint remote)
     {
-        ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
+        ObjectDisposedException.ThrowIf(_stopping, this);
         if (!_remote.Equals(remote))
         {
             throw new ArgumentException($"This transport talks to {_remote} only, not {remote}.", nameof(remote));
         }
     }
 
-    private async Task ReceiveLoopAsync(IDatagramReceiver receiver)
+    private void ReceiveLoop(IDatagramReceiver receiver)
     {
         byte[] buffer = ArrayPool<byte>.Shared.Rent(ReceiveBufferSize);
         try
         {
-            while (!_stop.IsCancellationRequested)
+            while (!_stopping)
             {
                 int length;
                 try
                 {
-                    length = await _socket.ReceiveAsync(buffer, SocketFlags.None, _stop.Token).ConfigureAwait(false);
+                    length = _socket.Receive(buffer, SocketFlags.None);
                 }
-                catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionRefused)
+                catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionRefused && !_stopping)
                 {
                     _onPortUnreachable(_remote);
                     continue;
                 }
-                catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
+                catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize && !_stopping)
                 {
                     // Larger than any CoAP message we take: dropped, as the library's transport drops it.
                     continue;
                 }
-                catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException || (e is SocketException && _stop.IsCancellationRequested))
+                catch (Exception e) when (e is ObjectDisposedException || (e is SocketException && _stopping))
                 {
                     return;
                 }
@@ -158,6 +166,7 @@ internal sealed class ConnectedUdpTransport : IDatagramTransport
         finally
         {
             ArrayPool<byte>.Shared.Return(buffer);
+            _ended.TrySetResult();
         }
     }
 }
