@@ -2,29 +2,36 @@ using System.CommandLine;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using CoapNet.Channels;
+using CoapNet.Cli.Requests;
+using CoapNet.Cli.Transports;
 using CoapNet.Client;
+using CoapNet.Dtls;
+using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Cli;
 
 /// <summary>
-/// What every client command shares: the URI argument, -v, --non and --timeout, a client built from
-/// them, and one mapping from what went wrong to an exit code.
+/// What every client command shares: the URI argument, -v, -N/--non, --timeout/-B and the pre-shared key of coaps
+/// (-u, -k), a client built from them for the one server the command talks to, and one mapping from what went wrong
+/// to an exit code.
 /// </summary>
 internal sealed class ClientSession
 {
-    /// <summary>The URI argument: an absolute coap:// or coap+tcp:// URI, checked while parsing so a bad one is a usage error.</summary>
+    /// <summary>The URI argument: an absolute coap://, coaps:// or coap+tcp:// URI, checked while parsing so a bad one is a usage error.</summary>
     public Argument<Uri> UriArgument { get; } = new("URI")
     {
-        Description = "The resource, coap://host[:port]/path[?query] or coap+tcp://host[:port]/path[?query].",
+        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://... or coaps://... (with -u and -k).",
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme) || uri.Host.Length == 0)
+            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme) || uri.Host.Length == 0)
             {
-                result.AddError($"'{text}' is not a coap:// or coap+tcp:// URI.");
+                result.AddError($"'{text}' is not a coap://, coaps:// or coap+tcp:// URI.");
                 return null;
             }
 
@@ -32,22 +39,50 @@ internal sealed class ClientSession
         },
     };
 
-    /// <summary>-v: print every message in and out.</summary>
+    /// <summary>-v: print every message in and out, and every retransmission.</summary>
     public Option<bool> Verbose { get; } = new("--verbose", "-v")
     {
-        Description = "Print every message sent and received to standard error, libcoap-style (v:1 t:CON c:GET i:7d34 {token} [ options ]).",
+        Description = "Print every message sent and received, and every retransmission, to standard error, libcoap-style (v:1 t:CON c:GET i:7d34 {token} [ options ]).",
     };
 
-    /// <summary>--non: send the request non-confirmable.</summary>
-    public Option<bool> NonConfirmable { get; } = new("--non")
+    /// <summary>-N, --non: send the request non-confirmable.</summary>
+    public Option<bool> NonConfirmable { get; } = new("--non", "-N")
     {
         Description = "Send the request as NON instead of CON (UDP only; RFC 7252 section 2.2).",
     };
 
-    /// <summary>--timeout: the longest the whole command may wait, in seconds.</summary>
-    public Option<double?> Timeout { get; } = new("--timeout")
+    /// <summary>--timeout, -B: the longest the command may wait for its answer, in seconds.</summary>
+    public Option<double?> Timeout { get; } = Seconds("--timeout", "-B", "Give up after this many seconds (decimals allowed) and exit with 3. Default: the protocol's own limits (93 s over UDP).");
+
+    /// <summary>-u: the PSK identity for coaps://.</summary>
+    public Option<string?> PskIdentity { get; } = new("--psk-identity", "-u") { Description = "coaps:// only: the pre-shared key identity (RFC 4279) to present, as text.", HelpName = "IDENTITY" };
+
+    /// <summary>-k: the pre-shared key for coaps://.</summary>
+    public Option<byte[]?> PskKey { get; } = new("--psk-key", "-k")
     {
-        Description = "Give up after this many seconds (decimals allowed) and exit with 3. Default: the protocol's own limits (93 s over UDP).",
+        Description = "coaps:// only: the pre-shared key of -u, as text or 0x-prefixed hex.",
+        HelpName = "KEY",
+        CustomParser = result =>
+        {
+            string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
+            if (text.Length > 0 && OptionValues.TryParseTextOrHex(text, out byte[] key) && key.Length > 0)
+            {
+                return key;
+            }
+
+            result.AddError("-k takes a non-empty key, as text or as 0x-prefixed hex.");
+            return null;
+        },
+    };
+
+    /// <summary>An option that takes a positive number of seconds, decimals allowed; anything else is a usage error.</summary>
+    /// <param name="name">The long name.</param>
+    /// <param name="alias">The letter.</param>
+    /// <param name="description">What it is for.</param>
+    /// <returns>The option.</returns>
+    public static Option<double?> Seconds(string name, string alias, string description) => new(name, alias)
+    {
+        Description = description,
         HelpName = "SECONDS",
         Validators =
         {
@@ -55,7 +90,7 @@ internal sealed class ClientSession
             {
                 if (result.GetValueOrDefault<double?>() is double seconds && (!(seconds > 0) || seconds > int.MaxValue / 1000))
                 {
-                    result.AddError("--timeout must be a positive number of seconds.");
+                    result.AddError($"{name} must be a positive number of seconds.");
                 }
             },
         },
@@ -63,7 +98,7 @@ internal sealed class ClientSession
 
     /// <summary>Adds the URI argument and the shared options to a command.</summary>
     /// <param name="command">The command.</param>
-    /// <param name="nonConfirmable">Whether --non applies (not to ping).</param>
+    /// <param name="nonConfirmable">Whether -N applies (not to ping).</param>
     public void AddTo(Command command, bool nonConfirmable = true)
     {
         command.Add(UriArgument);
@@ -74,18 +109,51 @@ internal sealed class ClientSession
         }
 
         command.Add(Timeout);
+        command.Add(PskIdentity);
+        command.Add(PskKey);
+        command.Validators.Add(result =>
+        {
+            // The URI's own errors are its parser's to report; this checks only that coaps and -u/-k go together.
+            if (result.GetResult(UriArgument) is not { Tokens: [var token, ..] } || !Uri.TryCreate(token.Value, UriKind.Absolute, out Uri? uri))
+            {
+                return;
+            }
+
+            bool secure = uri.Scheme == CoapPeer.DtlsScheme;
+            bool identity = result.GetResult(PskIdentity) is not null, key = result.GetResult(PskKey) is not null;
+            if (secure && !(identity && key))
+            {
+                result.AddError("A coaps:// URI needs a pre-shared key: give -u IDENTITY and -k KEY.");
+            }
+            else if (!secure && (identity || key))
+            {
+                result.AddError("-u and -k are for coaps:// URIs.");
+            }
+        });
     }
 
+    /// <summary>True when -v was given.</summary>
+    /// <param name="parse">The parse result.</param>
+    /// <returns>Whether messages are dumped.</returns>
+    public bool IsVerbose(ParseResult parse) => parse.GetValue(Verbose);
+
+    /// <summary>CON, or NON with -N.</summary>
+    /// <param name="parse">The parse result.</param>
+    /// <returns>The request type.</returns>
+    public CoapMessageType RequestType(ParseResult parse) => parse.GetValue(NonConfirmable) ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable;
+
     /// <summary>
-    /// Runs <paramref name="operation"/> with a client configured from the parsed options, under the
-    /// timeout, and turns each failure into its exit code and a one-line explanation.
+    /// Runs <paramref name="operation"/> with a client for the URI's server, configured from the parsed options, under the
+    /// timeout, and turns each failure into its exit code and a one-line explanation. Over UDP the client's socket is
+    /// connected to the server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransport"/>).
     /// </summary>
     /// <param name="parse">The parse result.</param>
     /// <param name="terminal">Where messages go.</param>
-    /// <param name="operation">What to do with the client and the URI; returns the exit code.</param>
+    /// <param name="configure">Adjusts the client's options (the block size), or null.</param>
+    /// <param name="operation">What to do with the client and the server; returns the exit code.</param>
     /// <param name="cancellationToken">Canceled on Ctrl+C.</param>
     /// <returns>The exit code.</returns>
-    public async Task<int> RunAsync(ParseResult parse, Terminal terminal, Func<CoapClient, Uri, CancellationToken, Task<int>> operation, CancellationToken cancellationToken)
+    public async Task<int> RunAsync(ParseResult parse, Terminal terminal, Action<CoapClientOptions>? configure, Func<ClientCall, Task<int>> operation, CancellationToken cancellationToken)
     {
         Uri uri = parse.GetRequiredValue(UriArgument);
         double? seconds = parse.GetValue(Timeout);
@@ -96,14 +164,46 @@ internal sealed class ClientSession
             deadline.CancelAfter(TimeSpan.FromSeconds(s));
         }
 
+        int unreachable = 0;
         try
         {
-            await using CoapClient client = new(new CoapClientOptions
+            CoapPeer peer = await ResolveAsync(uri, deadline.Token).ConfigureAwait(false);
+            void OnPortUnreachable(IPEndPoint remote)
+            {
+                if (Interlocked.Exchange(ref unreachable, 1) == 0)
+                {
+                    terminal.WriteError($"{remote}: port unreachable (ICMP): nothing listens on that port.");
+                    deadline.Cancel();
+                }
+            }
+
+            CoapClientOptions options = new()
             {
                 Endpoint = new CoapEndpointOptions { LoggerFactory = logging },
                 UseNonConfirmable = parse.GetValue(NonConfirmable),
-            });
-            return await operation(client, uri, deadline.Token).ConfigureAwait(false);
+            };
+            configure?.Invoke(options);
+            IDatagramTransport? udp = null;
+            if (peer.Scheme == CoapPeer.UdpScheme)
+            {
+                udp = new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable);
+            }
+            else if (peer.Scheme == CoapPeer.DtlsScheme)
+            {
+                options.SecureTransport = new DtlsClientTransport(new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable), new DtlsClientOptions
+                {
+                    PskIdentity = parse.GetValue(PskIdentity),
+                    PskKey = parse.GetValue(PskKey),
+                });
+            }
+
+            await using CoapClient client = udp is null ? new CoapClient(options) : new CoapClient(udp, options);
+            return await operation(new ClientCall(client, peer, uri, deadline)).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (Volatile.Read(ref unreachable) != 0)
+        {
+            // Said when it happened (OnPortUnreachable); the server is not there, which is no answer.
+            return ExitCodes.NoAnswer;
         }
         catch (OperationCanceledException) when (deadline.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
         {
@@ -132,6 +232,11 @@ internal sealed class ClientSession
             terminal.WriteError(e.Message);
             return ExitCodes.Error;
         }
+        catch (AuthenticationException e)
+        {
+            terminal.WriteError($"the DTLS handshake with {uri.GetLeftPart(UriPartial.Authority)} failed: {e.Message}");
+            return ExitCodes.Error;
+        }
         catch (SocketException e)
         {
             terminal.WriteError($"{uri.Host}: {e.Message}");
@@ -145,7 +250,7 @@ internal sealed class ClientSession
     }
 
     /// <summary>The peer a URI names: its scheme and the first address its host resolves to.</summary>
-    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="uri">A coap://, coaps:// or coap+tcp:// URI.</param>
     /// <param name="cancellationToken">Cancels the name lookup.</param>
     /// <returns>The peer.</returns>
     /// <exception cref="SocketException">The host name does not resolve.</exception>
@@ -153,9 +258,36 @@ internal sealed class ClientSession
     {
         IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal)
             ? literal
-            : (await Dns.GetHostAddressesAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false)) is [IPAddress first, ..] ? first
-            : throw new SocketException((int)SocketError.HostNotFound);
-        int port = uri.IsDefaultPort || uri.Port < 0 ? Messages.CoapMessage.GetDefaultPort(uri.Scheme) : uri.Port;
+            : Pick(await Dns.GetHostAddressesAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false));
+        int port = uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort(uri.Scheme) : uri.Port;
         return new CoapPeer(uri.Scheme, new IPEndPoint(address, port));
     }
+
+    /// <summary>
+    /// The first IPv4 address of a name, else its first: the one the client picks too when it resolves the name itself
+    /// over a socket of that family (ping), so both name the same server.
+    /// </summary>
+    private static IPAddress Pick(IPAddress[] addresses)
+    {
+        foreach (IPAddress address in addresses)
+        {
+            if (address.AddressFamily == AddressFamily.InterNetwork)
+            {
+                return address;
+            }
+        }
+
+        return addresses is [IPAddress first, ..] ? first : throw new SocketException((int)SocketError.HostNotFound);
+    }
+}
+
+/// <summary>One command's client, the server it talks to, the URI it was given, and its deadline.</summary>
+/// <param name="Client">The client.</param>
+/// <param name="Peer">The server.</param>
+/// <param name="Uri">The URI.</param>
+/// <param name="Deadline">Canceled by Ctrl+C, --timeout or an ICMP port unreachable.</param>
+internal sealed record ClientCall(CoapClient Client, CoapPeer Peer, Uri Uri, CancellationTokenSource Deadline)
+{
+    /// <summary>The token every request of the command is sent with.</summary>
+    public CancellationToken Token => Deadline.Token;
 }

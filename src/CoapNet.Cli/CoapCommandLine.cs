@@ -16,12 +16,13 @@ internal static class CoapCommandLine
         RootCommand root = new("coap: a CoAP client and file server (RFC 7252 over UDP, RFC 8323 over TCP).")
         {
             RequestCommand.Create("get", CoapCode.Get, "Send GET and print the response's payload.", terminal),
-            RequestCommand.Create("post", CoapCode.Post, "Send POST with a payload (-d, -f or standard input).", terminal),
-            RequestCommand.Create("put", CoapCode.Put, "Send PUT with a payload (-d, -f or standard input).", terminal),
+            RequestCommand.Create("post", CoapCode.Post, "Send POST with a payload (-d, -f FILE, or -f - for standard input).", terminal),
+            RequestCommand.Create("put", CoapCode.Put, "Send PUT with a payload (-d, -f FILE, or -f - for standard input).", terminal),
             RequestCommand.Create("delete", CoapCode.Delete, "Send DELETE.", terminal),
             RequestCommand.Create("fetch", CoapCode.Fetch, "Send FETCH with a payload that selects what to return (RFC 8132).", terminal),
             RequestCommand.Create("patch", CoapCode.Patch, "Send PATCH with a patch document (RFC 8132).", terminal),
             RequestCommand.Create("ipatch", CoapCode.IPatch, "Send iPATCH, the idempotent PATCH (RFC 8132).", terminal),
+            ObserveCommand.Create(terminal),
             DiscoverCommand.Create(terminal),
             PingCommand.Create(terminal),
             ServeCommand.Create(terminal),
@@ -32,7 +33,11 @@ internal static class CoapCommandLine
         {
             if (option is HelpOption help && help.Action is HelpAction action)
             {
-                help.Action = new HelpWithExitCodes(action);
+                HelpWithExitCodes withExitCodes = new(action);
+                help.Action = withExitCodes;
+
+                // "coap" alone is someone finding out what it does: the help, not an error about a missing command.
+                root.SetAction(withExitCodes.Invoke);
             }
         }
 
@@ -59,7 +64,9 @@ internal static class CoapCommandLine
             return ExitCodes.Usage;
         }
 
-        return await parse.InvokeAsync().ConfigureAwait(false);
+        // Ctrl+C cancels the command's token; observe then deregisters and waits for the server's answer, which may
+        // take a retransmission: the process is given that long before it is ended anyway.
+        return await parse.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = ObserveCommand.TerminationGrace }).ConfigureAwait(false);
     }
 
     /// <summary>The standard help, then the exit codes of the command it is for.</summary>

@@ -90,4 +90,19 @@ internal static class ContentFormats
     /// <returns>True for text, link-format, XML, JSON and its relatives.</returns>
     public static bool IsText(ushort? format) => format is CoapContentFormat.TextPlain or CoapContentFormat.LinkFormat or CoapContentFormat.Xml
         or CoapContentFormat.Json or CoapContentFormat.JsonPatchJson or CoapContentFormat.MergePatchJson or CoapContentFormat.SenmlJson;
+
+    /// <summary>
+    /// True for CBOR and the formats built on it, shown in diagnostic notation: application/cbor, cbor-seq (RFC 8742),
+    /// CWT, COSE, SenML and SenSML in CBOR, and RFC 9177's missing-blocks list.
+    /// </summary>
+    /// <param name="format">The Content-Format, or null.</param>
+    /// <returns>Whether the payload is CBOR.</returns>
+    public static bool IsCbor(ushort? format) => format is CoapContentFormat.CoseEncrypt0 or CoapContentFormat.Cbor or CoapContentFormat.Cwt or 63
+        or 96 or 97 or 98 or 101 or 102 or CoapContentFormat.SenmlCbor or 113 or CoapContentFormat.MissingBlocksCborSeq;
+
+    /// <summary>True for JSON and the formats built on it, which are indented on a terminal.</summary>
+    /// <param name="format">The Content-Format, or null.</param>
+    /// <returns>Whether the payload is JSON.</returns>
+    public static bool IsJson(ushort? format) => format is CoapContentFormat.Json or CoapContentFormat.JsonPatchJson or CoapContentFormat.MergePatchJson
+        or CoapContentFormat.SenmlJson or 111;
 }

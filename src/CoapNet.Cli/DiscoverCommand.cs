@@ -7,8 +7,9 @@ using Spectre.Console;
 namespace CoapNet.Cli;
 
 /// <summary>
-/// <c>coap discover URI</c>: GET /.well-known/core (RFC 6690), shown as a table on a terminal and as
-/// one link a line when redirected, so <c>grep</c> and <c>cut</c> work on it.
+/// <c>coap discover URI</c>: GET /.well-known/core (RFC 6690), shown as a table on a terminal (with a column for
+/// "obs", the observable ones) and as one link a line, attributes and all, when redirected, so <c>grep</c> and
+/// <c>cut</c> work on it.
 /// </summary>
 internal static class DiscoverCommand
 {
@@ -22,20 +23,19 @@ internal static class DiscoverCommand
         Command command = new("discover", $"List the server's resources (GET /.well-known/core, RFC 6690). The URI's path is ignored.");
         session.AddTo(command);
         command.Add(filter);
-        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, async (client, uri, ct) =>
+        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, null, async call =>
         {
-            Uri wellKnown = new UriBuilder(uri) { Path = "/.well-known/core", Query = string.Empty }.Uri;
-            CoapMessage request = CoapMessage.CreateRequest(CoapCode.Get, wellKnown, parse.GetValue(session.NonConfirmable) ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable);
+            Uri wellKnown = new UriBuilder(call.Uri) { Path = "/.well-known/core", Query = string.Empty }.Uri;
+            CoapMessage request = CoapMessage.CreateRequest(CoapCode.Get, wellKnown, session.RequestType(parse));
             if (parse.GetValue(filter) is string query)
             {
                 request.Options.Add(CoapOptionNumber.UriQuery, query);
             }
 
-            CoapPeer peer = await ClientSession.ResolveAsync(uri, ct).ConfigureAwait(false);
-            CoapResponse response = await client.SendAsync(request, peer, ct).ConfigureAwait(false);
+            CoapResponse response = await call.Client.SendAsync(request, call.Peer, call.Token).ConfigureAwait(false);
             if (!response.IsSuccess)
             {
-                return await RequestCommand.ReportAsync(response, null, terminal, ct).ConfigureAwait(false);
+                return await RequestCommand.ReportAsync(CoapCode.Get, response, null, Output.PayloadStyle.Raw, terminal, call.Token).ConfigureAwait(false);
             }
 
             if (!CoapLinkFormat.TryParse(response.GetPayloadString(), out IReadOnlyList<CoapLink>? links, out string? error))
@@ -63,7 +63,8 @@ internal static class DiscoverCommand
             return;
         }
 
-        Table table = new Table().AddColumns("resource", "ct", "rt", "if", "title");
+        // "obs": the resource can be observed (RFC 7641 section 6), so `coap observe` is worth trying on it.
+        Table table = new Table().AddColumns("resource", "ct", "rt", "if", "obs", "sz", "title");
         foreach (CoapLink link in links)
         {
             table.AddRow(
@@ -71,6 +72,8 @@ internal static class DiscoverCommand
                 Markup.Escape(string.Join(" ", link.ContentFormats.Select(ContentFormats.Describe))),
                 Markup.Escape(string.Join(" ", link.ResourceTypes)),
                 Markup.Escape(string.Join(" ", link.InterfaceDescriptions)),
+                link.IsObservable ? "obs" : string.Empty,
+                link.Size is uint size ? size.ToString(System.Globalization.CultureInfo.InvariantCulture) : string.Empty,
                 Markup.Escape(link.Title ?? string.Empty));
         }
 

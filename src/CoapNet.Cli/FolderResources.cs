@@ -1,17 +1,20 @@
+using System.Globalization;
+using System.Text;
 using CoapNet.Messages;
 using CoapNet.Server;
 
 namespace CoapNet.Cli;
 
 /// <summary>
-/// A folder's files as read-only CoAP resources: GET /a/b.json answers the file a/b.json with a
-/// Content-Format from its extension. Never anything outside the folder: a path with ".." or one that
-/// leads through a symbolic link out of it is answered 4.03 Forbidden.
+/// A folder's files as read-only CoAP resources: GET /a/b.json answers the file a/b.json with a Content-Format from
+/// its extension, read block by block as the client asks for the blocks (RFC 7959), so a file of any size is served
+/// without being held in memory; GET / and GET on a folder answer a listing of it. Never anything outside the folder:
+/// a path with ".." or one that leads through a symbolic link out of it is answered 4.03 Forbidden.
 /// </summary>
 internal sealed class FolderResources
 {
-    // A file the server cannot send in one message is refused before it is read: TCP's largest message (block-wise comes later).
-    private const long MaxFileSize = 64 * 1024;
+    // A listing is for reading on a terminal; past this many entries it says how many more there are.
+    private const int MaxListed = 1000;
 
     private readonly string _root;
 
@@ -46,19 +49,26 @@ internal sealed class FolderResources
             listed++;
         }
 
+        // The listing is for people trying "coap get coap://host/"; discovery lists the files themselves.
+        server.MapGet("/", request => Serve(string.Empty)).HideFromDiscovery();
         server.MapGet("/{*path}", request => Serve(request.GetRouteValue("path") ?? string.Empty));
         return listed;
     }
 
     /// <summary>The answer for a path relative to the folder.</summary>
-    /// <param name="relative">The request path without the leading '/'.</param>
-    /// <returns>2.05 with the file, 4.03 for a path out of the folder, 4.04 when there is no such file.</returns>
+    /// <param name="relative">The request path without the leading '/'; empty for the folder itself.</param>
+    /// <returns>2.05 with the file (its body a stream) or a folder's listing, 4.03 for a path out of the folder, 4.04 when there is no such file.</returns>
     internal CoapResponse Serve(string relative)
     {
-        string? path = Resolve(relative);
+        string? path = relative.Length == 0 ? _root : Resolve(relative);
         if (path is null)
         {
             return CoapResponse.Diagnostic(CoapCode.Forbidden, "outside the served folder");
+        }
+
+        if (Directory.Exists(path))
+        {
+            return Listing(path, relative);
         }
 
         FileInfo file = new(path);
@@ -67,19 +77,77 @@ internal sealed class FolderResources
             return new CoapResponse(CoapCode.NotFound);
         }
 
-        if (file.Length > MaxFileSize)
-        {
-            return CoapResponse.Diagnostic(CoapCode.InternalServerError, $"the file is {file.Length} bytes, more than one message carries");
-        }
-
         try
         {
-            return CoapResponse.Content(File.ReadAllBytes(path), ContentFormats.ForFile(path));
+            // The block-wise stage reads the block each request asks for and closes the file when the transfer ends.
+            FileStream body = new(path, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0, FileOptions.RandomAccess);
+            CoapResponse response = CoapResponse.Content(body, ContentFormats.ForFile(path));
+
+            // RFC 7959 section 2.4: the ETag tells a client that the file changed between two blocks; its length alone
+            // (the stage's default) would miss an edit that keeps the size.
+            response.Message.ETag = BitConverter.GetBytes(file.LastWriteTimeUtc.Ticks ^ (file.Length << 20));
+            return response;
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             return CoapResponse.Diagnostic(CoapCode.InternalServerError, "the file cannot be read");
         }
+    }
+
+    /// <summary>A folder's entries as text, one a line: folders with a trailing '/', files with their size and format.</summary>
+    private CoapResponse Listing(string folder, string relative)
+    {
+        StringBuilder text = new();
+        text.Append("coap serve: /").Append(relative.Length == 0 ? string.Empty : relative.TrimEnd('/') + "/").Append('\n');
+        int listed = 0, more = 0;
+        try
+        {
+            EnumerationOptions walk = new() { IgnoreInaccessible = true, AttributesToSkip = FileAttributes.Hidden };
+            foreach (FileSystemInfo entry in new DirectoryInfo(folder).EnumerateFileSystemInfos("*", walk))
+            {
+                string child = (relative.Length == 0 ? string.Empty : relative.TrimEnd('/') + "/") + entry.Name;
+                if (Resolve(child) is null)
+                {
+                    // A link out of the folder is not served, so it is not listed either.
+                    continue;
+                }
+
+                if (listed == MaxListed)
+                {
+                    more++;
+                    continue;
+                }
+
+                listed++;
+                text.Append('/').Append(child);
+                if (entry is FileInfo file)
+                {
+                    text.Append("  ").Append(file.Length.ToString(CultureInfo.InvariantCulture)).Append(" bytes  ").Append(ContentFormats.Describe(ContentFormats.ForFile(file.Name)));
+                }
+                else
+                {
+                    text.Append('/');
+                }
+
+                text.Append('\n');
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return CoapResponse.Diagnostic(CoapCode.InternalServerError, "the folder cannot be listed");
+        }
+
+        if (listed == 0)
+        {
+            text.Append("(empty)\n");
+        }
+
+        if (more > 0)
+        {
+            text.Append("... and ").Append(more.ToString(CultureInfo.InvariantCulture)).Append(" more\n");
+        }
+
+        return CoapResponse.Content(text.ToString());
     }
 
     /// <summary>The full path of <paramref name="relative"/> inside the folder, or null when it would lead out of it.</summary>

@@ -17,10 +17,10 @@ internal static class PingCommand
         ClientSession session = new();
         Command command = new("ping", $"Check that a CoAP server is alive: an empty CON answered by RST over UDP, Ping and Pong over TCP. The URI's path is ignored.");
         session.AddTo(command, nonConfirmable: false);
-        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, async (client, uri, ct) =>
+        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, null, async call =>
         {
-            TimeSpan rtt = await client.PingAsync(uri, ct).ConfigureAwait(false);
-            terminal.Output.Profile.Out.Writer.WriteLine($"pong from {uri.GetLeftPart(UriPartial.Authority)} in {rtt.TotalMilliseconds.ToString("0.###", CultureInfo.InvariantCulture)} ms");
+            TimeSpan rtt = await call.Client.PingAsync(call.Uri, call.Token).ConfigureAwait(false);
+            terminal.Output.Profile.Out.Writer.WriteLine($"pong from {call.Uri.GetLeftPart(UriPartial.Authority)} in {rtt.TotalMilliseconds.ToString("0.###", CultureInfo.InvariantCulture)} ms");
             terminal.Output.Profile.Out.Writer.Flush();
             return ExitCodes.Success;
         }, cancellationToken));

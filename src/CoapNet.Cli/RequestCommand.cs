@@ -1,14 +1,15 @@
 using System.CommandLine;
-using System.CommandLine.Parsing;
-using CoapNet.Channels;
-using CoapNet.Client;
+using CoapNet.Cli.Output;
+using CoapNet.Cli.Requests;
 using CoapNet.Messages;
 
 namespace CoapNet.Cli;
 
 /// <summary>
-/// <c>coap get|post|put|delete|fetch|patch|ipatch URI</c>: one request, its response's payload on
-/// standard output (or in the -o file), the exit code from the response class.
+/// <c>coap get|post|put|delete|fetch|patch|ipatch URI</c>: one request, its response's payload on standard output (or
+/// in the -o file), the exit code from the response class. A body to send is streamed from its file (or standard input
+/// with <c>-f -</c>) block by block, and a body received is written block by block as it arrives (RFC 7959), so neither
+/// is held whole; a terminal shows a progress bar for either when it takes several blocks.
 /// </summary>
 internal static class RequestCommand
 {
@@ -21,12 +22,11 @@ internal static class RequestCommand
     public static Command Create(string name, CoapCode method, string description, Terminal terminal)
     {
         ClientSession session = new();
+        RequestOptions shape = new();
         bool carriesPayload = method != CoapCode.Get && method != CoapCode.Delete;
-        Option<string?> data = new("--data", "-d") { Description = "The payload, as UTF-8 text.", HelpName = "TEXT" };
-        Option<string?> file = new("--file", "-f") { Description = "Read the payload from a file; '-' reads standard input. Without -d or -f, piped standard input is the payload.", HelpName = "FILE" };
-        Option<ushort?> contentFormat = FormatOption("--content-format", "-t", "The payload's Content-Format");
-        Option<ushort?> accept = FormatOption("--accept", "-A", "The Content-Format to ask for (Accept option)");
-        Option<string[]> query = new("--query", "-q") { Description = "A Uri-Query argument such as 'rt=temp'; repeat for several. Added after any query in the URI.", HelpName = "NAME=VALUE" };
+        Option<string?> data = new("--data", "-d", "-e") { Description = "The payload, as UTF-8 text (-e as in libcoap).", HelpName = "TEXT" };
+        Option<string?> file = new("--file", "-f") { Description = "Read the payload from a file, sent in blocks as the server takes them; '-' reads standard input (which is read only then).", HelpName = "FILE" };
+        Option<ushort?> contentFormat = RequestOptions.FormatOption("--content-format", "-t", "The payload's Content-Format");
         Option<FileInfo?> output = new("--output", "-o") { Description = "Write the payload of a 2.xx response to this file, byte for byte, instead of standard output.", HelpName = "FILE" };
 
         Command command = new(name, description);
@@ -36,119 +36,170 @@ internal static class RequestCommand
             command.Add(data);
             command.Add(file);
             command.Add(contentFormat);
+            RequestOptions.NotBoth(command, data, file, "Give the payload with -d or with -f, not both.");
         }
 
-        command.Add(accept);
-        command.Add(query);
+        shape.AddTo(command);
         command.Add(output);
-        if (carriesPayload)
-        {
-            command.Validators.Add(result =>
-            {
-                if (result.GetResult(data) is not null && result.GetResult(file) is not null)
-                {
-                    result.AddError("Give the payload with -d or with -f, not both.");
-                }
-            });
-        }
-
         command.SetAction((parse, cancellationToken) =>
         {
-            ReadOnlyMemory<byte> payload = default;
-            if (carriesPayload && !TryReadPayload(parse.GetValue(data), parse.GetValue(file), terminal, out payload))
+            Stream? body = null;
+            if (carriesPayload && !TryOpenPayload(parse.GetValue(data), parse.GetValue(file), terminal, out body))
             {
                 return Task.FromResult(ExitCodes.Usage);
             }
 
-            return session.RunAsync(parse, terminal, async (client, uri, ct) =>
+            return session.RunAsync(parse, terminal, options => shape.Configure(parse, options), async call =>
             {
-                CoapMessage request = CoapMessage.CreateRequest(method, uri, parse.GetValue(session.NonConfirmable) ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable);
-                foreach (string argument in parse.GetValue(query) ?? [])
-                {
-                    request.Options.Add(CoapOptionNumber.UriQuery, argument);
-                }
-
-                request.Accept = parse.GetValue(accept);
+                await using Stream? disposing = body;
+                CoapMessage request = shape.Build(parse, method, call.Uri, session.RequestType(parse));
                 if (carriesPayload)
                 {
                     request.ContentFormat = parse.GetValue(contentFormat);
-                    request.Payload = payload;
                 }
 
-                CoapPeer peer = await ClientSession.ResolveAsync(uri, ct).ConfigureAwait(false);
-                CoapResponse response = await client.SendAsync(request, peer, ct).ConfigureAwait(false);
-                return await ReportAsync(response, parse.GetValue(output), terminal, ct).ConfigureAwait(false);
+                PayloadStyle style = shape.Style(parse, terminal);
+                bool verbose = session.IsVerbose(parse);
+                if (body is not null)
+                {
+                    ProgressBar? sending = ProgressBar.For(terminal, verbose, "sent");
+                    CoapResponse answer = await call.Client.UploadAsync(request, call.Peer, body, sending, call.Token).ConfigureAwait(false);
+                    sending?.Finish();
+                    return await ReportAsync(method, answer, parse.GetValue(output), style, terminal, call.Token).ConfigureAwait(false);
+                }
+
+                ProgressBar? receiving = ProgressBar.For(terminal, verbose, "received");
+                FileInfo? target = parse.GetValue(output);
+                (CoapResponse response, bool written) = await DownloadAsync(call, request, target, style, terminal, receiving).ConfigureAwait(false);
+                receiving?.Finish();
+                return written ? Report(method, response, terminal, toFile: target is not null) : await ReportAsync(method, response, null, style, terminal, call.Token).ConfigureAwait(false);
             }, cancellationToken);
         });
         return command;
     }
 
-    /// <summary>An option that takes a Content-Format by name or number; an unknown name is a usage error.</summary>
-    internal static Option<ushort?> FormatOption(string name, string alias, string description) => new(name, alias)
+    /// <summary>
+    /// Prints the outcome: the status line when it helps, the payload where it was asked for; the exit code from the
+    /// response class. The payload of a 2.xx response goes to <paramref name="output"/> when given.
+    /// </summary>
+    internal static async Task<int> ReportAsync(CoapCode method, CoapResponse response, FileInfo? output, PayloadStyle style, Terminal terminal, CancellationToken cancellationToken)
     {
-        Description = $"{description}: a name ({ContentFormats.Names}), a media type, or a number.",
-        HelpName = "FORMAT",
-        CustomParser = result =>
+        if (response.IsSuccess && output is not null)
         {
-            string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (ContentFormats.TryParse(text, out ushort format))
-            {
-                return format;
-            }
+            await File.WriteAllBytesAsync(output.FullName, response.Payload, cancellationToken).ConfigureAwait(false);
+            return Report(method, response, terminal, toFile: true);
+        }
 
-            result.AddError($"'{text}' is not a Content-Format: use a name ({ContentFormats.Names}), a media type or a number from 0 to 65535.");
-            return null;
-        },
-    };
+        int exit = Report(method, response, terminal, toFile: false);
+        if (response.IsSuccess)
+        {
+            terminal.WritePayload(response.Payload, response.ContentFormat, style);
+        }
 
-    /// <summary>Prints the outcome: the status line when it helps, the payload where it was asked for; the exit code from the response class.</summary>
-    internal static async Task<int> ReportAsync(CoapResponse response, FileInfo? output, Terminal terminal, CancellationToken cancellationToken)
+        return exit;
+    }
+
+    /// <summary>
+    /// The status line on standard error when it tells something the exit code does not: on a terminal, when the
+    /// payload went to a file, for every answer to a method that changes something (PUT, POST, DELETE, PATCH, iPATCH:
+    /// its code says what happened), and for an error, whose diagnostic payload follows it (RFC 7252 section 5.5.2).
+    /// Where the server put what a POST created (Location-Path and Location-Query, section 5.10.7) follows the status.
+    /// </summary>
+    private static int Report(CoapCode method, CoapResponse response, Terminal terminal, bool toFile)
     {
-        // On a terminal the status says what came back; in a script the exit code does, and an error is always said.
-        if (!response.IsSuccess || terminal.OutputIsTerminal || output is not null)
+        bool changes = method != CoapCode.Get && method != CoapCode.Fetch;
+        if (!response.IsSuccess || changes || terminal.OutputIsTerminal || toFile)
         {
             terminal.WriteStatus(response);
         }
 
-        if (!response.IsSuccess)
+        if (response.Options.Contains(CoapOptionNumber.LocationPath) || response.Options.Contains(CoapOptionNumber.LocationQuery))
+        {
+            string query = response.Message.LocationQuery;
+            terminal.WriteInfo("Location: " + response.Message.LocationPath + (query.Length > 0 ? "?" + query : string.Empty));
+        }
+
+        if (!response.IsSuccess && !response.Payload.IsEmpty)
         {
             // RFC 7252 section 5.5.2: an error's payload is a diagnostic for a human, not the resource.
-            if (!response.Payload.IsEmpty)
-            {
-                terminal.WriteInfo(response.GetPayloadString());
-            }
-        }
-        else if (output is not null)
-        {
-            await File.WriteAllBytesAsync(output.FullName, response.Payload, cancellationToken).ConfigureAwait(false);
-        }
-        else
-        {
-            terminal.WritePayload(response.Payload, response.ContentFormat);
+            terminal.WriteInfo(response.GetPayloadString());
         }
 
         return ExitCodes.For(response.Code);
     }
 
-    private static bool TryReadPayload(string? text, string? file, Terminal terminal, out ReadOnlyMemory<byte> payload)
+    /// <summary>
+    /// Sends a request whose answer's body is written as it arrives: into a file beside -o (renamed over it when the
+    /// transfer succeeds, deleted when it does not, so a failed download never leaves half a file), or to standard
+    /// output as raw bytes. A payload shown for reading needs all of it first, and is returned in the response.
+    /// </summary>
+    /// <returns>The response, and whether its payload went where it belongs already.</returns>
+    private static async Task<(CoapResponse Response, bool Written)> DownloadAsync(ClientCall call, CoapMessage request, FileInfo? output, PayloadStyle style, Terminal terminal, ProgressBar? progress)
     {
-        payload = default;
+        if (output is not null)
+        {
+            string partial = Path.Combine(output.DirectoryName ?? ".", "." + output.Name + "." + Guid.NewGuid().ToString("N")[..8] + ".part");
+            bool kept = false;
+            try
+            {
+                CoapResponse response;
+                await using (FileStream file = new(partial, FileMode.CreateNew, FileAccess.Write, FileShare.None, 64 * 1024, FileOptions.Asynchronous))
+                {
+                    response = await call.Client.DownloadAsync(request, call.Peer, file, progress, call.Token).ConfigureAwait(false);
+                }
+
+                if (response.IsSuccess)
+                {
+                    File.Move(partial, output.FullName, overwrite: true);
+                    kept = true;
+                }
+
+                return (response, response.IsSuccess);
+            }
+            finally
+            {
+                if (!kept)
+                {
+                    File.Delete(partial);
+                }
+            }
+        }
+
+        if (style == PayloadStyle.Raw)
+        {
+            // Blocks are written as they arrive, gathered into 64 KiB writes rather than a system call per block.
+            await using BufferedStream raw = new(terminal.OpenRawOutput(), 64 * 1024);
+            CoapResponse response = await call.Client.DownloadAsync(request, call.Peer, raw, progress, call.Token).ConfigureAwait(false);
+            return (response, response.IsSuccess);
+        }
+
+        using MemoryStream whole = new();
+        CoapResponse shown = await call.Client.DownloadAsync(request, call.Peer, whole, progress, call.Token).ConfigureAwait(false);
+        if (shown.IsSuccess)
+        {
+            shown.Message.Payload = whole.ToArray();
+        }
+
+        return (shown, false);
+    }
+
+    /// <summary>The body to send: -d's text, -f's file, or standard input for -f -; none when neither is given (standard input is then never read).</summary>
+    private static bool TryOpenPayload(string? text, string? file, Terminal terminal, out Stream? body)
+    {
+        body = null;
         try
         {
             if (text is not null)
             {
-                payload = System.Text.Encoding.UTF8.GetBytes(text);
+                body = new MemoryStream(System.Text.Encoding.UTF8.GetBytes(text), writable: false);
             }
-            else if (file == "-" || (file is null && Console.IsInputRedirected))
+            else if (file == "-")
             {
-                using Stream input = Console.OpenStandardInput();
-                using MemoryStream buffer = new();
-                input.CopyTo(buffer);
-                payload = buffer.ToArray();
+                body = Console.OpenStandardInput();
             }
             else if (file is not null)
             {
-                payload = File.ReadAllBytes(file);
+                body = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.Read, 64 * 1024);
             }
 
             return true;

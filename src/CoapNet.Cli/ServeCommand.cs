@@ -49,7 +49,7 @@ internal static class ServeCommand
         };
         Option<bool> verbose = new("--verbose", "-v") { Description = "Print every message sent and received to standard error, libcoap-style, with the peer." };
 
-        Command command = new("serve", "Serve a folder's files read-only: GET /path answers the file, /.well-known/core lists them with a Content-Format by extension. Paths out of the folder are refused (4.03). Ctrl+C stops it.")
+        Command command = new("serve", "Serve a folder's files read-only, any size, block by block (RFC 7959): GET /path answers the file, GET / or a folder lists it, /.well-known/core lists the files with a Content-Format by extension. Paths out of the folder are refused (4.03). Ctrl+C stops it.")
         {
             folder, port, tcpPort, address, verbose,
         };
@@ -63,7 +63,14 @@ internal static class ServeCommand
             {
                 Endpoints = [new IPEndPoint(ip, parse.GetValue(port))],
                 TcpEndpoints = tcp is int p ? [new IPEndPoint(ip, p)] : [],
-                Endpoint = new CoapEndpointOptions { LoggerFactory = logging },
+                Endpoint = new CoapEndpointOptions
+                {
+                    LoggerFactory = logging,
+
+                    // A file being downloaded stays open between its blocks; this bounds the open files well inside the
+                    // usual limit of 1024 descriptors (past it a block opens the file again instead).
+                    Blockwise = new Blockwise.BlockwiseOptions { MaxStoredBodies = 256 },
+                },
             });
             int files = new FolderResources(root.FullName).Map(server);
             try

@@ -1,5 +1,4 @@
-using System.Text;
-using System.Text.Unicode;
+using CoapNet.Cli.Output;
 using CoapNet.Messages;
 using Spectre.Console;
 
@@ -14,6 +13,7 @@ namespace CoapNet.Cli;
 internal sealed class Terminal
 {
     private readonly object _gate = new();
+    private bool _progressShown;
 
     /// <summary>Creates the terminal over the process's own streams.</summary>
     public Terminal()
@@ -21,9 +21,16 @@ internal sealed class Terminal
     {
     }
 
-    private Terminal(TextWriter output, TextWriter error, bool outputRedirected, bool errorRedirected, Func<Stream> rawOutput)
+    /// <summary>Creates the terminal over given writers (tests): a stream is a terminal when it is not redirected.</summary>
+    /// <param name="output">Standard output as text.</param>
+    /// <param name="error">Standard error.</param>
+    /// <param name="outputRedirected">True when standard output is a file or a pipe.</param>
+    /// <param name="errorRedirected">True when standard error is a file or a pipe.</param>
+    /// <param name="rawOutput">Opens standard output as bytes.</param>
+    internal Terminal(TextWriter output, TextWriter error, bool outputRedirected, bool errorRedirected, Func<Stream> rawOutput)
     {
         OutputIsTerminal = !outputRedirected;
+        ErrorIsTerminal = !errorRedirected;
         Output = Create(output, outputRedirected);
         Error = Create(error, errorRedirected);
 
@@ -35,6 +42,9 @@ internal sealed class Terminal
     /// <summary>True when standard output is a terminal, not a file or a pipe.</summary>
     public bool OutputIsTerminal { get; }
 
+    /// <summary>True when standard error is a terminal: only then is a progress bar drawn on it.</summary>
+    public bool ErrorIsTerminal { get; }
+
     /// <summary>Standard output, for text and tables.</summary>
     public IAnsiConsole Output { get; }
 
@@ -42,6 +52,10 @@ internal sealed class Terminal
     public IAnsiConsole Error { get; }
 
     private Func<Stream> RawOutput { get; }
+
+    /// <summary>Standard output as a stream of bytes, for a payload written as it arrives; the caller disposes it (the descriptor stays open).</summary>
+    /// <returns>The stream.</returns>
+    public Stream OpenRawOutput() => RawOutput();
 
     /// <summary>Writes one line of the wire dump to standard error; safe from any thread.</summary>
     /// <param name="direction">"-&gt;" or "&lt;-", with the peer when there is one.</param>
@@ -51,6 +65,7 @@ internal sealed class Terminal
         string colour = direction.StartsWith("->", StringComparison.Ordinal) ? "blue" : "green";
         lock (_gate)
         {
+            EndProgressLocked();
             Error.MarkupLine($"[{colour}]{Markup.Escape(direction)}[/] {Markup.Escape(line)}");
         }
     }
@@ -61,6 +76,7 @@ internal sealed class Terminal
     {
         lock (_gate)
         {
+            EndProgressLocked();
             Error.MarkupLine($"[yellow]warning:[/] {Markup.Escape(text)}");
         }
     }
@@ -71,6 +87,7 @@ internal sealed class Terminal
     {
         lock (_gate)
         {
+            EndProgressLocked();
             Error.MarkupLine($"[red]error:[/] {Markup.Escape(text)}");
         }
     }
@@ -81,6 +98,7 @@ internal sealed class Terminal
     {
         lock (_gate)
         {
+            EndProgressLocked();
             Error.MarkupLine(Markup.Escape(text));
         }
     }
@@ -93,33 +111,80 @@ internal sealed class Terminal
         string format = response.ContentFormat is ushort ct ? $" ({ContentFormats.Describe(ct)})" : string.Empty;
         lock (_gate)
         {
+            EndProgressLocked();
             Error.MarkupLine($"[{colour}]{Markup.Escape(response.Code.ToString())}[/]{Markup.Escape(format)}");
         }
     }
 
     /// <summary>
-    /// Writes a payload to standard output: the bytes as they are when it is redirected; on a terminal,
-    /// text as text and anything else as a hex dump, so binary never garbles the screen.
+    /// Draws the progress line on standard error in place (a carriage return, the line, erase to its end), when standard
+    /// error is a terminal; nothing otherwise, so a log file or a pipe never gets one.
+    /// </summary>
+    /// <param name="line">The line, without a newline.</param>
+    public void WriteProgress(string line)
+    {
+        if (!ErrorIsTerminal)
+        {
+            return;
+        }
+
+        lock (_gate)
+        {
+            TextWriter writer = Error.Profile.Out.Writer;
+            writer.Write("\r" + line + "\u001b[K");
+            writer.Flush();
+            _progressShown = true;
+        }
+    }
+
+    /// <summary>Ends the progress line, so what follows starts on a line of its own.</summary>
+    public void EndProgress()
+    {
+        lock (_gate)
+        {
+            EndProgressLocked();
+        }
+    }
+
+    /// <summary>
+    /// Writes a payload to standard output: the bytes as they are (<see cref="PayloadStyle.Raw"/>), or shown for a
+    /// reader (<see cref="PayloadStyle.Pretty"/>: CBOR in diagnostic notation, JSON indented, text as text, other
+    /// binary as a hex dump, see <see cref="PayloadFormatter"/>), so binary never garbles the screen.
     /// </summary>
     /// <param name="payload">The payload.</param>
     /// <param name="contentFormat">Its Content-Format, or null.</param>
-    public void WritePayload(ReadOnlyMemory<byte> payload, ushort? contentFormat)
+    /// <param name="style">Raw or pretty; <see cref="StyleFor"/> picks it from the flags and the terminal.</param>
+    /// <param name="separated">True to end a raw text payload with a newline, so each of several (notifications) is a line of its own.</param>
+    public void WritePayload(ReadOnlyMemory<byte> payload, ushort? contentFormat, PayloadStyle style, bool separated = false)
     {
         if (payload.IsEmpty)
         {
             return;
         }
 
-        if (!OutputIsTerminal)
+        if (style == PayloadStyle.Raw)
         {
-            using Stream raw = RawOutput();
-            raw.Write(payload.Span);
-            raw.Flush();
+            lock (_gate)
+            {
+                using Stream raw = RawOutput();
+                raw.Write(payload.Span);
+                if (separated && PayloadFormatter.IsText(payload.Span, contentFormat) && payload.Span[^1] != (byte)'\n')
+                {
+                    raw.WriteByte((byte)'\n');
+                }
+
+                raw.Flush();
+            }
+
             return;
         }
 
-        bool text = (ContentFormats.IsText(contentFormat) || contentFormat is null) && Utf8.IsValid(payload.Span);
-        string shown = text ? Encoding.UTF8.GetString(payload.Span) : HexDump(payload.Span);
+        string shown = PayloadFormatter.Format(payload, contentFormat, out string? warning);
+        if (warning is not null)
+        {
+            WriteWarning(warning);
+        }
+
         lock (_gate)
         {
             Output.Profile.Out.Writer.Write(shown);
@@ -131,6 +196,12 @@ internal sealed class Terminal
             Output.Profile.Out.Writer.Flush();
         }
     }
+
+    /// <summary>Raw when asked (--raw) or when standard output is a file or a pipe (byte-exact), pretty when asked (--pretty) or on a terminal.</summary>
+    /// <param name="raw">--raw was given.</param>
+    /// <param name="pretty">--pretty was given.</param>
+    /// <returns>The style.</returns>
+    public PayloadStyle StyleFor(bool raw, bool pretty) => raw ? PayloadStyle.Raw : pretty || OutputIsTerminal ? PayloadStyle.Pretty : PayloadStyle.Raw;
 
     private static IAnsiConsole Create(TextWriter writer, bool redirected)
     {
@@ -144,28 +215,13 @@ internal sealed class Terminal
         });
     }
 
-    // 16 bytes a line: offset, hex, and the printable ASCII beside it.
-    private static string HexDump(ReadOnlySpan<byte> bytes)
+    private void EndProgressLocked()
     {
-        StringBuilder dump = new();
-        for (int offset = 0; offset < bytes.Length; offset += 16)
+        if (_progressShown)
         {
-            ReadOnlySpan<byte> row = bytes.Slice(offset, Math.Min(16, bytes.Length - offset));
-            dump.Append(offset.ToString("x8", System.Globalization.CultureInfo.InvariantCulture)).Append("  ");
-            for (int i = 0; i < 16; i++)
-            {
-                dump.Append(i < row.Length ? row[i].ToString("x2", System.Globalization.CultureInfo.InvariantCulture) + " " : "   ");
-            }
-
-            dump.Append(' ');
-            foreach (byte b in row)
-            {
-                dump.Append(b is >= 0x20 and < 0x7f ? (char)b : '.');
-            }
-
-            dump.Append('\n');
+            _progressShown = false;
+            Error.Profile.Out.Writer.WriteLine();
+            Error.Profile.Out.Writer.Flush();
         }
-
-        return dump.ToString();
     }
 }

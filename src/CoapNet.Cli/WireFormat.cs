@@ -100,8 +100,9 @@ internal static class WireFormat
             case CoapOptionNumber.ContentFormat or CoapOptionNumber.Accept when option.TryGetUInt(out uint format) && format <= ushort.MaxValue:
                 return ContentFormats.Describe((ushort)format);
             case CoapOptionNumber.Block1 or CoapOptionNumber.Block2 when option.TryGetUInt(out uint block):
-                // libcoap's NUM/M/SIZE, with '_' for a last block (RFC 7959 section 2.2).
-                return string.Create(CultureInfo.InvariantCulture, $"{block >> 4}/{((block & 0x8) != 0 ? 'M' : '_')}/{16 << (int)(block & 0x7)}");
+                // libcoap's NUM/M/SIZE, with '_' for a last block (RFC 7959 section 2.2); SZX 7 is no size but BERT, a
+                // block of several KiB whose number counts KiB (RFC 8323 section 6).
+                return string.Create(CultureInfo.InvariantCulture, $"{block >> 4}/{((block & 0x8) != 0 ? 'M' : '_')}/{((block & 0x7) == 7 ? "BERT" : (16 << (int)(block & 0x7)).ToString(CultureInfo.InvariantCulture))}");
         }
 
         return option.ToOption() switch

@@ -8,7 +8,8 @@ namespace CoapNet.Cli;
 /// The logger behind <c>-v</c>: the library logs every message in and out at Debug level with the
 /// <see cref="CoapMessage"/> itself in the state ("Message") and the peer beside it ("Remote" over UDP,
 /// "Peer" over TCP); this provider picks those records out and prints each message libcoap-style,
-/// so the dump needs no API of its own. Warnings (a malformed datagram dropped) are printed as they are.
+/// so the dump needs no API of its own. Each retransmission is a line too ("-&gt; retransmission 1/4 of i:7d34", the
+/// Message ID as the dump writes it), and warnings (a malformed datagram dropped) are printed as they are.
 /// </summary>
 internal sealed class WireLoggerProvider : ILoggerProvider
 {
@@ -82,6 +83,53 @@ internal sealed class WireLoggerProvider : ILoggerProvider
         return true;
     }
 
+    /// <summary>Finds a retransmission in a log record's state: which one of how many, of which Message ID, to which peer.</summary>
+    /// <param name="state">The state of a source-generated log record.</param>
+    /// <param name="line">"retransmission 1/4 of i:7d34".</param>
+    /// <param name="peer">The peer, when the record names one.</param>
+    /// <returns>True when the record is a retransmission.</returns>
+    internal static bool TryGetRetransmission<TState>(TState state, out string line, out CoapPeer? peer)
+    {
+        line = string.Empty;
+        peer = null;
+        if (state is not IReadOnlyList<KeyValuePair<string, object?>> values)
+        {
+            return false;
+        }
+
+        object? attempt = null, max = null, messageId = null;
+        bool retransmission = false;
+        foreach (KeyValuePair<string, object?> pair in values)
+        {
+            switch (pair.Key)
+            {
+                case "{OriginalFormat}":
+                    retransmission = pair.Value is string template && template.Contains(" retransmission {Attempt}", StringComparison.Ordinal);
+                    break;
+                case "Attempt":
+                    attempt = pair.Value;
+                    break;
+                case "Max":
+                    max = pair.Value;
+                    break;
+                case "MessageId":
+                    messageId = pair.Value;
+                    break;
+                case "Peer":
+                    peer = pair.Value as CoapPeer;
+                    break;
+            }
+        }
+
+        if (!retransmission || messageId is not ushort id)
+        {
+            return false;
+        }
+
+        line = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"retransmission {attempt}/{max} of i:{id:x4}");
+        return true;
+    }
+
     private sealed class WireLogger(WireLoggerProvider provider) : ILogger
     {
         public IDisposable? BeginScope<TState>(TState state)
@@ -96,6 +144,10 @@ internal sealed class WireLoggerProvider : ILoggerProvider
                 string arrow = outgoing ? "->" : "<-";
                 string who = provider._showPeer && peer is not null ? " " + peer : string.Empty;
                 provider._terminal.WriteWire(arrow + who, WireFormat.Format(message!, peer?.Scheme.EndsWith("+tcp", StringComparison.Ordinal) ?? false));
+            }
+            else if (TryGetRetransmission(state, out string line, out CoapPeer? to))
+            {
+                provider._terminal.WriteWire("->" + (provider._showPeer && to is not null ? " " + to : string.Empty), line);
             }
             else if (logLevel >= LogLevel.Warning)
             {

@@ -70,7 +70,10 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// <summary>Passes <paramref name="response"/> up, after fetching the rest of its body when it is the first of several Block2 blocks; follow-ups copy <paramref name="template"/>.</summary>
     private void ReceiveBody(IClientCall call, CoapMessage template, CoapMessage response, Action<IClientCall, CoapMessage> next)
     {
-        if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == 0))
+        // RFC 7959 section 2.4: a request may ask for a later block to start from (an early Block2 with NUM > 0); the
+        // body is then the rest from there.
+        int asked = template.Block2?.Number ?? 0;
+        if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == asked))
         {
             if (response.Code.IsSuccess && call.Transfer?.Destination is { } destination)
             {
@@ -86,14 +89,14 @@ internal sealed partial class BlockwiseStage : CoapStage
             return;
         }
 
-        if (first.Number != 0)
+        if (first.Number != asked)
         {
-            throw new CoapException($"{call.Peer.EndPoint} answered with block {first.Number} of a body when block 0 was expected (RFC 7959 section 2.4).", call.Peer.EndPoint);
+            throw new CoapException($"{call.Peer.EndPoint} answered with block {first.Number} of a body when block {asked} was expected (RFC 7959 section 2.4).", call.Peer.EndPoint);
         }
 
         // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2; with a
         // window, several at once by number once Size2 has told how many there are.
-        if (_options.MaxBlocksInFlight > 1 && first.More && first.SizeExponent != 7 && response.Size2 is uint size)
+        if (_options.MaxBlocksInFlight > 1 && asked == 0 && first.More && first.SizeExponent != 7 && response.Size2 is uint size)
         {
             new WindowedDownload(this, call, template, response, size, next).Start();
             return;

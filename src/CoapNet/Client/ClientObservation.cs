@@ -29,6 +29,9 @@ internal sealed class ClientObservation : IDisposable
         new BoundedChannelOptions(Buffered) { FullMode = BoundedChannelFullMode.DropOldest, SingleReader = true });
 
     private readonly object _gate = new();
+
+    // The deregistration sent when the observation ended (null inside when none was): set once, by End.
+    private readonly TaskCompletionSource<Task<CoapMessage>?> _deregistration = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private CancellationTokenSource? _current;
     private ITimer? _silence;
     private ReadOnlyMemory<byte> _token;
@@ -60,6 +63,16 @@ internal sealed class ClientObservation : IDisposable
             }
         }
     }
+
+    /// <summary>
+    /// Completes when the observation has ended, with the GET carrying Observe=1 that ended it (its task completes with
+    /// the server's answer), or with null when no deregistration was sent: the server ended the observation, it failed,
+    /// or the server never accepted it.
+    /// </summary>
+    public Task<Task<CoapMessage>?> Deregistration => _deregistration.Task;
+
+    /// <summary>The server the observation is with.</summary>
+    public CoapPeer Peer => _peer;
 
     /// <summary>Sends the registration.</summary>
     public void Start() => Register();
@@ -242,30 +255,34 @@ internal sealed class ClientObservation : IDisposable
 
         current?.Cancel();
         current?.Dispose();
-        if (sendDeregistration)
-        {
-            Deregister(token);
-        }
-
+        _deregistration.TrySetResult(sendDeregistration ? Deregister(token) : null);
         _channel.Writer.TryComplete(failure);
     }
 
-    /// <summary>RFC 7641 section 3.6: a GET with Observe=1 and the observation's token; its answer is not awaited.</summary>
-    private void Deregister(ReadOnlyMemory<byte> token)
+    /// <summary>
+    /// RFC 7641 section 3.6: a GET with Observe=1 and the observation's token. Nothing here waits for its answer; the
+    /// task is kept for a caller that does (<see cref="CoapObservation.DeregisterAsync"/>). Null when it could not be sent.
+    /// </summary>
+    private Task<CoapMessage>? Deregister(ReadOnlyMemory<byte> token)
     {
         CoapMessage request = CopyTemplate(_template, 1);
         request.Token = token;
         try
         {
-            _ = _exchanges.SendAsync(request, _peer, CancellationToken.None).ContinueWith(
+            Task<CoapMessage> sent = _exchanges.SendAsync(request, _peer, CancellationToken.None);
+
+            // Observed here, so a failure nobody awaits is not reported as unobserved.
+            _ = sent.ContinueWith(
                 static task => _ = task.Exception,
                 CancellationToken.None,
                 TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously,
                 TaskScheduler.Default);
+            return sent;
         }
         catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
         {
             // The client is closing, or the token is in use again: the server learns by RST on the next notification.
+            return null;
         }
     }
 

@@ -172,7 +172,8 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// Sends a request built by hand to <paramref name="peer"/>, over the transport its scheme names
-    /// ("coap" or "coap+tcp"). The client assigns the Message ID (over UDP) and, when empty, the token.
+    /// ("coap", "coaps" or "coap+tcp"). The client assigns the Message ID (over UDP) and, when empty, the token.
+    /// A coaps peer is sent to in the DTLS session with its address, made first if there is none (RFC 7252 section 9.1).
     /// </summary>
     /// <remarks>No-Response (RFC 7967) as for <see cref="Send(CoapMessage, IPEndPoint, CancellationToken)"/>.</remarks>
     /// <param name="request">The request.</param>
@@ -186,14 +187,16 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     public CoapResponse Send(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(peer);
-        return new(EndpointFor(peer.Scheme).SendRequest(request, peer, cancellationToken), peer.EndPoint);
+        CoapPeer target = InSession(peer, cancellationToken);
+        return new(EndpointFor(target.Scheme).SendRequest(request, target, cancellationToken), target.EndPoint);
     }
 
     /// <inheritdoc cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>
     public async Task<CoapResponse> SendAsync(CoapMessage request, CoapPeer peer, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(peer);
-        return new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
+        CoapPeer target = await InSessionAsync(peer, cancellationToken).ConfigureAwait(false);
+        return new(await EndpointFor(target.Scheme).SendRequestAsync(request, target, cancellationToken).ConfigureAwait(false), target.EndPoint);
     }
 
     /// <summary>
@@ -352,24 +355,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(onNotification);
         CoapMessage request = BuildObserveRequest(uri);
-        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
-        ClientObservation observation = CreateObservation(request, peer);
-        TaskCompletionSource first = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(static state => ((ClientObservation)state!).Dispose(), observation);
-        observation.Start();
-        Task pump = PumpAsync(observation, onNotification, onError, first, registration);
-
-        // Not sync-over-async: the first response is signaled by the receive loop or a timer on pool threads.
-        try
-        {
-            first.Task.GetAwaiter().GetResult();
-        }
-        catch (ChannelClosedException) when (cancellationToken.IsCancellationRequested)
-        {
-            throw new OperationCanceledException(cancellationToken);
-        }
-
-        return new CoapObservation(observation, pump);
+        return ObserveCore(request, InSession(ResolveDestination(uri), cancellationToken), onNotification, onError, cancellationToken);
     }
 
     /// <summary>Closes the socket and the connections; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
@@ -470,10 +456,14 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private static CoapCode BodyMethod(CoapCode? method)
     {
         CoapCode chosen = method ?? CoapCode.Put;
-        return chosen == CoapCode.Put || chosen == CoapCode.Post || chosen == CoapCode.Fetch || chosen == CoapCode.Patch || chosen == CoapCode.IPatch
-            ? chosen
-            : throw new ArgumentException($"{chosen} carries no request body; upload with PUT, POST, FETCH, PATCH or iPATCH.", nameof(method));
+        return CarriesBody(chosen) ? chosen : throw NoBody(chosen, nameof(method));
     }
+
+    private static bool CarriesBody(CoapCode method)
+        => method == CoapCode.Put || method == CoapCode.Post || method == CoapCode.Fetch || method == CoapCode.Patch || method == CoapCode.IPatch;
+
+    private static ArgumentException NoBody(CoapCode method, string parameter)
+        => new($"{method} carries no request body; upload with PUT, POST, FETCH, PATCH or iPATCH.", parameter);
 
     private static BlockTransfer UploadFrom(Stream body, IProgress<CoapTransferProgress>? progress)
     {

@@ -155,6 +155,49 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         _uploads.Should().BeEmpty();
     }
 
+    [Fact]
+    public async Task AHandBuiltDownloadUsesItsEarlyBlock2ForTheSizeAndTheBlockToStartFrom()
+    {
+        CoapClient client = Start();
+        using MemoryStream destination = new();
+        CoapMessage request = CoapMessage.CreateRequest(CoapCode.Get, Large(3000), CoapMessageType.Confirmable);
+        request.Block2 = new CoapBlock(2, false, CoapBlock.GetSizeExponent(256));
+
+        CoapResponse response = await client.DownloadAsync(request, new Channels.CoapPeer("coap", ServerAddress), destination).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.Content);
+        destination.ToArray().Should().Equal(Body(3000)[512..], "RFC 7959 section 2.4: the transfer starts at the block asked for");
+        Network.SentBetween(ClientAddress, ServerAddress).Select(d => d.Parsed.Block2!.Value)
+            .Should().OnlyContain(b => b.Size == 256).And.Subject.Select(b => b.Number).Should().Equal(2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    }
+
+    [Fact]
+    public async Task AHandBuiltUploadSendsItsOptionsWithEveryBlock()
+    {
+        CoapClient client = Start();
+        CoapMessage request = CoapMessage.CreateRequest(CoapCode.Put, Upload, CoapMessageType.Confirmable);
+        request.ContentFormat = CoapContentFormat.Cbor;
+        request.Options.Add((CoapOptionNumber)65000, "x");
+
+        CoapResponse response = await client.UploadAsync(request, new Channels.CoapPeer("coap", ServerAddress), new MemoryStream(Body(3000))).WaitAsync(TimeSpan.FromSeconds(30));
+
+        response.Code.Should().Be(CoapCode.Changed);
+        _uploads.Should().ContainSingle().Which.Should().Equal(Body(3000));
+        _blocksToServer.Should().HaveCount(3).And.OnlyContain(m => m.ContentFormat == CoapContentFormat.Cbor && m.Options.Contains((CoapOptionNumber)65000));
+    }
+
+    [Fact]
+    public void AHandBuiltUploadWithAPayloadOfItsOwnIsRefused()
+    {
+        CoapClient client = Start();
+        CoapMessage request = CoapMessage.CreateRequest(CoapCode.Put, Upload, CoapMessageType.Confirmable);
+        request.SetPayload("already");
+
+        Action upload = () => client.Upload(request, new Channels.CoapPeer("coap", ServerAddress), new MemoryStream(Body(10)));
+
+        upload.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("request");
+    }
+
     private CoapClient Start()
     {
         CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Endpoint = new CoapEndpointOptions { TimeProvider = Time } });

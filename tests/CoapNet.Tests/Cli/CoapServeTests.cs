@@ -64,6 +64,36 @@ public sealed class CoapServeTests : IDisposable
     }
 
     [SkippableFact]
+    public async Task ServesAFileOfAnySizeBlockByBlockAndListsTheFolderAtTheRoot()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        byte[] big = new byte[1_000_000];
+        new Random(7959).NextBytes(big);
+        await File.WriteAllBytesAsync(Path.Combine(_root, "big.bin"), big);
+        using ServeProcess serve = await ServeProcess.StartAsync(_root);
+        string download = Path.Combine(_root, "..", Guid.NewGuid().ToString("N"));
+        try
+        {
+            CoapToolResult udp = await CoapTool.RunAsync("get", new Uri(serve.Udp, "/big.bin").ToString(), "-o", download);
+            CoapToolResult tcp = await CoapTool.RunAsync("get", new Uri(serve.Tcp, "/big.bin").ToString());
+            CoapToolResult root = await CoapTool.RunAsync("get", new Uri(serve.Udp, "/").ToString());
+            CoapToolResult folder = await CoapTool.RunAsync("get", new Uri(serve.Udp, "/data").ToString());
+
+            udp.ExitCode.Should().Be(0, udp.ToString());
+            (await File.ReadAllBytesAsync(download)).Should().Equal(big, "RFC 7959: the file goes block by block, however large");
+            tcp.Output.Should().Equal(big);
+            root.ExitCode.Should().Be(0, root.ToString());
+            root.OutputText.Split('\n', StringSplitOptions.RemoveEmptyEntries).Should().BeEquivalentTo(
+                "coap serve: /", "/hello.txt  18 bytes  text/plain", "/data/", "/big.bin  1000000 bytes  application/octet-stream");
+            folder.OutputText.Should().Be("coap serve: /data/\n/data/reading.cbor  5 bytes  application/cbor\n");
+        }
+        finally
+        {
+            File.Delete(download);
+        }
+    }
+
+    [SkippableFact]
     public async Task RefusesASymbolicLinkThatLeadsOutOfTheFolder()
     {
         Skip.If(OperatingSystem.IsWindows(), "symbolic links need privileges there");

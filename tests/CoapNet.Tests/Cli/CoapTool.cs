@@ -27,9 +27,21 @@ internal static class CoapTool
     /// <summary>Runs the tool to completion.</summary>
     /// <param name="stdin">What to pipe into standard input; it is closed either way.</param>
     /// <param name="arguments">The command line after "coap".</param>
-    public static async Task<CoapToolResult> RunAsync(byte[]? stdin, params string[] arguments)
+    public static Task<CoapToolResult> RunAsync(byte[]? stdin, params string[] arguments)
+        => RunAsync(Redirected(ChildProcess.DotnetHost, [Dll, .. arguments]), stdin, "coap " + string.Join(' ', arguments));
+
+    /// <inheritdoc cref="RunAsync(byte[], string[])"/>
+    public static Task<CoapToolResult> RunAsync(params string[] arguments) => RunAsync((byte[]?)null, arguments);
+
+    /// <summary>Runs a POSIX shell script that runs the tool, the way a user's script does: <c>sh -c SCRIPT ARGUMENTS</c> ($0, $1, ...).</summary>
+    /// <param name="script">The script.</param>
+    /// <param name="arguments">Its positional parameters, from $0.</param>
+    public static Task<CoapToolResult> RunShellAsync(string script, params string[] arguments)
+        => RunAsync(Redirected("/bin/sh", ["-c", script, .. arguments]), null, "sh -c " + script);
+
+    private static async Task<CoapToolResult> RunAsync(ProcessStartInfo info, byte[]? stdin, string what)
     {
-        using Process process = new() { StartInfo = StartInfo(arguments) };
+        using Process process = new() { StartInfo = info };
         process.Start();
         Task<byte[]> output = ReadAllAsync(process.StandardOutput.BaseStream);
         Task<string> error = process.StandardError.ReadToEndAsync();
@@ -47,26 +59,22 @@ internal static class CoapTool
         catch (OperationCanceledException)
         {
             process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"coap {string.Join(' ', arguments)} did not exit within {Liveness}.");
+            throw new TimeoutException($"{what} did not exit within {Liveness}.");
         }
 
         return new CoapToolResult(process.ExitCode, await output, await error);
     }
 
-    /// <inheritdoc cref="RunAsync(byte[], string[])"/>
-    public static Task<CoapToolResult> RunAsync(params string[] arguments) => RunAsync(null, arguments);
-
-    /// <summary>How to start the tool with every stream redirected.</summary>
-    private static ProcessStartInfo StartInfo(params string[] arguments)
+    /// <summary>How to start a program with every stream redirected.</summary>
+    private static ProcessStartInfo Redirected(string program, IEnumerable<string> arguments)
     {
-        ProcessStartInfo info = new(ChildProcess.DotnetHost)
+        ProcessStartInfo info = new(program)
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        info.ArgumentList.Add(Dll);
         foreach (string argument in arguments)
         {
             info.ArgumentList.Add(argument);

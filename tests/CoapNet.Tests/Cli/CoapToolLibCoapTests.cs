@@ -100,6 +100,103 @@ public abstract class CoapToolLibCoapTests
         ping.OutputText.Should().StartWith("pong from ");
     }
 
+    [SkippableFact]
+    public async Task ObservesTheClockUntilTheCountAndDeregisters()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+
+        CoapToolResult result = await CoapTool.RunAsync("observe", Uri(server, "/time"), "--count", "2", "-v");
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        result.OutputText.Split('\n', StringSplitOptions.RemoveEmptyEntries).Should().HaveCount(2).And.OnlyContain(l => Clock.IsMatch(l));
+        AssertDeregistered(result.ErrorLines);
+    }
+
+    [SkippableFact]
+    public async Task CtrlCDeregistersFromLibcoapAndExitsCleanly()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        using LibCoapServer server = LibCoapServer.Start();
+        int printed = 0;
+        using Infrastructure.ChildProcess observe = Infrastructure.ChildProcess.StartDll(CoapTool.Dll, ["observe", Uri(server, "/time"), "-v"], line =>
+        {
+            if (Clock.IsMatch(line))
+            {
+                Interlocked.Increment(ref printed);
+            }
+        });
+        await Infrastructure.Wait.UntilAsync(() => Volatile.Read(ref printed) >= 1, "a notification printed", CoapTool.Liveness);
+
+        await observe.SignalAsync("INT");
+
+        (await observe.WaitForExitAsync(CoapTool.Liveness)).Should().Be(0, observe.Output);
+        AssertDeregistered(observe.Output.Split('\n', StringSplitOptions.TrimEntries));
+    }
+
+    [SkippableFact]
+    public async Task SendsAnyOptionWithDashOAndLibcoapRefusesAnUnknownCriticalOne()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+
+        CoapToolResult elective = await CoapTool.RunAsync("get", Uri(server, "/time"), "-O", "2048,0x0a0b", "-O", "65000,hi", "-v");
+        CoapToolResult critical = await CoapTool.RunAsync("get", Uri(server, "/time"), "-O", "2049,x");
+
+        elective.ExitCode.Should().Be(0, elective.ToString());
+        elective.ErrorLines.Should().Contain(l => l.StartsWith("-> ", StringComparison.Ordinal) && l.Contains("2048:0x0a0b, 65000:0x6869 ]", StringComparison.Ordinal));
+        critical.ExitCode.Should().NotBe(0, critical.ToString());
+        critical.Error.Should().Contain("4.02 Bad Option", "RFC 7252 section 5.4.1: a critical option the server does not know is refused");
+    }
+
+    [SkippableFact]
+    public async Task AsksForTheBlockSizeAndTheStartBlockOfDashB()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+
+        CoapToolResult whole = await CoapTool.RunAsync("get", Uri(server, "/"));
+        CoapToolResult blocks = await CoapTool.RunAsync("get", Uri(server, "/"), "-b", "16", "-v");
+        CoapToolResult fromBlock = await CoapTool.RunAsync("get", Uri(server, "/"), "-b", "2,32");
+
+        blocks.ExitCode.Should().Be(0, blocks.ToString());
+        blocks.Output.Should().Equal(whole.Output);
+        string[] sent = [.. blocks.ErrorLines.Where(l => l.StartsWith("-> ", StringComparison.Ordinal) && l.Contains("c:GET", StringComparison.Ordinal))];
+        sent.Should().HaveCount((whole.Output.Length + 15) / 16).And.OnlyContain(l => l.Contains("/16 ]", StringComparison.Ordinal));
+        fromBlock.Output.Should().Equal(whole.Output[64..], "RFC 7959 section 2.4: block 2 of 32 bytes starts at byte 64");
+    }
+
+    [SkippableFact]
+    public async Task ShowsACborResourceInDiagnosticNotation()
+    {
+        using LibCoapServer server = LibCoapServer.Start();
+        string cbor = Path.GetTempFileName();
+        try
+        {
+            // {"t": 42, "v": [1.5, true, null]}
+            await File.WriteAllBytesAsync(cbor, [0xa2, 0x61, 0x74, 0x18, 0x2a, 0x61, 0x76, 0x83, 0xf9, 0x3e, 0x00, 0xf5, 0xf6]);
+
+            CoapToolResult put = await CoapTool.RunAsync("put", Uri(server, "/reading"), "-f", cbor, "-t", "cbor");
+            CoapToolResult pretty = await CoapTool.RunAsync("get", Uri(server, "/reading"), "--pretty");
+            CoapToolResult raw = await CoapTool.RunAsync("get", Uri(server, "/reading"));
+
+            put.ExitCode.Should().Be(0, put.ToString());
+            pretty.OutputText.Should().Be("{\"t\": 42, \"v\": [1.5, true, null]}\n");
+            raw.Output.Should().Equal(await File.ReadAllBytesAsync(cbor), "piped, the payload's bytes go out as they came");
+        }
+        finally
+        {
+            File.Delete(cbor);
+        }
+    }
+
+    private static readonly System.Text.RegularExpressions.Regex Clock = new(@"^[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d$");
+
+    /// <summary>RFC 7641 section 3.6: a GET with Observe=1, answered by libcoap without Observe: it observes for us no longer.</summary>
+    private static void AssertDeregistered(string[] lines)
+    {
+        int deregistration = Array.FindIndex(lines, l => l.StartsWith("-> ", StringComparison.Ordinal) && l.Contains("c:GET", StringComparison.Ordinal) && l.Contains("Observe:1,", StringComparison.Ordinal));
+        deregistration.Should().BeGreaterThan(0, string.Join('\n', lines));
+        lines.Skip(deregistration + 1).Should().Contain(l => l.StartsWith("<- ", StringComparison.Ordinal) && l.Contains(" c:2.05 ", StringComparison.Ordinal) && !l.Contains("Observe:", StringComparison.Ordinal));
+    }
+
     private string Uri(LibCoapServer server, string pathAndQuery) => $"{_scheme}://127.0.0.1:{server.Port}{pathAndQuery}";
 }
 

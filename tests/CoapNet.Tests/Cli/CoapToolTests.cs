@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Text;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Cli;
@@ -55,14 +56,40 @@ public abstract class CoapToolTests
     }
 
     [Fact]
-    public async Task PipedStandardInputIsThePayload()
+    public async Task StandardInputIsThePayloadWithFileDash()
     {
         await using LoopbackServer server = StartEchoServer();
 
-        CoapToolResult result = await CoapTool.RunAsync(Encoding.UTF8.GetBytes("from a pipe"), "put", Uri(server, "/echo"), "-t", "text/plain");
+        CoapToolResult result = await CoapTool.RunAsync(Encoding.UTF8.GetBytes("from a pipe"), "put", Uri(server, "/echo"), "-f", "-", "-t", "text/plain");
 
         result.ExitCode.Should().Be(0, result.ToString());
         result.OutputText.Should().Be("PUT ct=0 accept=- query= payload=from a pipe");
+    }
+
+    [SkippableFact]
+    public async Task StandardInputIsNotReadWithoutFileDashSoAShellLoopRunsOncePerLine()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "a POSIX shell loop");
+        List<string> posted = [];
+        await using LoopbackServer server = LoopbackServer.Start(
+            s => s.MapPost("/log", request =>
+            {
+                lock (posted)
+                {
+                    posted.Add(request.Message.UriQuery + "|" + request.GetPayloadString());
+                }
+
+                return new CoapResponse(CoapCode.Changed);
+            }),
+            LoopbackServer.Options(tcp: true));
+
+        // The loop reads its lines from the same standard input each coap inherits: a tool that read it (there is no -d
+        // or -f here) would take the rest as its payload and the loop would end after one POST.
+        string loop = "printf 'a\\nb\\nc\\n' | while read line; do \"$0\" \"$1\" post \"$2?n=$line\" || exit 9; done";
+        CoapToolResult result = await CoapTool.RunShellAsync(loop, ChildProcess.DotnetHost, CoapTool.Dll, Uri(server, "/log"));
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        posted.Should().Equal("n=a|", "n=b|", "n=c|");
     }
 
     [Fact]
@@ -219,6 +246,160 @@ public abstract class CoapToolTests
         result.Error.Should().Contain("no answer");
     }
 
+    [Fact]
+    public async Task ALargeDownloadGoesToStandardOutputOrTheFileByteForByte()
+    {
+        byte[] body = Deterministic(300_000);
+        await using LoopbackServer server = LoopbackServer.Start(s => s.MapGet("/big", _ => CoapResponse.Content(new MemoryStream(body), CoapContentFormat.OctetStream)), LoopbackServer.Options(tcp: true));
+        string file = Path.Combine(Path.GetTempPath(), Guid.NewGuid().ToString("N"));
+        try
+        {
+            CoapToolResult piped = await CoapTool.RunAsync("get", Uri(server, "/big"));
+            CoapToolResult saved = await CoapTool.RunAsync("get", Uri(server, "/big"), "-o", file);
+
+            piped.ExitCode.Should().Be(0, piped.ErrorLines.FirstOrDefault());
+            piped.Output.Should().Equal(body);
+            saved.ExitCode.Should().Be(0, saved.ToString());
+            (await File.ReadAllBytesAsync(file)).Should().Equal(body);
+            piped.Error.Should().NotContain("%", "no progress bar where standard error is not a terminal");
+        }
+        finally
+        {
+            File.Delete(file);
+        }
+    }
+
+    [Fact]
+    public async Task AFailedDownloadLeavesTheOutputFileAsItWas()
+    {
+        await using LoopbackServer server = StartEchoServer();
+        string file = Path.Combine(Directory.CreateTempSubdirectory("coap-output-").FullName, "kept.txt");
+        await File.WriteAllTextAsync(file, "before");
+
+        CoapToolResult result = await CoapTool.RunAsync("get", Uri(server, "/nowhere"), "-o", file);
+
+        result.ExitCode.Should().Be(4, result.ToString());
+        (await File.ReadAllTextAsync(file)).Should().Be("before");
+        Directory.GetFiles(Path.GetDirectoryName(file)!, "*", new EnumerationOptions { AttributesToSkip = 0 }).Should().Equal(file);
+        Directory.Delete(Path.GetDirectoryName(file)!, recursive: true);
+    }
+
+    [Fact]
+    public async Task ALargeUploadFromAFileArrivesWhole()
+    {
+        byte[] body = Deterministic(100_000);
+        byte[] stored = [];
+        await using LoopbackServer server = LoopbackServer.Start(
+            s => s.MapPut("/blob", request =>
+            {
+                stored = request.Payload.ToArray();
+                return new CoapResponse(CoapCode.Changed);
+            }),
+            LoopbackServer.Options(tcp: true));
+        string file = Path.GetTempFileName();
+        try
+        {
+            await File.WriteAllBytesAsync(file, body);
+
+            CoapToolResult result = await CoapTool.RunAsync("put", Uri(server, "/blob"), "-f", file, "-b", "256");
+
+            result.ExitCode.Should().Be(0, result.ToString());
+            stored.Should().Equal(body);
+        }
+        finally
+        {
+            File.Delete(file);
+        }
+    }
+
+    [Fact]
+    public async Task PutAndPostPrintTheirCodeAndLocationEvenWhenPiped()
+    {
+        await using LoopbackServer server = LoopbackServer.Start(
+            s =>
+            {
+                s.MapPost("/items", _ =>
+                {
+                    CoapResponse created = new(CoapCode.Created);
+                    created.Message.LocationPath = "/items/7";
+                    created.Message.LocationQuery = "v=2";
+                    return created;
+                });
+                s.MapPut("/items/7", _ => new CoapResponse(CoapCode.Changed));
+            },
+            LoopbackServer.Options(tcp: true));
+
+        CoapToolResult post = await CoapTool.RunAsync("post", Uri(server, "/items"), "-e", "lamp");
+        CoapToolResult put = await CoapTool.RunAsync("put", Uri(server, "/items/7"), "-d", "lamp");
+
+        post.ExitCode.Should().Be(0, post.ToString());
+        post.ErrorLines.Should().Equal("2.01 Created", "Location: /items/7?v=2");
+        put.ErrorLines.Should().Equal("2.04 Changed");
+        post.Output.Should().BeEmpty();
+    }
+
+    [Fact]
+    public async Task DashOSendsAnyOptionAndDashAAsksForAFormat()
+    {
+        await using LoopbackServer server = LoopbackServer.Start(
+            s => s.MapGet("/options", request =>
+            {
+                System.Text.StringBuilder seen = new();
+                foreach (CoapOptionEntry option in request.Message.Options)
+                {
+                    if (option.Number is not (CoapOptionNumber.UriPath or CoapOptionNumber.UriPort or CoapOptionNumber.UriHost))
+                    {
+                        seen.Append((int)option.Number).Append('=').Append(Convert.ToHexStringLower(option.Value.Span)).Append(' ');
+                    }
+                }
+
+                return CoapResponse.Content(seen.ToString().TrimEnd());
+            }),
+            LoopbackServer.Options(tcp: true));
+
+        CoapToolResult result = await CoapTool.RunAsync("get", Uri(server, "/options"), "-O", "2048,0x0a0b", "-O", "65000,hi", "-O", "Max-Age,300", "-A", "cbor");
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        result.OutputText.Should().Be("14=012c 17=3c 2048=0a0b 65000=6869");
+    }
+
+    [Fact]
+    public async Task CborAndJsonAreShownForReadingWithPrettyAndAsTheyCameWithout()
+    {
+        byte[] cbor = [0xa2, 0x61, 0x74, 0x18, 0x2a, 0x61, 0x75, 0x42, 0x0a, 0x0b];
+        await using LoopbackServer server = LoopbackServer.Start(
+            s =>
+            {
+                s.MapGet("/cbor", _ => CoapResponse.Content(cbor, CoapContentFormat.Cbor));
+                s.MapGet("/json", _ => CoapResponse.Content("{\"a\":[1,2],\"b\":\"é\"}"u8.ToArray(), CoapContentFormat.Json));
+                s.MapGet("/broken", _ => CoapResponse.Content(new byte[] { 0x83, 0x01 }, CoapContentFormat.Cbor));
+            },
+            LoopbackServer.Options(tcp: true));
+
+        CoapToolResult diagnostic = await CoapTool.RunAsync("get", Uri(server, "/cbor"), "--pretty");
+        CoapToolResult json = await CoapTool.RunAsync("get", Uri(server, "/json"), "--pretty");
+        CoapToolResult raw = await CoapTool.RunAsync("get", Uri(server, "/json"));
+        CoapToolResult broken = await CoapTool.RunAsync("get", Uri(server, "/broken"), "--pretty");
+
+        diagnostic.OutputText.Should().Be("{\"t\": 42, \"u\": h'0a0b'}\n");
+        json.OutputText.Should().Be("{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": \"é\"\n}\n");
+        raw.OutputText.Should().Be("{\"a\":[1,2],\"b\":\"é\"}");
+        broken.ExitCode.Should().Be(0);
+        broken.Error.Should().Contain("not well-formed CBOR");
+        broken.OutputText.Should().StartWith("00000000  83 01 ");
+    }
+
+    private protected static byte[] Deterministic(int size)
+    {
+        byte[] body = new byte[size];
+        for (int i = 0; i < size; i++)
+        {
+            body[i] = (byte)(i % 251);
+        }
+
+        return body;
+    }
+
     private static LoopbackServer StartEchoServer() => LoopbackServer.Start(
         server =>
         {
@@ -241,11 +422,43 @@ public abstract class CoapToolTests
 
     private static string MessageId(string line) => System.Text.RegularExpressions.Regex.Match(line, " i:([0-9a-f]{4}) ").Groups[1].Value;
 
-    private string Uri(LoopbackServer server, string pathAndQuery) => server.Uri(pathAndQuery, _scheme).ToString();
+    private protected string Uri(LoopbackServer server, string pathAndQuery) => server.Uri(pathAndQuery, _scheme).ToString();
 }
 
-/// <summary>The tool over UDP.</summary>
-public sealed class CoapToolOverUdpTests() : CoapToolTests("coap");
+/// <summary>The tool over UDP, and what only UDP has: ICMP port unreachable from a port nothing listens on.</summary>
+public sealed class CoapToolOverUdpTests() : CoapToolTests("coap")
+{
+    [Fact]
+    public async Task NothingListeningIsReportedAtOnceByItsIcmpPortUnreachable()
+    {
+        // A port that was just free: the kernel answers a datagram to it with ICMP port unreachable.
+        int port;
+        using (Socket probe = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp))
+        {
+            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            port = ((IPEndPoint)probe.LocalEndPoint!).Port;
+        }
 
-/// <summary>The tool over TCP (RFC 8323).</summary>
-public sealed class CoapToolOverTcpTests() : CoapToolTests("coap+tcp");
+        CoapToolResult result = await CoapTool.RunAsync("get", $"coap://127.0.0.1:{port}/x");
+
+        result.ExitCode.Should().Be(3, result.ToString());
+        result.ErrorLines.Should().ContainSingle().Which.Should().Be($"error: 127.0.0.1:{port}: port unreachable (ICMP): nothing listens on that port.");
+    }
+}
+
+/// <summary>The tool over TCP (RFC 8323), and what only TCP has: BERT blocks.</summary>
+public sealed class CoapToolOverTcpTests() : CoapToolTests("coap+tcp")
+{
+    [Fact]
+    public async Task ALargeBodyOverTcpIsShownAsBertBlocksInTheDump()
+    {
+        byte[] body = Deterministic(200_000);
+        await using LoopbackServer server = LoopbackServer.Start(s => s.MapGet("/big", _ => CoapResponse.Content(body, CoapContentFormat.OctetStream)), LoopbackServer.Options(tcp: true));
+
+        CoapToolResult result = await CoapTool.RunAsync("get", Uri(server, "/big"), "-v");
+
+        result.ExitCode.Should().Be(0, result.ErrorLines.FirstOrDefault());
+        result.Output.Should().Equal(body);
+        result.ErrorLines.Should().Contain(l => l.StartsWith("<- ", StringComparison.Ordinal) && l.Contains("Block2:0/M/BERT", StringComparison.Ordinal), "RFC 8323 section 6: SZX 7 is BERT");
+    }
+}

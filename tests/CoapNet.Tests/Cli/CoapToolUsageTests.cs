@@ -12,6 +12,7 @@ public sealed class CoapToolUsageTests
     [InlineData("fetch")]
     [InlineData("patch")]
     [InlineData("ipatch")]
+    [InlineData("observe")]
     [InlineData("discover")]
     [InlineData("ping")]
     [InlineData("serve")]
@@ -32,6 +33,12 @@ public sealed class CoapToolUsageTests
     [InlineData("post", "coap://127.0.0.1/", "-t", "no-such-format")]
     [InlineData("post", "coap://127.0.0.1/", "-d", "x", "-f", "file")]
     [InlineData("get", "coap://127.0.0.1/", "--timeout", "-1")]
+    [InlineData("get", "coap://127.0.0.1/", "-O", "70000,x")]
+    [InlineData("get", "coap://127.0.0.1/", "-O", "14,soon")]
+    [InlineData("get", "coap://127.0.0.1/", "-b", "100")]
+    [InlineData("get", "coap://127.0.0.1/", "--raw", "--pretty")]
+    [InlineData("observe", "coap://127.0.0.1/", "--count", "0")]
+    [InlineData("observe", "coap://127.0.0.1/", "-s", "0")]
     [InlineData("serve", "/no/such/folder")]
     [InlineData("serve", ".", "--port", "70000")]
     public async Task BadUsageExitsTwoAndSaysWhy(params string[] arguments)
@@ -50,5 +57,14 @@ public sealed class CoapToolUsageTests
 
         result.ExitCode.Should().Be(2, result.ToString());
         result.Error.Should().Contain("cannot read the payload");
+    }
+
+    [Fact]
+    public async Task CoapAlonePrintsTheHelp()
+    {
+        CoapToolResult result = await CoapTool.RunAsync();
+
+        result.ExitCode.Should().Be(0, result.ToString());
+        result.OutputText.Should().Contain("Usage:").And.Contain("observe <URI>").And.Contain("Exit codes: 0");
     }
 }

@@ -38,6 +38,19 @@ public sealed class WireFormatTests
     }
 
     [Fact]
+    public void FormatsABertBlockAsBertNotAsASize()
+    {
+        // RFC 8323 section 6: SZX 7 is BERT, blocks of several KiB numbered in KiB; 16 << 7 would claim 2048 bytes.
+        CoapMessage response = new() { Code = CoapCode.Content };
+        response.Options.Add(CoapOptionNumber.Block2, (uint)((4 << 4) | 0x8 | 7));
+        CoapMessage last = new() { Code = CoapCode.Content };
+        last.Options.Add(CoapOptionNumber.Block1, (uint)((8 << 4) | 7));
+
+        WireFormat.Format(response, reliable: true).Should().Be("v:Reliable c:2.05 {} [ Block2:4/M/BERT ]");
+        WireFormat.Format(last, reliable: true).Should().Be("v:Reliable c:2.05 {} [ Block1:8/_/BERT ]");
+    }
+
+    [Fact]
     public void FormatsStreamMessagesAndSignalsWithoutTypeOrMessageId()
     {
         CoapMessage csm = new() { Code = CoapCode.Csm };

@@ -204,6 +204,60 @@ public sealed class ObserveClientTests : IAsyncLifetime
         received.Should().Equal("0", "1", "2");
     }
 
+    [Fact]
+    public async Task AHandBuiltRequestObservesWithItsOptionsAndDeregisterAsyncReturnsTheServersAnswer()
+    {
+        CoapServer server = StartServer();
+        CoapMessage request = CoapMessage.CreateRequest(CoapCode.Get, Resource, CoapMessageType.Confirmable);
+        request.Accept = CoapContentFormat.TextPlain;
+        List<string> received = [];
+
+        using CoapObservation observation = Client.Observe(request, new Channels.CoapPeer("coap", ServerAddress), response =>
+        {
+            lock (received)
+            {
+                received.Add(response.GetPayloadString());
+            }
+        });
+        server.Observations.Should().Be(1);
+        CoapResponse? answer = await observation.DeregisterAsync().WaitAsync(TimeSpan.FromSeconds(30));
+
+        server.Observations.Should().Be(0, "the server answered the deregistration, so it has let go (RFC 7641 section 3.6)");
+        answer.Should().NotBeNull();
+        answer!.Code.Should().Be(CoapCode.Content);
+        answer.Observe.Should().BeNull("the answer to a GET with Observe=1 carries no Observe");
+        CoapMessage[] gets = [.. _network.SentBetween(InMemoryNetwork.EndPoint("10.0.0.1"), ServerAddress).Select(d => d.Parsed).Where(m => m.Code == CoapCode.Get)];
+        gets.Select(m => m.Observe).Should().Equal(0u, 1u);
+        gets.Should().OnlyContain(m => m.Accept == CoapContentFormat.TextPlain, "the request's options go with the registration and the deregistration");
+        received.Should().Equal("0");
+        (await observation.DeregisterAsync()).Should().NotBeNull("a second call waits for the same deregistration");
+    }
+
+    [Fact]
+    public async Task DeregisterAsyncAfterTheServerEndedTheObservationSendsNothing()
+    {
+        TestPeer server = Own(new TestPeer(_network, "10.0.0.2"));
+        Task<CoapObservation> observing = Task.Run(() => Client.Observe(new Uri("coap://10.0.0.2/counter"), _ => { }));
+        Wait.Until(() => server.Received.Count > 0);
+        Answer(server, server.Last.Parsed, observe: null, "not observable");
+        CoapObservation observation = await observing.WaitAsync(TimeSpan.FromSeconds(30));
+
+        CoapResponse? answer = await observation.DeregisterAsync().WaitAsync(TimeSpan.FromSeconds(30));
+
+        answer.Should().BeNull();
+        server.Received.Should().ContainSingle("no GET with Observe=1 follows a response without Observe");
+    }
+
+    [Fact]
+    public void OnlyGetAndFetchObserve()
+    {
+        CoapMessage post = CoapMessage.CreateRequest(CoapCode.Post, Resource, CoapMessageType.Confirmable);
+
+        Action observe = () => Client.Observe(post, new Channels.CoapPeer("coap", ServerAddress), _ => { });
+
+        observe.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("request");
+    }
+
     /// <summary>Starts observing /counter with a raw peer as the server, which answers the registration with <paramref name="observe"/>.</summary>
     private async Task<(TestPeer Server, IAsyncEnumerator<CoapResponse> Observation, CoapMessage Registration)> RegisterAsync(uint observe, string payload, uint? maxAge = null, CancellationToken cancellationToken = default)
     {

@@ -62,10 +62,10 @@ internal sealed partial class DatagramMessageLayer
         }
 
         public void OnReset()
-            => _request.OnFailed(new CoapResetException($"{_channel.Peer.EndPoint} answered {_request.Request.Code} (MID {_request.Request.MessageId}) with RST: it could not process it.", _channel.Peer.EndPoint));
+            => _request.OnFailed(new CoapResetException($"{_channel.Peer.EndPoint} answered {_request.Request.Code} (MID 0x{_request.Request.MessageId:x4}) with RST: it could not process it.", _channel.Peer.EndPoint));
 
         public void OnGaveUp(int retransmissions)
-            => _request.OnFailed(new CoapTimeoutException($"{_channel.Peer.EndPoint} did not acknowledge {_request.Request.Code} (MID {_request.Request.MessageId}) after {retransmissions} retransmissions.", _channel.Peer.EndPoint));
+            => _request.OnFailed(new CoapTimeoutException($"{_channel.Peer.EndPoint} did not acknowledge {_request.Request.Code} (MID 0x{_request.Request.MessageId:x4}) after {retransmissions} retransmissions.", _channel.Peer.EndPoint));
 
         /// <summary>The exchange is over: stop retransmitting, hand the NSTART slot on or leave the queue.</summary>
         public void End()
@@ -200,7 +200,7 @@ internal sealed partial class DatagramMessageLayer
         public void OnReset() => Succeed();
 
         public void OnGaveUp(int retransmissions)
-            => Fail(new CoapTimeoutException($"{_peer.EndPoint} did not answer a ping (MID {_messageId}) after {retransmissions} retransmissions.", _peer.EndPoint));
+            => Fail(new CoapTimeoutException($"{_peer.EndPoint} did not answer a ping (MID 0x{_messageId:x4}) after {retransmissions} retransmissions.", _peer.EndPoint));
 
         public void Fail(Exception exception)
         {
