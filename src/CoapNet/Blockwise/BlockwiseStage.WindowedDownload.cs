@@ -141,13 +141,22 @@ internal sealed partial class BlockwiseStage
                 else
                 {
                     _early[number] = response.Payload;
-                    while (_early.Remove(_nextToWrite, out ReadOnlyMemory<byte> payload))
+                    try
                     {
-                        _body.Write(payload.Span);
-                        _nextToWrite++;
+                        while (_early.Remove(_nextToWrite, out ReadOnlyMemory<byte> payload))
+                        {
+                            _body.Write(payload.Span);
+                            _nextToWrite++;
+                        }
+                    }
+                    catch (Exception e) when (e is not OutOfMemoryException)
+                    {
+                        // The caller's stream refused a block (a full disk, a closed pipe): the call fails with that.
+                        _ended = true;
+                        failure = e;
                     }
 
-                    if (_nextToWrite > _last)
+                    if (failure is null && _nextToWrite > _last)
                     {
                         _ended = true;
                         outcome = _body.Whole();

@@ -388,6 +388,20 @@ internal sealed partial class BlockwiseStage : CoapStage
 
         private void OnBlock(CoapMessage response)
         {
+            try
+            {
+                Receive(response);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // The caller's stream refused a block (a full disk, a closed pipe), or the block made no sense: the call
+                // fails with that, never the receive loop the block arrived on, where it would wait for its timeout.
+                call.Fail(e);
+            }
+        }
+
+        private void Receive(CoapMessage response)
+        {
             if (!response.Code.IsSuccess)
             {
                 // Surfaced as it is: the caller sees the error code, never a partial body as success.

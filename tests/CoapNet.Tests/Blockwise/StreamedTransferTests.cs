@@ -155,6 +155,22 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         _uploads.Should().BeEmpty();
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(4)]
+    public async Task AStreamThatRefusesABlockFailsTheDownloadWithItsErrorAtOnce(int window)
+    {
+        // A full disk or a closed pipe under the caller's stream: the call fails with that error, not with a timeout
+        // after the block that could not be written was lost in the receive loop.
+        CoapClient client = Start(window);
+        RefusingStream destination = new(after: 5000);
+
+        Func<Task> download = () => client.DownloadAsync(Large(20_000), destination).WaitAsync(TimeSpan.FromSeconds(30));
+
+        (await download.Should().ThrowAsync<IOException>()).Which.Message.Should().Be("No space left on device");
+        Time.Elapsed.Should().Be(TimeSpan.Zero, "no virtual time passed: nothing waited for a timeout");
+    }
+
     [Fact]
     public async Task AHandBuiltDownloadUsesItsEarlyBlock2ForTheSizeAndTheBlockToStartFrom()
     {
@@ -198,7 +214,7 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         upload.Should().Throw<ArgumentException>().Which.ParamName.Should().Be("request");
     }
 
-    private CoapClient Start()
+    private CoapClient Start(int window = 1)
     {
         CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Endpoint = new CoapEndpointOptions { TimeProvider = Time } });
         server.MapGet("/large", request => CoapResponse.Content(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)), CoapContentFormat.OctetStream));
@@ -206,7 +222,16 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         server.MapPost("/upload", Record);
         server.Start();
         Owned.Add(server);
-        CoapClient client = new(Network.CreateTransport(ClientAddress), new CoapClientOptions { Endpoint = new CoapEndpointOptions { TimeProvider = Time, Random = new Random(9) } });
+        CoapClient client = new(Network.CreateTransport(ClientAddress), new CoapClientOptions
+        {
+            Endpoint = new CoapEndpointOptions
+            {
+                TimeProvider = Time,
+                Random = new Random(9),
+                Blockwise = new BlockwiseOptions { MaxBlocksInFlight = window },
+                TransmissionParameters = CoapTransmissionParameters.Default with { NStart = window },
+            },
+        });
         Owned.Add(client);
         return client;
     }
@@ -220,6 +245,30 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
         }
 
         return new CoapResponse(CoapCode.Changed);
+    }
+
+    /// <summary>A destination that takes <c>after</c> bytes, then fails every write as a full disk does.</summary>
+    private sealed class RefusingStream(int after) : MemoryStream
+    {
+        public override void Write(ReadOnlySpan<byte> buffer)
+        {
+            Check(buffer.Length);
+            base.Write(buffer);
+        }
+
+        public override void Write(byte[] buffer, int offset, int count)
+        {
+            Check(count);
+            base.Write(buffer, offset, count);
+        }
+
+        private void Check(int count)
+        {
+            if (Length + count > after)
+            {
+                throw new IOException("No space left on device");
+            }
+        }
     }
 
     /// <summary>Records reports as they come (Progress&lt;T&gt; would post them to a context, out of order).</summary>

@@ -269,6 +269,19 @@ public abstract class CoapToolTests
         }
     }
 
+    [SkippableFact]
+    public async Task AFullDeviceEndsTheDownloadAtOnceWithItsError()
+    {
+        Skip.If(!File.Exists("/dev/full"), "needs /dev/full");
+        byte[] body = Deterministic(1_000_000);
+        await using LoopbackServer server = LoopbackServer.Start(s => s.MapGet("/big", _ => CoapResponse.Content(new MemoryStream(body), CoapContentFormat.OctetStream)), LoopbackServer.Options(tcp: true));
+
+        CoapToolResult result = await CoapTool.RunShellAsync("\"$0\" \"$1\" get \"$2\" > /dev/full", ChildProcess.DotnetHost, CoapTool.Dll, Uri(server, "/big"));
+
+        result.ExitCode.Should().Be(1, result.ToString());
+        result.ErrorLines.Should().Equal("error: No space left on device");
+    }
+
     [Fact]
     public async Task AFailedDownloadLeavesTheOutputFileAsItWas()
     {
