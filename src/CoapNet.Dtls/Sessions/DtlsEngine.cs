@@ -29,11 +29,13 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
+    private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
     private readonly ITimer _sweep;
     private readonly byte[] _received;
     private readonly byte[] _plaintext = new byte[PlaintextSize];
     private readonly PlaintextReceived _deliver;
     private readonly Action<DtlsSession> _onClosed;
+    private readonly Action<DtlsSession, IPEndPoint> _onMoved;
     private IDatagramReceiver? _upper;
     private int _sessions;
     private int _handshakes;
@@ -49,6 +51,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         _received = new byte[options.MaxDatagramSize];
         _deliver = Deliver;
         _onClosed = Forget;
+        _onMoved = Move;
         TimeSpan period = TimeSpan.FromTicks(Math.Clamp(options.SessionIdleTimeout.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
         _sweep = Time.CreateTimer(static state => ((DtlsEngine)state!).Sweep(), this, period, period);
     }
@@ -125,7 +128,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return false;
         }
 
-        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed);
+        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed, _onMoved);
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
             old.MarkClosed();
@@ -141,6 +144,25 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         };
         thread.Start();
         return true;
+    }
+
+    /// <summary>
+    /// Issues <paramref name="session"/> a Connection ID no other session holds (RFC 9146 section 3), random so that
+    /// it tells an observer nothing, and finds the session by it from now on.
+    /// </summary>
+    protected byte[] IssueConnectionId(DtlsSession session)
+    {
+        byte[] id = new byte[DtlsRecords.ConnectionIdLength];
+        while (true)
+        {
+            System.Security.Cryptography.RandomNumberGenerator.Fill(id);
+            ulong key = DtlsRecords.ToKey(id);
+            if (_byConnectionId.TryAdd(key, session))
+            {
+                session.ConnectionId = key;
+                return id;
+            }
+        }
     }
 
     /// <summary>
@@ -164,6 +186,17 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
+        // RFC 9146 section 6: a record with a Connection ID belongs to the session that issued it, wherever it comes from.
+        if (!_byConnectionId.IsEmpty && DtlsRecords.TryReadConnectionId(datagram, out ulong connectionId))
+        {
+            if (_byConnectionId.TryGetValue(connectionId, out DtlsSession? owner) && owner.IsEstablished)
+            {
+                ReceiveEstablished(owner, datagram, remote);
+            }
+
+            return;
+        }
+
         if (_byAddress.TryGetValue(remote, out DtlsSession? session))
         {
             if (session.IsEstablished)
@@ -235,7 +268,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         datagram.CopyTo(_received);
         lock (session.ReceiveGate)
         {
-            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp(), null);
+            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp());
         }
     }
 
@@ -272,7 +305,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                         byte[] plaintext = new byte[PlaintextSize];
                         foreach (byte[] datagram in early)
                         {
-                            session.Receive(datagram, datagram.Length, plaintext, _deliver, session.Remote, Time.GetTimestamp(), null);
+                            session.Receive(datagram, datagram.Length, plaintext, _deliver, session.Remote, Time.GetTimestamp());
                         }
                     }
                 }
@@ -298,15 +331,30 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
     }
 
-    /// <summary>Removes a closed session from both maps, once.</summary>
+    /// <summary>Removes a closed session from the maps, once.</summary>
     private void Forget(DtlsSession session)
     {
         _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(session.Remote, session));
+        if (session.ConnectionId is { } connectionId)
+        {
+            _byConnectionId.TryRemove(new KeyValuePair<ulong, DtlsSession>(connectionId, session));
+        }
+
         if (session.Context is { } context && _byContext.TryRemove(new KeyValuePair<CoapSecurityContext, DtlsSession>(context, session)))
         {
             Interlocked.Decrement(ref _sessions);
             Log.Closed(Logger, session.Remote, context);
         }
+    }
+
+    /// <summary>The peer of <paramref name="session"/> now sends from <paramref name="remote"/>: answers go there, and its datagrams are found by it.</summary>
+    private void Move(DtlsSession session, IPEndPoint remote)
+    {
+        IPEndPoint old = session.Remote;
+        session.MoveTo(remote);
+        _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(old, session));
+        _byAddress[remote] = session;
+        Log.Moved(Logger, old, remote, session.Context!);
     }
 
     /// <summary>Closes the sessions idle past <see cref="DtlsOptions.SessionIdleTimeout"/> (the timer of <see cref="TimeProvider"/>).</summary>
@@ -344,6 +392,9 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
         [LoggerMessage(7, LogLevel.Debug, "Dropped {Length} bytes to send in {Context}: closed, or larger than MaxDatagramSize allows")]
         public static partial void NotSent(ILogger logger, int length, CoapSecurityContext context);
+
+        [LoggerMessage(9, LogLevel.Debug, "DTLS session moved from {Old} to {Remote} by its Connection ID: {Context}")]
+        public static partial void Moved(ILogger logger, IPEndPoint old, IPEndPoint remote, CoapSecurityContext context);
 
         [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message")]
         public static partial void ReceiverFailed(ILogger logger, Exception exception);

@@ -36,6 +36,8 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly IDatagramTransport _network;
     private readonly int _datagramLimit;
     private readonly Action<DtlsSession> _onClosed;
+    private readonly Action<DtlsSession, IPEndPoint>? _onMoved;
+    private readonly DtlsRecordCallback _onRecord;
     private readonly object _queueGate = new();
     private readonly Queue<byte[]> _handshakeQueue = new();
     private IPEndPoint _remote;
@@ -44,15 +46,27 @@ internal sealed class DtlsSession : DatagramTransport
     private byte[]? _pending;
     private int _pendingLength;
     private long _lastReceived;
+    private IPEndPoint? _receivingFrom;
 
-    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed)
+    /// <param name="network">The datagram transport underneath.</param>
+    /// <param name="remote">The peer's address.</param>
+    /// <param name="datagramLimit">The largest datagram of an established session.</param>
+    /// <param name="now">The time, for ageing.</param>
+    /// <param name="onClosed">Called once the session closed.</param>
+    /// <param name="onMoved">Called when a record carrying our Connection ID authenticated, is the newest yet, and came from another address (RFC 9146 section 6).</param>
+    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed, Action<DtlsSession, IPEndPoint>? onMoved)
     {
         _network = network;
         _remote = remote;
         _datagramLimit = datagramLimit;
         _onClosed = onClosed;
+        _onMoved = onMoved;
         _lastReceived = now;
+        _onRecord = OnRecord;
     }
+
+    /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
+    public ulong? ConnectionId { get; set; }
 
     /// <summary>Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order.</summary>
     public object ReceiveGate { get; } = new();
@@ -133,10 +147,9 @@ internal sealed class DtlsSession : DatagramTransport
     /// <param name="length">Its length.</param>
     /// <param name="plaintext">Room for one record's plaintext (16,384 bytes).</param>
     /// <param name="deliver">Gets each plaintext, valid during the call.</param>
-    /// <param name="onNewest">Called when an authenticated record is the newest yet and carried the Connection ID, with the address it came from.</param>
     /// <param name="source">The datagram's source address.</param>
     /// <param name="now">The time, for ageing.</param>
-    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now, Action<DtlsSession, IPEndPoint>? onNewest)
+    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now)
     {
         BcDtlsTransport? dtls = _dtls;
         if (dtls is null || _state != Established || length > _datagramLimit)
@@ -146,16 +159,8 @@ internal sealed class DtlsSession : DatagramTransport
 
         _pending = datagram;
         _pendingLength = length;
-        DtlsRecordCallback? callback = onNewest is null
-            ? null
-            : flags =>
-            {
-                // RFC 9146 section 6: only a newer record authenticated with the Connection ID moves the peer.
-                if ((flags & (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID)) == (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID) && !source.Equals(Remote))
-                {
-                    onNewest(this, source);
-                }
-            };
+        _receivingFrom = source;
+        DtlsRecordCallback? callback = ConnectionId is null ? null : _onRecord;
         try
         {
             int received;
@@ -190,6 +195,7 @@ internal sealed class DtlsSession : DatagramTransport
         finally
         {
             _pending = null;
+            _receivingFrom = null;
         }
 
         if (_state == Closed)
@@ -222,6 +228,17 @@ internal sealed class DtlsSession : DatagramTransport
             MarkClosed();
             _onClosed(this);
             return false;
+        }
+    }
+
+    // RFC 9146 section 6: only a record that authenticated with the Connection ID and is newer than every record
+    // before it moves the peer, so a replayed or delayed datagram from an old address cannot take the session back.
+    private void OnRecord(DtlsRecordFlags flags)
+    {
+        const DtlsRecordFlags NewestWithConnectionId = DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID;
+        if ((flags & NewestWithConnectionId) == NewestWithConnectionId && _receivingFrom is { } source && !source.Equals(Remote))
+        {
+            _onMoved?.Invoke(this, source);
         }
     }
 

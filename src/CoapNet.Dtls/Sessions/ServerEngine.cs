@@ -1,4 +1,5 @@
 using System.Net;
+using CoapNet.Dtls.Credentials;
 using CoapNet.Transports;
 using Org.BouncyCastle.Tls;
 
@@ -8,12 +9,14 @@ namespace CoapNet.Dtls.Sessions;
 internal sealed class ServerEngine : DtlsEngine
 {
     private readonly DtlsServerOptions _options;
+    private readonly DtlsCredentials _credentials;
     private CookieVerifier? _cookies;
 
-    public ServerEngine(IDatagramTransport network, DtlsServerOptions options)
+    public ServerEngine(IDatagramTransport network, DtlsServerOptions options, DtlsCredentials credentials)
         : base(network, options)
     {
         _options = options;
+        _credentials = credentials;
     }
 
     protected override bool RestartsOnClientHello => true;
@@ -37,7 +40,7 @@ internal sealed class ServerEngine : DtlsEngine
 
         TryStartHandshake(remote, session =>
         {
-            CoapDtlsServer server = new(Crypto, _options);
+            CoapDtlsServer server = new(Crypto, _options, _credentials, _options.UseConnectionId ? () => IssueConnectionId(session) : null);
             DtlsServerProtocol protocol = new();
             Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Accept(server, session, request);
             return (transport, server.PeerIdentity);
