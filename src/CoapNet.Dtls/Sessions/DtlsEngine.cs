@@ -187,11 +187,12 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         // RFC 9146 section 6: a record with a Connection ID belongs to the session that issued it, wherever it comes from.
+        // The client's Finished is the first such record, while its handshake still runs.
         if (!_byConnectionId.IsEmpty && DtlsRecords.TryReadConnectionId(datagram, out ulong connectionId))
         {
-            if (_byConnectionId.TryGetValue(connectionId, out DtlsSession? owner) && owner.IsEstablished)
+            if (_byConnectionId.TryGetValue(connectionId, out DtlsSession? owner))
             {
-                ReceiveEstablished(owner, datagram, remote);
+                _ = Dispatch(owner, datagram, remote);
             }
 
             return;
@@ -199,26 +200,43 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
         if (_byAddress.TryGetValue(remote, out DtlsSession? session))
         {
-            if (session.IsEstablished)
+            if (session.IsEstablished && RestartsOnClientHello && DtlsRecords.IsClientHello(datagram))
             {
-                if (!(RestartsOnClientHello && DtlsRecords.IsClientHello(datagram)))
-                {
-                    ReceiveEstablished(session, datagram, remote);
-                    return;
-                }
-            }
-            else if (session.TryQueueHandshakeDatagram(datagram, out bool established))
-            {
+                OnUnknownDatagram(datagram, remote);
                 return;
             }
-            else if (established)
+
+            if (Dispatch(session, datagram, remote))
             {
-                ReceiveEstablished(session, datagram, remote);
                 return;
             }
         }
 
         OnUnknownDatagram(datagram, remote);
+    }
+
+    /// <summary>Decrypts a datagram of an established session, or queues it for the session's handshake; false when the session is closed.</summary>
+    private bool Dispatch(DtlsSession session, ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        if (session.IsEstablished)
+        {
+            ReceiveEstablished(session, datagram, remote);
+            return true;
+        }
+
+        if (session.TryQueueHandshakeDatagram(datagram, out bool established))
+        {
+            return true;
+        }
+
+        if (established)
+        {
+            // It has just become established: what it queued is being replayed, and this comes after.
+            ReceiveEstablished(session, datagram, remote);
+            return true;
+        }
+
+        return false;
     }
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)

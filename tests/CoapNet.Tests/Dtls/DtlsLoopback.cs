@@ -43,6 +43,16 @@ internal static class DtlsLoopback
         return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
     }
 
+    /// <summary>A client whose coaps:// requests go through DTLS with exactly the credentials of <paramref name="options"/> (bound to 127.0.0.1).</summary>
+    public static CoapClient ClientWith(DtlsClientOptions options)
+    {
+        options.LocalEndPoint ??= new IPEndPoint(IPAddress.Loopback, 0);
+        return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
+    }
+
+    /// <summary>Server options on 127.0.0.1:0 with no credentials yet.</summary>
+    public static DtlsServerOptions BareServerOptions() => new() { Address = IPAddress.Loopback, Port = 0 };
+
     /// <summary>Maps GET <paramref name="path"/> to answer "ok" and record the session of every request, in order.</summary>
     public static void MapSessionRecorder(CoapServer server, string path, List<CoapNet.Channels.CoapSecurityContext> sessions)
         => server.MapGet(path, request =>
