@@ -120,8 +120,9 @@ internal sealed class DtlsCredentials
                 : errors == SslPolicyErrors.None;
             if (!accepted)
             {
+                string reason = $"The peer's certificate {certificate.Subject} is not trusted ({Status(chain)}).";
                 certificate.Dispose();
-                throw new TlsFatalAlert(errors == SslPolicyErrors.None ? AlertDescription.bad_certificate : AlertDescription.unknown_ca, $"The peer's certificate {certificate.Subject} is not trusted ({Status(chain)}).");
+                throw new TlsFatalAlert(errors == SslPolicyErrors.None ? AlertDescription.bad_certificate : AlertDescription.unknown_ca, reason);
             }
         }
         finally
