@@ -44,7 +44,7 @@ internal sealed class ClientEngine : DtlsEngine
                     CoapDtlsClient client = new(Crypto, _options, _credentials);
                     DtlsClientProtocol protocol = new();
                     Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
-                    return (transport, client.PeerIdentity);
+                    return (transport, client.PeerIdentity, client.Protection);
                 }, out session);
                 if (!started)
                 {
@@ -64,7 +64,7 @@ internal sealed class ClientEngine : DtlsEngine
                 }
                 else if (session.IsClosed)
                 {
-                    OnHandshakeFailed(session, new AuthenticationException($"The DTLS handshake with {remote} failed."));
+                    OnHandshakeFailed(session, session.Failure ?? new AuthenticationException($"The DTLS handshake with {remote} failed."));
                 }
 
                 connected = outcome.Task;

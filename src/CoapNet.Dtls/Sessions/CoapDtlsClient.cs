@@ -1,5 +1,6 @@
 using CoapNet.Channels;
 using CoapNet.Dtls.Credentials;
+using CoapNet.Dtls.Records;
 using Org.BouncyCastle.Tls;
 using Org.BouncyCastle.Tls.Crypto;
 
@@ -31,6 +32,15 @@ internal sealed class CoapDtlsClient : AbstractTlsClient
     public CoapPeerIdentity PeerIdentity
         => _verifiedPeer
             ?? (_identity is not null ? CoapPeerIdentity.FromPreSharedKey(_identity) : throw new TlsFatalAlert(AlertDescription.internal_error));
+
+    /// <summary>Our own protection of the session's records, made from its keys once the handshake completed; null when its suite stays on BouncyCastle's record layer.</summary>
+    public RecordProtection? Protection { get; private set; }
+
+    public override void NotifyHandshakeComplete()
+    {
+        base.NotifyHandshakeComplete();
+        Protection = RecordProtection.TryCreate(m_context);
+    }
 
     public override int GetHandshakeTimeoutMillis() => (int)_options.HandshakeTimeout.TotalMilliseconds;
 

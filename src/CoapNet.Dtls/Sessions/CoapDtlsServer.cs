@@ -1,5 +1,6 @@
 using CoapNet.Channels;
 using CoapNet.Dtls.Credentials;
+using CoapNet.Dtls.Records;
 using Org.BouncyCastle.Tls;
 using Org.BouncyCastle.Tls.Crypto;
 using BcCertificate = Org.BouncyCastle.Tls.Certificate;
@@ -35,6 +36,15 @@ internal sealed class CoapDtlsServer : AbstractTlsServer
             ?? (m_context.SecurityParameters.PskIdentity is { } identity
                 ? CoapPeerIdentity.FromPreSharedKey(identity)
                 : throw new TlsFatalAlert(AlertDescription.internal_error));
+
+    /// <summary>Our own protection of the session's records, made from its keys once the handshake completed; null when its suite stays on BouncyCastle's record layer.</summary>
+    public RecordProtection? Protection { get; private set; }
+
+    public override void NotifyHandshakeComplete()
+    {
+        base.NotifyHandshakeComplete();
+        Protection = RecordProtection.TryCreate(m_context);
+    }
 
     public override int GetHandshakeTimeoutMillis() => (int)_options.HandshakeTimeout.TotalMilliseconds;
 

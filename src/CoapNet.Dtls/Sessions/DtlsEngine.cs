@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Records;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -112,7 +113,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     /// replacing whatever session the address had (RFC 6347 section 4.2.8: a client that proved its address with a
     /// cookie may start over). False when too many handshakes run or too many sessions exist.
     /// </summary>
-    protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake, out DtlsSession? session)
+    protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake, out DtlsSession? session)
     {
         session = null;
         if (IsDisposed || Volatile.Read(ref _sessions) >= Options.MaxSessions)
@@ -303,15 +304,15 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
     }
 
-    private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake)
+    private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake)
     {
         try
         {
-            (BcDtlsTransport transport, CoapPeerIdentity identity) = handshake(session);
+            (BcDtlsTransport transport, CoapPeerIdentity identity, RecordProtection? protection) = handshake(session);
             CoapSecurityContext context = new("DTLS 1.2", identity);
             lock (session.ReceiveGate)
             {
-                byte[][] early = session.Establish(transport, context, Time.GetTimestamp());
+                byte[][] early = session.Establish(transport, context, Time.GetTimestamp(), protection);
                 if (session.IsEstablished && !IsDisposed)
                 {
                     _byContext[context] = session;
@@ -339,6 +340,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         {
             // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1).
             Log.HandshakeFailed(Logger, session.Remote, e.Message);
+            session.Failure = e;
             session.MarkClosed();
             Forget(session);
             OnHandshakeFailed(session, e);

@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Records;
 using CoapNet.Transports;
 using Org.BouncyCastle.Tls;
 using BcDtlsTransport = Org.BouncyCastle.Tls.DtlsTransport;
@@ -37,7 +38,7 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly int _datagramLimit;
     private readonly Action<DtlsSession> _onClosed;
     private readonly Action<DtlsSession, IPEndPoint>? _onMoved;
-    private readonly DtlsRecordCallback _onRecord;
+    private DtlsRecordCallback? _onRecord;
     private readonly object _queueGate = new();
     private readonly Queue<byte[]> _handshakeQueue = new();
     private IPEndPoint _remote;
@@ -47,6 +48,9 @@ internal sealed class DtlsSession : DatagramTransport
     private int _pendingLength;
     private long _lastReceived;
     private IPEndPoint? _receivingFrom;
+    private RecordProtection? _ready;
+    private RecordProtection? _protection;
+    private long _written = -1;
 
     /// <param name="network">The datagram transport underneath.</param>
     /// <param name="remote">The peer's address.</param>
@@ -62,7 +66,6 @@ internal sealed class DtlsSession : DatagramTransport
         _onClosed = onClosed;
         _onMoved = onMoved;
         _lastReceived = now;
-        _onRecord = OnRecord;
     }
 
     /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
@@ -85,6 +88,9 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>When the last authenticated record arrived (a <see cref="TimeProvider"/> timestamp).</summary>
     public long LastReceived => Volatile.Read(ref _lastReceived);
+
+    /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
+    public Exception? Failure { get; set; }
 
     /// <summary>For the client: the handshake's outcome, shared by every request that waits for it.</summary>
     public Task<CoapSecurityContext>? Connected { get; set; }
@@ -119,11 +125,16 @@ internal sealed class DtlsSession : DatagramTransport
     /// queued and not read by the handshake (records that came right after the peer's Finished), to be decrypted now.
     /// Call holding <see cref="ReceiveGate"/>.
     /// </summary>
-    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now)
+    /// <param name="dtls">BouncyCastle's transport, which protects records until the peer's first application record.</param>
+    /// <param name="context">The session's context.</param>
+    /// <param name="now">The time, for ageing.</param>
+    /// <param name="protection">Our own record protection to take over with then, or null to stay on BouncyCastle's.</param>
+    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now, RecordProtection? protection)
     {
         lock (_queueGate)
         {
             _dtls = dtls;
+            _ready = protection;
             Context = context;
             _lastReceived = now;
             byte[][] early = _handshakeQueue.ToArray();
@@ -151,8 +162,19 @@ internal sealed class DtlsSession : DatagramTransport
     /// <param name="now">The time, for ageing.</param>
     public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now)
     {
+        if (_state != Established || length > _datagramLimit)
+        {
+            return;
+        }
+
+        if (_protection is { } protection)
+        {
+            ReceiveProtected(protection, datagram.AsSpan(0, length), plaintext, deliver, source, now);
+            return;
+        }
+
         BcDtlsTransport? dtls = _dtls;
-        if (dtls is null || _state != Established || length > _datagramLimit)
+        if (dtls is null)
         {
             return;
         }
@@ -160,7 +182,8 @@ internal sealed class DtlsSession : DatagramTransport
         _pending = datagram;
         _pendingLength = length;
         _receivingFrom = source;
-        DtlsRecordCallback? callback = ConnectionId is null ? null : _onRecord;
+        DtlsRecordCallback? callback = ConnectionId is null ? null : _onRecord ??= OnRecord;
+        bool application = false;
         try
         {
             int received;
@@ -176,6 +199,7 @@ internal sealed class DtlsSession : DatagramTransport
 
             if (received >= 0)
             {
+                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
             }
@@ -183,8 +207,16 @@ internal sealed class DtlsSession : DatagramTransport
             // Further records of the same datagram (RFC 6347 section 4.1.1 lets several share one).
             while ((received = dtls.ReceivePending(plaintext, callback)) >= 0)
             {
+                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
+            }
+
+            // The peer's first application record proves it has our Finished: BouncyCastle has just let go of the
+            // handshake's last flight (RFC 6347 section 4.2.4), and nothing of its layer is needed any more.
+            if (application && _ready is not null && _state == Established)
+            {
+                HandOver(datagram.AsSpan(0, length));
             }
         }
         catch (IOException)
@@ -207,21 +239,35 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>Encrypts and sends one datagram's plaintext in this session; false when it cannot (closed, too large).</summary>
     public bool Send(ReadOnlySpan<byte> plaintext)
     {
-        BcDtlsTransport? dtls = _dtls;
-        if (dtls is null || _state != Established)
+        if (_state != Established)
         {
             return false;
         }
 
+        if (_protection is { } protection)
+        {
+            return SendProtected(protection, RecordProtection.ApplicationData, plaintext);
+        }
+
         try
         {
-            if (plaintext.Length > dtls.GetSendLimit())
+            // Serialized with the hand-over, which reads the last sequence number BouncyCastle wrote.
+            lock (_queueGate)
             {
-                return false;
-            }
+                if (_protection is { } now)
+                {
+                    return SendProtected(now, RecordProtection.ApplicationData, plaintext);
+                }
 
-            dtls.Send(plaintext);
-            return true;
+                BcDtlsTransport? dtls = _dtls;
+                if (dtls is null || plaintext.Length > dtls.GetSendLimit())
+                {
+                    return false;
+                }
+
+                dtls.Send(plaintext);
+                return true;
+            }
         }
         catch (IOException)
         {
@@ -249,7 +295,12 @@ internal sealed class DtlsSession : DatagramTransport
     public void Close()
     {
         BcDtlsTransport? dtls = _dtls;
-        if (dtls is not null && _state == Established)
+        if (_protection is { } protection && _state == Established)
+        {
+            // RFC 5246 section 7.2.1: close_notify, a warning-level alert, in the session's own protection.
+            _ = SendProtected(protection, RecordProtection.Alert, [1, 0]);
+        }
+        else if (dtls is not null && _state == Established)
         {
             try
             {
@@ -270,6 +321,8 @@ internal sealed class DtlsSession : DatagramTransport
         lock (_queueGate)
         {
             _state = Closed;
+            Interlocked.Exchange(ref _protection, null)?.Dispose();
+            Interlocked.Exchange(ref _ready, null)?.Dispose();
             _handshakeQueue.Clear();
             Monitor.PulseAll(_queueGate);
         }
@@ -298,10 +351,10 @@ internal sealed class DtlsSession : DatagramTransport
     int DatagramReceiver.Receive(Span<byte> buffer, int waitMillis) => Receive(buffer, waitMillis);
 
     /// <inheritdoc/>
-    void DatagramSender.Send(byte[] buf, int off, int len) => SendToNetwork(buf.AsSpan(off, len));
+    void DatagramSender.Send(byte[] buf, int off, int len) => SendFromBouncyCastle(buf.AsSpan(off, len));
 
     /// <inheritdoc/>
-    void DatagramSender.Send(ReadOnlySpan<byte> buffer) => SendToNetwork(buffer);
+    void DatagramSender.Send(ReadOnlySpan<byte> buffer) => SendFromBouncyCastle(buffer);
 
     /// <inheritdoc/>
     void TlsCloseable.Close()
@@ -347,6 +400,164 @@ internal sealed class DtlsSession : DatagramTransport
             datagram.AsSpan(0, Math.Min(datagram.Length, buffer.Length)).CopyTo(buffer);
             return datagram.Length;
         }
+    }
+
+    /// <summary>
+    /// Moves the session from BouncyCastle's record layer to our own protection: writing goes on after the last
+    /// sequence number BouncyCastle wrote, and every record up to the newest in <paramref name="datagram"/> counts as
+    /// read. Then BouncyCastle's transport, its handshake context and cipher objects are dropped.
+    /// </summary>
+    private void HandOver(ReadOnlySpan<byte> datagram)
+    {
+        RecordProtection ready = _ready!;
+        long highest = -1;
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0;)
+        {
+            int record = ready.RecordLength(rest);
+            if (record < 0)
+            {
+                break;
+            }
+
+            if (RecordProtection.ReadEpoch(rest) == 1)
+            {
+                highest = Math.Max(highest, RecordProtection.ReadSequence(rest));
+            }
+
+            rest = rest[record..];
+        }
+
+        lock (_queueGate)
+        {
+            ready.Activate(Volatile.Read(ref _written) + 1, highest);
+            _protection = ready;
+            _ready = null;
+            _dtls = null;
+            _onRecord = null;
+        }
+    }
+
+    /// <summary>Keeps the highest epoch 1 sequence number BouncyCastle has written, where our protection goes on from.</summary>
+    private void NoteWritten(ReadOnlySpan<byte> datagram)
+    {
+        // BouncyCastle writes one record per datagram; the walk covers several all the same. A record with a Connection
+        // ID has a header whose length this does not know, so the walk stops after reading its sequence number.
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length >= 13;)
+        {
+            if (RecordProtection.ReadEpoch(rest) == 1)
+            {
+                long sequence = RecordProtection.ReadSequence(rest);
+                if (sequence > Volatile.Read(ref _written))
+                {
+                    Volatile.Write(ref _written, sequence);
+                }
+            }
+
+            if (rest[0] == 25)
+            {
+                break;
+            }
+
+            rest = rest[Math.Min(rest.Length, 13 + System.Buffers.Binary.BinaryPrimitives.ReadUInt16BigEndian(rest[11..]))..];
+        }
+    }
+
+    private void ReceiveProtected(RecordProtection protection, ReadOnlySpan<byte> datagram, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now)
+    {
+        // RFC 6347 section 4.1.1: several records may share a datagram; one that does not authenticate is dropped alone.
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0 && _state == Established;)
+        {
+            int length = protection.RecordLength(rest);
+            if (length < 0)
+            {
+                break;
+            }
+
+            ReadOnlySpan<byte> record = rest[..length];
+            rest = rest[length..];
+            bool authentic;
+            int received;
+            byte type;
+            bool newest;
+            try
+            {
+                authentic = protection.TryUnprotect(record, plaintext, out received, out type, out newest);
+            }
+            catch (ObjectDisposedException)
+            {
+                // Closed by another thread meanwhile.
+                break;
+            }
+
+            if (!authentic)
+            {
+                continue;
+            }
+
+            Volatile.Write(ref _lastReceived, now);
+            if (newest && !source.Equals(Remote))
+            {
+                // RFC 9146 section 6: a newer record with our Connection ID from elsewhere moves the peer.
+                _onMoved?.Invoke(this, source);
+            }
+
+            if (type == RecordProtection.ApplicationData)
+            {
+                deliver(this, plaintext[..received]);
+            }
+            else if (type == RecordProtection.Alert && received == 2 && (plaintext[0] == 2 || plaintext[1] == 0))
+            {
+                // RFC 5246 section 7.2: a fatal alert or close_notify ends the association.
+                MarkClosed();
+            }
+        }
+
+        if (_state == Closed)
+        {
+            _onClosed(this);
+        }
+    }
+
+    private bool SendProtected(RecordProtection protection, byte contentType, ReadOnlySpan<byte> plaintext)
+    {
+        if (plaintext.Length + protection.WriteOverhead > _datagramLimit)
+        {
+            return false;
+        }
+
+        byte[]? rented = null;
+        Span<byte> record = _datagramLimit <= 2048 ? stackalloc byte[2048] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(_datagramLimit));
+        try
+        {
+            int length = protection.Protect(contentType, plaintext, record);
+            if (length < 0)
+            {
+                return false;
+            }
+
+            SendToNetwork(record[..length]);
+            return true;
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            // The socket closed, or the session did while this was written.
+            MarkClosed();
+            _onClosed(this);
+            return false;
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    private void SendFromBouncyCastle(ReadOnlySpan<byte> datagram)
+    {
+        NoteWritten(datagram);
+        SendToNetwork(datagram);
     }
 
     private void SendToNetwork(ReadOnlySpan<byte> datagram)

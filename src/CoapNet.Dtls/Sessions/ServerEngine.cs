@@ -43,7 +43,7 @@ internal sealed class ServerEngine : DtlsEngine
             CoapDtlsServer server = new(Crypto, _options, _credentials, _options.UseConnectionId ? () => IssueConnectionId(session) : null);
             DtlsServerProtocol protocol = new();
             Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Accept(server, session, request);
-            return (transport, server.PeerIdentity);
+            return (transport, server.PeerIdentity, server.Protection);
         }, out _);
     }
 }
