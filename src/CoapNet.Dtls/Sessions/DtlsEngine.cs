@@ -28,6 +28,9 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 {
     private const int PlaintextSize = 16_384;
 
+    /// <summary>RFC 6347 section 4.2.4: a peer may retransmit its last flight for up to 2 MSL (BouncyCastle's 240 s).</summary>
+    private static readonly TimeSpan LastFlightLifetime = TimeSpan.FromSeconds(240);
+
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
     private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
@@ -382,10 +385,20 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     {
         foreach (KeyValuePair<CoapSecurityContext, DtlsSession> pair in _byContext)
         {
-            if (Time.GetElapsedTime(pair.Value.LastReceived) >= Options.SessionIdleTimeout)
+            DtlsSession session = pair.Value;
+            if (Time.GetElapsedTime(session.LastReceived) >= Options.SessionIdleTimeout)
             {
-                Log.Aged(Logger, pair.Value.Remote, pair.Key);
-                pair.Value.Close();
+                Log.Aged(Logger, session.Remote, pair.Key);
+                session.Close();
+            }
+            else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
+            {
+                // A session that has said nothing since its handshake still holds BouncyCastle's state; past the time
+                // its last flight may be asked for again, it moves to our own record protection like the rest.
+                lock (session.ReceiveGate)
+                {
+                    session.HandOverQuiet();
+                }
             }
         }
     }

@@ -40,7 +40,7 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly Action<DtlsSession, IPEndPoint>? _onMoved;
     private DtlsRecordCallback? _onRecord;
     private readonly object _queueGate = new();
-    private readonly Queue<byte[]> _handshakeQueue = new();
+    private Queue<byte[]>? _handshakeQueue = new();
     private IPEndPoint _remote;
     private volatile int _state;
     private BcDtlsTransport? _dtls;
@@ -89,6 +89,9 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>When the last authenticated record arrived (a <see cref="TimeProvider"/> timestamp).</summary>
     public long LastReceived => Volatile.Read(ref _lastReceived);
 
+    /// <summary>When the handshake completed (a <see cref="TimeProvider"/> timestamp).</summary>
+    public long EstablishedAt { get; private set; }
+
     /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
     public Exception? Failure { get; set; }
 
@@ -110,7 +113,7 @@ internal sealed class DtlsSession : DatagramTransport
                 return false;
             }
 
-            if (_handshakeQueue.Count < MaxQueuedHandshakeDatagrams)
+            if (_handshakeQueue!.Count < MaxQueuedHandshakeDatagrams)
             {
                 _handshakeQueue.Enqueue(datagram.ToArray());
                 Monitor.Pulse(_queueGate);
@@ -137,8 +140,11 @@ internal sealed class DtlsSession : DatagramTransport
             _ready = protection;
             Context = context;
             _lastReceived = now;
-            byte[][] early = _handshakeQueue.ToArray();
-            _handshakeQueue.Clear();
+            byte[][] early = _handshakeQueue?.ToArray() ?? [];
+
+            // Only a handshake queues; an established session keeps no queue.
+            _handshakeQueue = null;
+            EstablishedAt = now;
             if (_state == Handshaking)
             {
                 _state = Established;
@@ -323,7 +329,7 @@ internal sealed class DtlsSession : DatagramTransport
             _state = Closed;
             Interlocked.Exchange(ref _protection, null)?.Dispose();
             Interlocked.Exchange(ref _ready, null)?.Dispose();
-            _handshakeQueue.Clear();
+            _handshakeQueue?.Clear();
             Monitor.PulseAll(_queueGate);
         }
     }
@@ -383,7 +389,7 @@ internal sealed class DtlsSession : DatagramTransport
         {
             // BouncyCastle's zero is "forever"; its handshake always gives a finite wait (its retransmission timer).
             int wait = waitMillis == 0 ? Timeout.Infinite : waitMillis;
-            while (_handshakeQueue.Count == 0)
+            while (_handshakeQueue is not { Count: > 0 })
             {
                 if (_state == Closed)
                 {
@@ -399,6 +405,20 @@ internal sealed class DtlsSession : DatagramTransport
             byte[] datagram = _handshakeQueue.Dequeue();
             datagram.AsSpan(0, Math.Min(datagram.Length, buffer.Length)).CopyTo(buffer);
             return datagram.Length;
+        }
+    }
+
+    /// <summary>
+    /// Hands a session that has received no application record over to our own protection, once the peer can no
+    /// longer be retransmitting its last flight (RFC 6347 section 4.2.4: 2 MSL, 240 s, the time BouncyCastle keeps our
+    /// last flight for). No application record was read, so none can be replayed: the window starts empty. Call
+    /// holding <see cref="ReceiveGate"/>.
+    /// </summary>
+    public void HandOverQuiet()
+    {
+        if (_ready is not null && _state == Established)
+        {
+            HandOver([]);
         }
     }
 
