@@ -7,8 +7,8 @@ using Org.BouncyCastle.Tls.Crypto.Impl;
 namespace CoapNet.Dtls.Records;
 
 /// <summary>
-/// The record protection of an established DTLS 1.2 session with an AEAD suite (AES-CCM, AES-CCM_8, AES-GCM), on
-/// .NET's own <see cref="AesCcm"/> and <see cref="AesGcm"/>: what a session keeps once BouncyCastle's handshake and
+/// The record protection of an established DTLS 1.2 session with an AEAD suite (AES-CCM and AES-CCM_8 on our
+/// <see cref="CcmCipher"/>, AES-GCM on .NET's <see cref="AesGcm"/>): what a session keeps once BouncyCastle's handshake and
 /// record layer are no longer needed. It holds two keys, two implicit nonces, the Connection IDs, the next sequence
 /// number to write and the replay window, a few hundred bytes where BouncyCastle's layer holds several kilobytes.
 /// </summary>
@@ -31,8 +31,8 @@ internal sealed class RecordProtection : IDisposable
     private const long MaxSequence = (1L << 48) - 1;
     private static readonly byte[] Version = [0xFE, 0xFD];
 
-    private readonly AesCcm? _encryptCcm;
-    private readonly AesCcm? _decryptCcm;
+    private readonly CcmCipher? _encryptCcm;
+    private readonly CcmCipher? _decryptCcm;
     private readonly AesGcm? _encryptGcm;
     private readonly AesGcm? _decryptGcm;
     private readonly int _tagLength;
@@ -53,8 +53,8 @@ internal sealed class RecordProtection : IDisposable
         }
         else
         {
-            _encryptCcm = new AesCcm(encryptKey);
-            _decryptCcm = new AesCcm(decryptKey);
+            _encryptCcm = new CcmCipher(encryptKey, tagLength);
+            _decryptCcm = new CcmCipher(decryptKey, tagLength);
         }
 
         _tagLength = tagLength;
@@ -89,7 +89,7 @@ internal sealed class RecordProtection : IDisposable
             CipherSuite.TLS_PSK_WITH_AES_256_GCM_SHA384 or CipherSuite.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => (true, 32, 16),
             _ => (false, 0, 0),
         };
-        if (keyLength == 0 || !(gcm ? AesGcm.IsSupported : AesCcm.IsSupported))
+        if (keyLength == 0 || (gcm && !AesGcm.IsSupported))
         {
             return null;
         }
@@ -200,9 +200,9 @@ internal sealed class RecordProtection : IDisposable
             {
                 _decryptGcm.Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
             }
-            else
+            else if (!_decryptCcm!.Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
             {
-                _decryptCcm!.Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
+                return false;
             }
         }
         catch (CryptographicException)
@@ -286,8 +286,6 @@ internal sealed class RecordProtection : IDisposable
     /// <inheritdoc/>
     public void Dispose()
     {
-        _encryptCcm?.Dispose();
-        _decryptCcm?.Dispose();
         _encryptGcm?.Dispose();
         _decryptGcm?.Dispose();
     }
