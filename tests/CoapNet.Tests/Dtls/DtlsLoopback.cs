@@ -65,5 +65,35 @@ internal static class DtlsLoopback
             return CoapResponse.Content("ok");
         });
 
+    /// <summary>Maps GET /who to answer "hello " and the client's identity, and record the identity.</summary>
+    public static void MapWho(CoapServer server, List<CoapNet.Channels.CoapPeerIdentity> seen)
+        => server.MapGet("/who", request =>
+        {
+            lock (seen)
+            {
+                seen.Add(request.Peer.Identity!);
+            }
+
+            return CoapResponse.Content("hello " + request.Peer.Identity);
+        });
+
+    /// <summary>
+    /// A server with <paramref name="serverOptions"/> and a client with <paramref name="clientOptions"/> that cannot
+    /// agree on trust: the client's GET fails its handshake, and the handler is never reached.
+    /// </summary>
+    /// <returns>The client's error.</returns>
+    public static async Task<System.Security.Authentication.AuthenticationException> RefusedAsync(DtlsServerOptions serverOptions, DtlsClientOptions clientOptions)
+    {
+        int calls = 0;
+        await using LoopbackServer server = StartServer(s => s.MapGet("/x", _ => { Interlocked.Increment(ref calls); return CoapResponse.Content("no"); }), out _, serverOptions);
+        await using CoapClient client = ClientWith(clientOptions);
+
+        Func<Task> get = () => client.GetAsync(Uri(server.EndPoint, "/x"));
+
+        System.Security.Authentication.AuthenticationException refused = (await get.Should().ThrowAsync<System.Security.Authentication.AuthenticationException>()).Which;
+        calls.Should().Be(0);
+        return refused;
+    }
+
     public static Uri Uri(IPEndPoint server, string path) => new($"coaps://127.0.0.1:{server.Port}{path}");
 }
