@@ -31,32 +31,29 @@ internal sealed class RecordProtection : IDisposable
     private const long MaxSequence = (1L << 48) - 1;
     private static readonly byte[] Version = [0xFE, 0xFD];
 
-    private readonly CcmCipher? _encryptCcm;
-    private readonly CcmCipher? _decryptCcm;
-    private readonly AesGcm? _encryptGcm;
-    private readonly AesGcm? _decryptGcm;
+    private readonly bool _gcm;
     private readonly int _tagLength;
     private readonly int _epoch;
     private readonly byte[] _encryptSalt;
     private readonly byte[] _decryptSalt;
     private readonly byte[]? _writeConnectionId;
     private readonly byte[]? _readConnectionId;
+    private byte[]? _encryptKey;
+    private byte[]? _decryptKey;
+    private CcmCipher? _encryptCcm;
+    private CcmCipher? _decryptCcm;
+    private AesGcm? _encryptGcm;
+    private AesGcm? _decryptGcm;
     private long _nextWrite;
     private ReplayWindow _window;
 
+    // The keys wait as bytes until Activate: a session quiet since its handshake keeps BouncyCastle's layer for up to
+    // 240 s, and should not hold expanded ciphers twice meanwhile.
     private RecordProtection(bool gcm, ReadOnlySpan<byte> encryptKey, ReadOnlySpan<byte> decryptKey, int tagLength, byte[] encryptSalt, byte[] decryptSalt, byte[]? writeConnectionId, byte[]? readConnectionId, int epoch)
     {
-        if (gcm)
-        {
-            _encryptGcm = new AesGcm(encryptKey, tagLength);
-            _decryptGcm = new AesGcm(decryptKey, tagLength);
-        }
-        else
-        {
-            _encryptCcm = new CcmCipher(encryptKey, tagLength);
-            _decryptCcm = new CcmCipher(decryptKey, tagLength);
-        }
-
+        _gcm = gcm;
+        _encryptKey = encryptKey.ToArray();
+        _decryptKey = decryptKey.ToArray();
         _tagLength = tagLength;
         _encryptSalt = encryptSalt;
         _decryptSalt = decryptSalt;
@@ -129,6 +126,23 @@ internal sealed class RecordProtection : IDisposable
     /// </summary>
     public void Activate(long nextWrite, long highestRead)
     {
+        byte[] encryptKey = _encryptKey ?? throw new InvalidOperationException("Activated twice.");
+        byte[] decryptKey = _decryptKey!;
+        if (_gcm)
+        {
+            _encryptGcm = new AesGcm(encryptKey, _tagLength);
+            _decryptGcm = new AesGcm(decryptKey, _tagLength);
+        }
+        else
+        {
+            _encryptCcm = new CcmCipher(encryptKey, _tagLength);
+            _decryptCcm = new CcmCipher(decryptKey, _tagLength);
+        }
+
+        CryptographicOperations.ZeroMemory(encryptKey);
+        CryptographicOperations.ZeroMemory(decryptKey);
+        _encryptKey = null;
+        _decryptKey = null;
         _nextWrite = nextWrite;
         _window = new ReplayWindow(highestRead);
     }
@@ -286,6 +300,12 @@ internal sealed class RecordProtection : IDisposable
     /// <inheritdoc/>
     public void Dispose()
     {
+        if (_encryptKey is not null)
+        {
+            CryptographicOperations.ZeroMemory(_encryptKey);
+            CryptographicOperations.ZeroMemory(_decryptKey);
+        }
+
         _encryptGcm?.Dispose();
         _decryptGcm?.Dispose();
     }

@@ -12,19 +12,22 @@ internal sealed class CoapDtlsServer : AbstractTlsServer
 {
     private readonly DtlsServerOptions _options;
     private readonly DtlsCredentials _credentials;
-    private readonly Func<byte[]>? _newConnectionId;
+    private readonly Func<DtlsSession, byte[]>? _newConnectionId;
+    private readonly DtlsSession _session;
     private CoapPeerIdentity? _verifiedPeer;
 
     /// <param name="crypto">BouncyCastle's crypto.</param>
     /// <param name="options">The server's options.</param>
     /// <param name="credentials">Our keys and trust.</param>
-    /// <param name="newConnectionId">Issues this session's Connection ID when the client offers the extension (RFC 9146), or null to issue none.</param>
-    public CoapDtlsServer(TlsCrypto crypto, DtlsServerOptions options, DtlsCredentials credentials, Func<byte[]>? newConnectionId)
+    /// <param name="newConnectionId">Issues a session's Connection ID when the client offers the extension (RFC 9146), or null to issue none.</param>
+    /// <param name="session">The session being made.</param>
+    public CoapDtlsServer(TlsCrypto crypto, DtlsServerOptions options, DtlsCredentials credentials, Func<DtlsSession, byte[]>? newConnectionId, DtlsSession session)
         : base(crypto)
     {
         _options = options;
         _credentials = credentials;
         _newConnectionId = newConnectionId;
+        _session = session;
     }
 
     /// <summary>Malformed or forged records are dropped, never answered with an alert that would end the association.</summary>
@@ -88,7 +91,7 @@ internal sealed class CoapDtlsServer : AbstractTlsServer
 
     protected override short[]? GetAllowedClientCertificateTypes() => _credentials.TrustedTypes;
 
-    protected override byte[]? GetNewConnectionID() => _newConnectionId?.Invoke();
+    protected override byte[]? GetNewConnectionID() => _newConnectionId?.Invoke(_session);
 
     private LocalKey? OurKey() => _credentials.For(TlsExtensionsUtilities.GetServerCertificateTypeExtensionClient(m_clientExtensions));
 

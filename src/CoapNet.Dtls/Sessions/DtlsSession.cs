@@ -466,10 +466,18 @@ internal sealed class DtlsSession : DatagramTransport
         {
             if (RecordProtection.ReadEpoch(rest) == 1)
             {
+                // An atomic maximum: BouncyCastle writes from the receive thread (its last flight) and from senders.
                 long sequence = RecordProtection.ReadSequence(rest);
-                if (sequence > Volatile.Read(ref _written))
+                long seen = Volatile.Read(ref _written);
+                while (sequence > seen)
                 {
-                    Volatile.Write(ref _written, sequence);
+                    long found = Interlocked.CompareExchange(ref _written, sequence, seen);
+                    if (found == seen)
+                    {
+                        break;
+                    }
+
+                    seen = found;
                 }
             }
 
