@@ -19,12 +19,12 @@ internal static class DtlsScenario
         dtls --server coaps://127.0.0.1:PORT/hello [--plain coap://127.0.0.1:PORT/hello] [--identity coapnet] [--key sample-secret]
              [--handshakes 1000] [--handshake-concurrency 8] [--requests 100000] [--concurrency 1,16] [--rounds 3]
              [--idle-sessions 0] [--server-pid PID]
-          --server                 the coaps URI to GET (the sample server: --dtls-port; coap-server-openssl: its port + 1)
+          --server                 the coaps URI to GET (the sample server: --dtls-port; coap-server-openssl: its port + 1); a coap:// one measures the plain port alone
           --plain                  the same resource over coap://, measured the same way for comparison
           --identity, --key        the pre-shared key (libcoap's -u and -k)
           --handshakes             full handshakes to time, --handshake-concurrency at once
           --requests, --concurrency, --rounds   GETs per round over one session, in flight at once, rounds each
-          --idle-sessions, --server-pid         hold that many sessions open and read the server's VmRSS before and after
+          --idle-sessions, --server-pid         hold that many sessions open (each after one CoAP ping) and read the server's VmRSS before and after
         Pin the server to one core (taskset -c 0) and this process to the other (taskset -c 1).
         """;
 
@@ -81,7 +81,18 @@ internal static class DtlsScenario
                     DtlsClientTransport transport = new(Credentials(settings));
                     held.Add(transport);
                     transport.Start(new Ignore());
-                    await transport.ConnectAsync(server);
+                    CoapNet.Channels.CoapSecurityContext session = await transport.ConnectAsync(server);
+
+                    // One CoAP ping (an empty CON, RFC 7252 section 4.3) in the session: a device that spoke once, then went quiet.
+                    transport.Send([0x40, 0x00, (byte)(i >> 8), (byte)i], server, session);
+
+                    // Every 1,000 sessions the server's VmRSS: the slope between two counts leaves out what does not
+                    // grow with sessions (the GC's allocation budget, the handshakes' garbage not yet collected).
+                    if ((i + 1) % 1000 == 0 && i + 1 < settings.IdleSessions)
+                    {
+                        await Task.Delay(2000);
+                        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"idle sessions: {i + 1} held open; server VmRSS {ResidentKilobytes(pid):N0} kB"));
+                    }
                 }
 
                 await Task.Delay(2000);
@@ -222,9 +233,10 @@ internal static class DtlsScenario
                         return false;
                 }
             });
-            return settings.Server is not null && settings.Server.Scheme == "coaps"
+            // A coap:// --server (with --handshakes 0) measures the plain port alone, for the server's CPU per request.
+            return settings.Server is not null && settings.Server.Scheme is "coaps" or "coap"
                 ? settings
-                : throw new ArgumentException($"--server takes a coaps:// URI.\n{Usage}");
+                : throw new ArgumentException($"--server takes a coaps:// (or, with --handshakes 0, a coap://) URI.\n{Usage}");
         }
     }
 }

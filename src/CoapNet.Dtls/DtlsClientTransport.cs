@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Credentials;
 using CoapNet.Dtls.Sessions;
 using CoapNet.Transports;
 
@@ -50,6 +51,9 @@ public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTranspor
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        return new ClientEngine(network ?? Bind(options.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0)), options);
+
+        // Keys are copied (and refused) before the socket is bound, so a bad key leaves no socket behind.
+        DtlsCredentials credentials = new(options);
+        return new ClientEngine(network ?? Bind(options.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0)), options, credentials);
     }
 }

@@ -1,3 +1,5 @@
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Dtls;
@@ -41,6 +43,78 @@ public abstract class DtlsOptions
     /// <summary>Where handshakes, failures and refusals are logged; null for none. Keys are never logged.</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
 
+    /// <summary>
+    /// Our key pair for raw public key authentication (RFC 7250; RFC 7252 section 9.1.3.2), an ECDSA P-256 key with
+    /// its private part, or null for none. The peer learns only the public key and decides by itself whether it
+    /// trusts it. Offered with TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8 and the ECDHE_ECDSA GCM suites. The transport
+    /// copies the key when it is made; the object stays the caller's.
+    /// </summary>
+    public ECDsa? RawPublicKeyPair { get; set; }
+
+    /// <summary>
+    /// Which peers' raw public keys are trusted (RFC 7250), or null to accept none. A client with it set offers to
+    /// authenticate the server by raw public key; a server with it set accepts clients authenticated that way.
+    /// <see cref="RawPublicKeyTable"/> makes one over a fixed list.
+    /// </summary>
+    public DtlsRawPublicKeyValidator? TrustedRawPublicKeys { get; set; }
+
+    /// <summary>
+    /// Our X.509 certificate (RFC 7252 section 9.1.3.3) with its private key, an ECDSA P-256 key (the key of
+    /// TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8), or null for none. The transport copies the key when it is made.
+    /// Only this certificate is sent: a peer must be able to build the chain from its own roots and intermediates.
+    /// </summary>
+    public X509Certificate2? Certificate { get; set; }
+
+    /// <summary>
+    /// The roots a peer's certificate chain must end at (a custom trust store, as with libcoap's <c>-C ca.pem</c>),
+    /// or null to use the system's roots. A peer's certificate is accepted only when its chain is valid and
+    /// <see cref="CertificateValidator"/>, when set, agrees; certificates are checked at all only when this or
+    /// <see cref="CertificateValidator"/> is set.
+    /// </summary>
+    public X509Certificate2Collection? TrustedRoots { get; set; }
+
+    /// <summary>
+    /// Has the last word on a peer's certificate once its chain is built, or null to accept exactly the certificates
+    /// whose chain ends at one of <see cref="TrustedRoots"/> without errors.
+    /// </summary>
+    public DtlsCertificateValidator? CertificateValidator { get; set; }
+
+    /// <summary>
+    /// Whether to use Connection IDs (RFC 9146; default true): the server issues a Connection ID to each client that
+    /// offers the extension and finds the session by it, so a client whose address or port changes (a NAT rebinding)
+    /// keeps its session; the client offers the extension. The peer's address moves only with a newer record that
+    /// authenticates (RFC 9146 section 6). Peers that do not know the extension ignore it.
+    /// </summary>
+    public bool UseConnectionId { get; set; } = true;
+
+    /// <summary>A raw public key trust decision over a fixed list of keys, for configuration and tests.</summary>
+    /// <param name="subjectPublicKeyInfos">The trusted keys as DER SubjectPublicKeyInfo.</param>
+    /// <returns>The validator; it copies the list, so later changes to it are not seen.</returns>
+    /// <exception cref="ArgumentException">A key is empty.</exception>
+    public static DtlsRawPublicKeyValidator RawPublicKeyTable(IEnumerable<byte[]> subjectPublicKeyInfos)
+    {
+        ArgumentNullException.ThrowIfNull(subjectPublicKeyInfos);
+        List<byte[]> keys = [];
+        foreach (byte[] key in subjectPublicKeyInfos)
+        {
+            Require(key is { Length: > 0 }, nameof(subjectPublicKeyInfos), "must hold non-empty SubjectPublicKeyInfo encodings");
+            keys.Add((byte[])key.Clone());
+        }
+
+        return spki =>
+        {
+            foreach (byte[] key in keys)
+            {
+                if (spki.SequenceEqual(key))
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        };
+    }
+
     /// <summary>Checks the shared settings.</summary>
     /// <exception cref="ArgumentException">A setting is out of range; the message names it.</exception>
     private protected void ValidateShared()
@@ -51,7 +125,16 @@ public abstract class DtlsOptions
         Require(HandshakeTimeout > TimeSpan.Zero && HandshakeTimeout.TotalMilliseconds <= int.MaxValue, nameof(HandshakeTimeout), "must be positive and under 24 days");
         Require(MaxDatagramSize is >= 256 and <= 16_384 + 256, nameof(MaxDatagramSize), "must be between 256 and 16,640 bytes (a DTLS record carries at most 16,384 bytes of plaintext)");
         Require(TimeProvider is not null, nameof(TimeProvider), "must not be null");
+        Require(RawPublicKeyPair is null || Credentials.LocalKey.IsP256(RawPublicKeyPair), nameof(RawPublicKeyPair), "must be an ECDSA key on the P-256 curve (RFC 7252 section 9.1.3.2)");
+        Require(Certificate is null || (Certificate.GetECDsaPublicKey() is { } key && Credentials.LocalKey.IsP256(key)), nameof(Certificate), "must hold an ECDSA P-256 public key (RFC 7252 section 9.1.3.3: TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8)");
+        Require(Certificate is null || Certificate.HasPrivateKey, nameof(Certificate), "must come with its private key");
     }
+
+    /// <summary>True when peers' raw public keys can be checked.</summary>
+    internal bool TrustsRawPublicKeys => TrustedRawPublicKeys is not null;
+
+    /// <summary>True when peers' certificates can be checked.</summary>
+    internal bool TrustsCertificates => TrustedRoots is not null || CertificateValidator is not null;
 
     private protected static void Require(bool condition, string name, string problem)
     {

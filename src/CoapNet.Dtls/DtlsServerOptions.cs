@@ -15,8 +15,11 @@ public sealed class DtlsServerOptions : DtlsOptions
     public int Port { get; set; } = DefaultPort;
 
     /// <summary>
-    /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key. Required: this
-    /// release authenticates clients by PSK only.
+    /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key; null to offer no
+    /// PSK suite. A server needs this, or a <see cref="DtlsOptions.RawPublicKeyPair"/> or
+    /// <see cref="DtlsOptions.Certificate"/> with a way to check clients' (<see cref="DtlsOptions.TrustedRawPublicKeys"/>,
+    /// <see cref="DtlsOptions.TrustedRoots"/>, <see cref="DtlsOptions.CertificateValidator"/>): with raw public keys and
+    /// certificates the client authenticates too, so every session has an identity.
     /// </summary>
     public DtlsPskKeyLookup? PskKeys { get; set; }
 
@@ -57,7 +60,9 @@ public sealed class DtlsServerOptions : DtlsOptions
         ValidateShared();
         Require(Address is not null, nameof(Address), "must not be null");
         Require(Port is >= 0 and <= IPEndPoint.MaxPort, nameof(Port), "must be between 0 and 65535");
-        Require(PskKeys is not null, nameof(PskKeys), "must be set: the server authenticates clients by pre-shared key");
+        bool signs = RawPublicKeyPair is not null || Certificate is not null;
+        Require(PskKeys is not null || signs, nameof(PskKeys), $"or {nameof(RawPublicKeyPair)} or {nameof(Certificate)} must be set: the server needs a credential to authenticate with");
+        Require(!signs || TrustsRawPublicKeys || TrustsCertificates, nameof(TrustedRawPublicKeys), $"or {nameof(TrustedRoots)} or {nameof(CertificateValidator)} must be set with {nameof(RawPublicKeyPair)} or {nameof(Certificate)}: clients authenticate too (RFC 7252 section 9.1.3.2)");
         Require(CookieSecretLifetime > TimeSpan.Zero, nameof(CookieSecretLifetime), "must be positive");
         Require(PskIdentityHint is null || System.Text.Encoding.UTF8.GetByteCount(PskIdentityHint) <= ushort.MaxValue, nameof(PskIdentityHint), "must be at most 65535 bytes in UTF-8");
     }

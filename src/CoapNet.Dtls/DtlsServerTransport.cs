@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Credentials;
 using CoapNet.Dtls.Sessions;
 using CoapNet.Transports;
 
@@ -48,6 +49,9 @@ public sealed class DtlsServerTransport : DtlsTransport
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        return new ServerEngine(network ?? Bind(new IPEndPoint(options.Address, options.Port)), options);
+
+        // Keys are copied (and refused) before the socket is bound, so a bad key leaves no socket behind.
+        DtlsCredentials credentials = new(options);
+        return new ServerEngine(network ?? Bind(new IPEndPoint(options.Address, options.Port)), options, credentials);
     }
 }

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Security.Authentication;
 using CoapNet.Channels;
+using CoapNet.Dtls.Credentials;
 using CoapNet.Transports;
 using Org.BouncyCastle.Tls;
 
@@ -13,10 +14,13 @@ internal sealed class ClientEngine : DtlsEngine
     private readonly object _connectGate = new();
     private readonly Dictionary<DtlsSession, TaskCompletionSource<CoapSecurityContext>> _waiting = [];
 
-    public ClientEngine(IDatagramTransport network, DtlsClientOptions options)
+    private readonly DtlsCredentials _credentials;
+
+    public ClientEngine(IDatagramTransport network, DtlsClientOptions options, DtlsCredentials credentials)
         : base(network, options)
     {
         _options = options;
+        _credentials = credentials;
     }
 
     /// <summary>The established or pending session with <paramref name="remote"/>, or a new handshake.</summary>
@@ -37,10 +41,10 @@ internal sealed class ClientEngine : DtlsEngine
                 DtlsSession? session = null;
                 bool started = TryStartHandshake(remote, s =>
                 {
-                    CoapDtlsClient client = new(Crypto, _options);
+                    CoapDtlsClient client = new(Crypto, _options, _credentials);
                     DtlsClientProtocol protocol = new();
                     Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
-                    return (transport, client.PeerIdentity);
+                    return (transport, client.PeerIdentity, client.Protection);
                 }, out session);
                 if (!started)
                 {
@@ -60,7 +64,7 @@ internal sealed class ClientEngine : DtlsEngine
                 }
                 else if (session.IsClosed)
                 {
-                    OnHandshakeFailed(session, new AuthenticationException($"The DTLS handshake with {remote} failed."));
+                    OnHandshakeFailed(session, session.Failure ?? new AuthenticationException($"The DTLS handshake with {remote} failed."));
                 }
 
                 connected = outcome.Task;

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Records;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -27,13 +28,18 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 {
     private const int PlaintextSize = 16_384;
 
+    /// <summary>RFC 6347 section 4.2.4: a peer may retransmit its last flight for up to 2 MSL (BouncyCastle's 240 s).</summary>
+    private static readonly TimeSpan LastFlightLifetime = TimeSpan.FromSeconds(240);
+
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
+    private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
     private readonly ITimer _sweep;
     private readonly byte[] _received;
     private readonly byte[] _plaintext = new byte[PlaintextSize];
     private readonly PlaintextReceived _deliver;
     private readonly Action<DtlsSession> _onClosed;
+    private readonly Action<DtlsSession, IPEndPoint> _onMoved;
     private IDatagramReceiver? _upper;
     private int _sessions;
     private int _handshakes;
@@ -49,6 +55,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         _received = new byte[options.MaxDatagramSize];
         _deliver = Deliver;
         _onClosed = Forget;
+        _onMoved = Move;
         TimeSpan period = TimeSpan.FromTicks(Math.Clamp(options.SessionIdleTimeout.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
         _sweep = Time.CreateTimer(static state => ((DtlsEngine)state!).Sweep(), this, period, period);
     }
@@ -109,7 +116,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     /// replacing whatever session the address had (RFC 6347 section 4.2.8: a client that proved its address with a
     /// cookie may start over). False when too many handshakes run or too many sessions exist.
     /// </summary>
-    protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake, out DtlsSession? session)
+    protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake, out DtlsSession? session)
     {
         session = null;
         if (IsDisposed || Volatile.Read(ref _sessions) >= Options.MaxSessions)
@@ -125,7 +132,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return false;
         }
 
-        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed);
+        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed, _onMoved);
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
             old.MarkClosed();
@@ -141,6 +148,25 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         };
         thread.Start();
         return true;
+    }
+
+    /// <summary>
+    /// Issues <paramref name="session"/> a Connection ID no other session holds (RFC 9146 section 3), random so that
+    /// it tells an observer nothing, and finds the session by it from now on.
+    /// </summary>
+    protected byte[] IssueConnectionId(DtlsSession session)
+    {
+        byte[] id = new byte[DtlsRecords.ConnectionIdLength];
+        while (true)
+        {
+            System.Security.Cryptography.RandomNumberGenerator.Fill(id);
+            ulong key = DtlsRecords.ToKey(id);
+            if (_byConnectionId.TryAdd(key, session))
+            {
+                session.ConnectionId = key;
+                return id;
+            }
+        }
     }
 
     /// <summary>
@@ -164,28 +190,57 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
+        // RFC 9146 section 6: a record with a Connection ID belongs to the session that issued it, wherever it comes from.
+        // The client's Finished is the first such record, while its handshake still runs.
+        if (!_byConnectionId.IsEmpty && DtlsRecords.TryReadConnectionId(datagram, out ulong connectionId))
+        {
+            if (_byConnectionId.TryGetValue(connectionId, out DtlsSession? owner))
+            {
+                _ = Dispatch(owner, datagram, remote);
+            }
+
+            return;
+        }
+
         if (_byAddress.TryGetValue(remote, out DtlsSession? session))
         {
-            if (session.IsEstablished)
+            if (session.IsEstablished && RestartsOnClientHello && DtlsRecords.IsClientHello(datagram))
             {
-                if (!(RestartsOnClientHello && DtlsRecords.IsClientHello(datagram)))
-                {
-                    ReceiveEstablished(session, datagram, remote);
-                    return;
-                }
-            }
-            else if (session.TryQueueHandshakeDatagram(datagram, out bool established))
-            {
+                OnUnknownDatagram(datagram, remote);
                 return;
             }
-            else if (established)
+
+            if (Dispatch(session, datagram, remote))
             {
-                ReceiveEstablished(session, datagram, remote);
                 return;
             }
         }
 
         OnUnknownDatagram(datagram, remote);
+    }
+
+    /// <summary>Decrypts a datagram of an established session, or queues it for the session's handshake; false when the session is closed.</summary>
+    private bool Dispatch(DtlsSession session, ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        if (session.IsEstablished)
+        {
+            ReceiveEstablished(session, datagram, remote);
+            return true;
+        }
+
+        if (session.TryQueueHandshakeDatagram(datagram, out bool established))
+        {
+            return true;
+        }
+
+        if (established)
+        {
+            // It has just become established: what it queued is being replayed, and this comes after.
+            ReceiveEstablished(session, datagram, remote);
+            return true;
+        }
+
+        return false;
     }
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
@@ -235,7 +290,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         datagram.CopyTo(_received);
         lock (session.ReceiveGate)
         {
-            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp(), null);
+            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp());
         }
     }
 
@@ -252,15 +307,15 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
     }
 
-    private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity)> handshake)
+    private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake)
     {
         try
         {
-            (BcDtlsTransport transport, CoapPeerIdentity identity) = handshake(session);
+            (BcDtlsTransport transport, CoapPeerIdentity identity, RecordProtection? protection) = handshake(session);
             CoapSecurityContext context = new("DTLS 1.2", identity);
             lock (session.ReceiveGate)
             {
-                byte[][] early = session.Establish(transport, context, Time.GetTimestamp());
+                byte[][] early = session.Establish(transport, context, Time.GetTimestamp(), protection);
                 if (session.IsEstablished && !IsDisposed)
                 {
                     _byContext[context] = session;
@@ -272,7 +327,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                         byte[] plaintext = new byte[PlaintextSize];
                         foreach (byte[] datagram in early)
                         {
-                            session.Receive(datagram, datagram.Length, plaintext, _deliver, session.Remote, Time.GetTimestamp(), null);
+                            session.Receive(datagram, datagram.Length, plaintext, _deliver, session.Remote, Time.GetTimestamp());
                         }
                     }
                 }
@@ -288,6 +343,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         {
             // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1).
             Log.HandshakeFailed(Logger, session.Remote, e.Message);
+            session.Failure = e;
             session.MarkClosed();
             Forget(session);
             OnHandshakeFailed(session, e);
@@ -298,10 +354,15 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
     }
 
-    /// <summary>Removes a closed session from both maps, once.</summary>
+    /// <summary>Removes a closed session from the maps, once.</summary>
     private void Forget(DtlsSession session)
     {
         _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(session.Remote, session));
+        if (session.ConnectionId is { } connectionId)
+        {
+            _byConnectionId.TryRemove(new KeyValuePair<ulong, DtlsSession>(connectionId, session));
+        }
+
         if (session.Context is { } context && _byContext.TryRemove(new KeyValuePair<CoapSecurityContext, DtlsSession>(context, session)))
         {
             Interlocked.Decrement(ref _sessions);
@@ -309,15 +370,35 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
     }
 
+    /// <summary>The peer of <paramref name="session"/> now sends from <paramref name="remote"/>: answers go there, and its datagrams are found by it.</summary>
+    private void Move(DtlsSession session, IPEndPoint remote)
+    {
+        IPEndPoint old = session.Remote;
+        session.MoveTo(remote);
+        _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(old, session));
+        _byAddress[remote] = session;
+        Log.Moved(Logger, old, remote, session.Context!);
+    }
+
     /// <summary>Closes the sessions idle past <see cref="DtlsOptions.SessionIdleTimeout"/> (the timer of <see cref="TimeProvider"/>).</summary>
     private void Sweep()
     {
         foreach (KeyValuePair<CoapSecurityContext, DtlsSession> pair in _byContext)
         {
-            if (Time.GetElapsedTime(pair.Value.LastReceived) >= Options.SessionIdleTimeout)
+            DtlsSession session = pair.Value;
+            if (Time.GetElapsedTime(session.LastReceived) >= Options.SessionIdleTimeout)
             {
-                Log.Aged(Logger, pair.Value.Remote, pair.Key);
-                pair.Value.Close();
+                Log.Aged(Logger, session.Remote, pair.Key);
+                session.Close();
+            }
+            else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
+            {
+                // A session that has said nothing since its handshake still holds BouncyCastle's state; past the time
+                // its last flight may be asked for again, it moves to our own record protection like the rest.
+                lock (session.ReceiveGate)
+                {
+                    session.HandOverQuiet();
+                }
             }
         }
     }
@@ -344,6 +425,9 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
         [LoggerMessage(7, LogLevel.Debug, "Dropped {Length} bytes to send in {Context}: closed, or larger than MaxDatagramSize allows")]
         public static partial void NotSent(ILogger logger, int length, CoapSecurityContext context);
+
+        [LoggerMessage(9, LogLevel.Debug, "DTLS session moved from {Old} to {Remote} by its Connection ID: {Context}")]
+        public static partial void Moved(ILogger logger, IPEndPoint old, IPEndPoint remote, CoapSecurityContext context);
 
         [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message")]
         public static partial void ReceiverFailed(ILogger logger, Exception exception);

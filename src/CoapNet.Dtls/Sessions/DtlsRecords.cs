@@ -10,6 +10,35 @@ internal static class DtlsRecords
     private const byte Handshake = 22;
     private const byte ClientHelloType = 1;
     private const int HeaderLength = 13;
+    private const byte ConnectionIdRecord = 25;
+
+    /// <summary>The length of the Connection IDs the server issues: fixed, since a record does not carry it (RFC 9146 section 4).</summary>
+    public const int ConnectionIdLength = 6;
+
+    /// <summary>
+    /// Reads the Connection ID of a tls12_cid record (RFC 9146 section 4: type 25, version, epoch, sequence number,
+    /// then the Connection ID at offset 11) as a number, without decrypting; false for any other record.
+    /// </summary>
+    public static bool TryReadConnectionId(ReadOnlySpan<byte> datagram, out ulong connectionId)
+    {
+        if (datagram.Length < 11 + ConnectionIdLength + 2 || datagram[0] != ConnectionIdRecord)
+        {
+            connectionId = 0;
+            return false;
+        }
+
+        connectionId = ToKey(datagram.Slice(11, ConnectionIdLength));
+        return true;
+    }
+
+    /// <summary>A Connection ID of <see cref="ConnectionIdLength"/> bytes as a number, the key sessions are found by.</summary>
+    public static ulong ToKey(ReadOnlySpan<byte> connectionId)
+    {
+        Span<byte> padded = stackalloc byte[8];
+        padded.Clear();
+        connectionId.CopyTo(padded[(8 - ConnectionIdLength)..]);
+        return BinaryPrimitives.ReadUInt64BigEndian(padded);
+    }
 
     /// <summary>
     /// True when <paramref name="datagram"/> starts with a plaintext ClientHello: a handshake record of epoch 0 whose

@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Dtls.Records;
 using CoapNet.Transports;
 using Org.BouncyCastle.Tls;
 using BcDtlsTransport = Org.BouncyCastle.Tls.DtlsTransport;
@@ -36,23 +37,39 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly IDatagramTransport _network;
     private readonly int _datagramLimit;
     private readonly Action<DtlsSession> _onClosed;
+    private readonly Action<DtlsSession, IPEndPoint>? _onMoved;
+    private DtlsRecordCallback? _onRecord;
     private readonly object _queueGate = new();
-    private readonly Queue<byte[]> _handshakeQueue = new();
+    private Queue<byte[]>? _handshakeQueue = new();
     private IPEndPoint _remote;
     private volatile int _state;
     private BcDtlsTransport? _dtls;
     private byte[]? _pending;
     private int _pendingLength;
     private long _lastReceived;
+    private IPEndPoint? _receivingFrom;
+    private RecordProtection? _ready;
+    private RecordProtection? _protection;
+    private long _written = -1;
 
-    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed)
+    /// <param name="network">The datagram transport underneath.</param>
+    /// <param name="remote">The peer's address.</param>
+    /// <param name="datagramLimit">The largest datagram of an established session.</param>
+    /// <param name="now">The time, for ageing.</param>
+    /// <param name="onClosed">Called once the session closed.</param>
+    /// <param name="onMoved">Called when a record carrying our Connection ID authenticated, is the newest yet, and came from another address (RFC 9146 section 6).</param>
+    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed, Action<DtlsSession, IPEndPoint>? onMoved)
     {
         _network = network;
         _remote = remote;
         _datagramLimit = datagramLimit;
         _onClosed = onClosed;
+        _onMoved = onMoved;
         _lastReceived = now;
     }
+
+    /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
+    public ulong? ConnectionId { get; set; }
 
     /// <summary>Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order.</summary>
     public object ReceiveGate { get; } = new();
@@ -72,6 +89,12 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>When the last authenticated record arrived (a <see cref="TimeProvider"/> timestamp).</summary>
     public long LastReceived => Volatile.Read(ref _lastReceived);
 
+    /// <summary>When the handshake completed (a <see cref="TimeProvider"/> timestamp).</summary>
+    public long EstablishedAt { get; private set; }
+
+    /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
+    public Exception? Failure { get; set; }
+
     /// <summary>For the client: the handshake's outcome, shared by every request that waits for it.</summary>
     public Task<CoapSecurityContext>? Connected { get; set; }
 
@@ -90,7 +113,7 @@ internal sealed class DtlsSession : DatagramTransport
                 return false;
             }
 
-            if (_handshakeQueue.Count < MaxQueuedHandshakeDatagrams)
+            if (_handshakeQueue!.Count < MaxQueuedHandshakeDatagrams)
             {
                 _handshakeQueue.Enqueue(datagram.ToArray());
                 Monitor.Pulse(_queueGate);
@@ -105,15 +128,23 @@ internal sealed class DtlsSession : DatagramTransport
     /// queued and not read by the handshake (records that came right after the peer's Finished), to be decrypted now.
     /// Call holding <see cref="ReceiveGate"/>.
     /// </summary>
-    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now)
+    /// <param name="dtls">BouncyCastle's transport, which protects records until the peer's first application record.</param>
+    /// <param name="context">The session's context.</param>
+    /// <param name="now">The time, for ageing.</param>
+    /// <param name="protection">Our own record protection to take over with then, or null to stay on BouncyCastle's.</param>
+    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now, RecordProtection? protection)
     {
         lock (_queueGate)
         {
             _dtls = dtls;
+            _ready = protection;
             Context = context;
             _lastReceived = now;
-            byte[][] early = _handshakeQueue.ToArray();
-            _handshakeQueue.Clear();
+            byte[][] early = _handshakeQueue?.ToArray() ?? [];
+
+            // Only a handshake queues; an established session keeps no queue.
+            _handshakeQueue = null;
+            EstablishedAt = now;
             if (_state == Handshaking)
             {
                 _state = Established;
@@ -133,29 +164,32 @@ internal sealed class DtlsSession : DatagramTransport
     /// <param name="length">Its length.</param>
     /// <param name="plaintext">Room for one record's plaintext (16,384 bytes).</param>
     /// <param name="deliver">Gets each plaintext, valid during the call.</param>
-    /// <param name="onNewest">Called when an authenticated record is the newest yet and carried the Connection ID, with the address it came from.</param>
     /// <param name="source">The datagram's source address.</param>
     /// <param name="now">The time, for ageing.</param>
-    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now, Action<DtlsSession, IPEndPoint>? onNewest)
+    public void Receive(byte[] datagram, int length, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now)
     {
+        if (_state != Established || length > _datagramLimit)
+        {
+            return;
+        }
+
+        if (_protection is { } protection)
+        {
+            ReceiveProtected(protection, datagram.AsSpan(0, length), plaintext, deliver, source, now);
+            return;
+        }
+
         BcDtlsTransport? dtls = _dtls;
-        if (dtls is null || _state != Established || length > _datagramLimit)
+        if (dtls is null)
         {
             return;
         }
 
         _pending = datagram;
         _pendingLength = length;
-        DtlsRecordCallback? callback = onNewest is null
-            ? null
-            : flags =>
-            {
-                // RFC 9146 section 6: only a newer record authenticated with the Connection ID moves the peer.
-                if ((flags & (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID)) == (DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID) && !source.Equals(Remote))
-                {
-                    onNewest(this, source);
-                }
-            };
+        _receivingFrom = source;
+        DtlsRecordCallback? callback = ConnectionId is null ? null : _onRecord ??= OnRecord;
+        bool application = false;
         try
         {
             int received;
@@ -171,6 +205,7 @@ internal sealed class DtlsSession : DatagramTransport
 
             if (received >= 0)
             {
+                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
             }
@@ -178,8 +213,16 @@ internal sealed class DtlsSession : DatagramTransport
             // Further records of the same datagram (RFC 6347 section 4.1.1 lets several share one).
             while ((received = dtls.ReceivePending(plaintext, callback)) >= 0)
             {
+                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
+            }
+
+            // The peer's first application record proves it has our Finished: BouncyCastle has just let go of the
+            // handshake's last flight (RFC 6347 section 4.2.4), and nothing of its layer is needed any more.
+            if (application && _ready is not null && _state == Established)
+            {
+                HandOver(datagram.AsSpan(0, length));
             }
         }
         catch (IOException)
@@ -190,6 +233,7 @@ internal sealed class DtlsSession : DatagramTransport
         finally
         {
             _pending = null;
+            _receivingFrom = null;
         }
 
         if (_state == Closed)
@@ -201,27 +245,52 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>Encrypts and sends one datagram's plaintext in this session; false when it cannot (closed, too large).</summary>
     public bool Send(ReadOnlySpan<byte> plaintext)
     {
-        BcDtlsTransport? dtls = _dtls;
-        if (dtls is null || _state != Established)
+        if (_state != Established)
         {
             return false;
         }
 
+        if (_protection is { } protection)
+        {
+            return SendProtected(protection, RecordProtection.ApplicationData, plaintext);
+        }
+
         try
         {
-            if (plaintext.Length > dtls.GetSendLimit())
+            // Serialized with the hand-over, which reads the last sequence number BouncyCastle wrote.
+            lock (_queueGate)
             {
-                return false;
-            }
+                if (_protection is { } now)
+                {
+                    return SendProtected(now, RecordProtection.ApplicationData, plaintext);
+                }
 
-            dtls.Send(plaintext);
-            return true;
+                BcDtlsTransport? dtls = _dtls;
+                if (dtls is null || plaintext.Length > dtls.GetSendLimit())
+                {
+                    return false;
+                }
+
+                dtls.Send(plaintext);
+                return true;
+            }
         }
         catch (IOException)
         {
             MarkClosed();
             _onClosed(this);
             return false;
+        }
+    }
+
+    // RFC 9146 section 6: only a record that authenticated with the Connection ID and is newer than every record
+    // before it moves the peer, so a replayed or delayed datagram from an old address cannot take the session back.
+    private void OnRecord(DtlsRecordFlags flags)
+    {
+        const DtlsRecordFlags NewestWithConnectionId = DtlsRecordFlags.IsNewest | DtlsRecordFlags.UsesConnectionID;
+        if ((flags & NewestWithConnectionId) == NewestWithConnectionId && _receivingFrom is { } source && !source.Equals(Remote))
+        {
+            _onMoved?.Invoke(this, source);
         }
     }
 
@@ -232,7 +301,12 @@ internal sealed class DtlsSession : DatagramTransport
     public void Close()
     {
         BcDtlsTransport? dtls = _dtls;
-        if (dtls is not null && _state == Established)
+        if (_protection is { } protection && _state == Established)
+        {
+            // RFC 5246 section 7.2.1: close_notify, a warning-level alert, in the session's own protection.
+            _ = SendProtected(protection, RecordProtection.Alert, [1, 0]);
+        }
+        else if (dtls is not null && _state == Established)
         {
             try
             {
@@ -253,7 +327,9 @@ internal sealed class DtlsSession : DatagramTransport
         lock (_queueGate)
         {
             _state = Closed;
-            _handshakeQueue.Clear();
+            Interlocked.Exchange(ref _protection, null)?.Dispose();
+            Interlocked.Exchange(ref _ready, null)?.Dispose();
+            _handshakeQueue?.Clear();
             Monitor.PulseAll(_queueGate);
         }
     }
@@ -281,10 +357,10 @@ internal sealed class DtlsSession : DatagramTransport
     int DatagramReceiver.Receive(Span<byte> buffer, int waitMillis) => Receive(buffer, waitMillis);
 
     /// <inheritdoc/>
-    void DatagramSender.Send(byte[] buf, int off, int len) => SendToNetwork(buf.AsSpan(off, len));
+    void DatagramSender.Send(byte[] buf, int off, int len) => SendFromBouncyCastle(buf.AsSpan(off, len));
 
     /// <inheritdoc/>
-    void DatagramSender.Send(ReadOnlySpan<byte> buffer) => SendToNetwork(buffer);
+    void DatagramSender.Send(ReadOnlySpan<byte> buffer) => SendFromBouncyCastle(buffer);
 
     /// <inheritdoc/>
     void TlsCloseable.Close()
@@ -313,7 +389,7 @@ internal sealed class DtlsSession : DatagramTransport
         {
             // BouncyCastle's zero is "forever"; its handshake always gives a finite wait (its retransmission timer).
             int wait = waitMillis == 0 ? Timeout.Infinite : waitMillis;
-            while (_handshakeQueue.Count == 0)
+            while (_handshakeQueue is not { Count: > 0 })
             {
                 if (_state == Closed)
                 {
@@ -330,6 +406,186 @@ internal sealed class DtlsSession : DatagramTransport
             datagram.AsSpan(0, Math.Min(datagram.Length, buffer.Length)).CopyTo(buffer);
             return datagram.Length;
         }
+    }
+
+    /// <summary>
+    /// Hands a session that has received no application record over to our own protection, once the peer can no
+    /// longer be retransmitting its last flight (RFC 6347 section 4.2.4: 2 MSL, 240 s, the time BouncyCastle keeps our
+    /// last flight for). No application record was read, so none can be replayed: the window starts empty. Call
+    /// holding <see cref="ReceiveGate"/>.
+    /// </summary>
+    public void HandOverQuiet()
+    {
+        if (_ready is not null && _state == Established)
+        {
+            HandOver([]);
+        }
+    }
+
+    /// <summary>
+    /// Moves the session from BouncyCastle's record layer to our own protection: writing goes on after the last
+    /// sequence number BouncyCastle wrote, and every record up to the newest in <paramref name="datagram"/> counts as
+    /// read. Then BouncyCastle's transport, its handshake context and cipher objects are dropped.
+    /// </summary>
+    private void HandOver(ReadOnlySpan<byte> datagram)
+    {
+        RecordProtection ready = _ready!;
+        long highest = -1;
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0;)
+        {
+            int record = ready.RecordLength(rest);
+            if (record < 0)
+            {
+                break;
+            }
+
+            if (RecordProtection.ReadEpoch(rest) == 1)
+            {
+                highest = Math.Max(highest, RecordProtection.ReadSequence(rest));
+            }
+
+            rest = rest[record..];
+        }
+
+        lock (_queueGate)
+        {
+            ready.Activate(Volatile.Read(ref _written) + 1, highest);
+            _protection = ready;
+            _ready = null;
+            _dtls = null;
+            _onRecord = null;
+        }
+    }
+
+    /// <summary>Keeps the highest epoch 1 sequence number BouncyCastle has written, where our protection goes on from.</summary>
+    private void NoteWritten(ReadOnlySpan<byte> datagram)
+    {
+        // BouncyCastle writes one record per datagram; the walk covers several all the same. A record with a Connection
+        // ID has a header whose length this does not know, so the walk stops after reading its sequence number.
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length >= 13;)
+        {
+            if (RecordProtection.ReadEpoch(rest) == 1)
+            {
+                // An atomic maximum: BouncyCastle writes from the receive thread (its last flight) and from senders.
+                long sequence = RecordProtection.ReadSequence(rest);
+                long seen = Volatile.Read(ref _written);
+                while (sequence > seen)
+                {
+                    long found = Interlocked.CompareExchange(ref _written, sequence, seen);
+                    if (found == seen)
+                    {
+                        break;
+                    }
+
+                    seen = found;
+                }
+            }
+
+            if (rest[0] == 25)
+            {
+                break;
+            }
+
+            rest = rest[Math.Min(rest.Length, 13 + System.Buffers.Binary.BinaryPrimitives.ReadUInt16BigEndian(rest[11..]))..];
+        }
+    }
+
+    private void ReceiveProtected(RecordProtection protection, ReadOnlySpan<byte> datagram, Span<byte> plaintext, PlaintextReceived deliver, IPEndPoint source, long now)
+    {
+        // RFC 6347 section 4.1.1: several records may share a datagram; one that does not authenticate is dropped alone.
+        for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0 && _state == Established;)
+        {
+            int length = protection.RecordLength(rest);
+            if (length < 0)
+            {
+                break;
+            }
+
+            ReadOnlySpan<byte> record = rest[..length];
+            rest = rest[length..];
+            bool authentic;
+            int received;
+            byte type;
+            bool newest;
+            try
+            {
+                authentic = protection.TryUnprotect(record, plaintext, out received, out type, out newest);
+            }
+            catch (ObjectDisposedException)
+            {
+                // Closed by another thread meanwhile.
+                break;
+            }
+
+            if (!authentic)
+            {
+                continue;
+            }
+
+            Volatile.Write(ref _lastReceived, now);
+            if (newest && !source.Equals(Remote))
+            {
+                // RFC 9146 section 6: a newer record with our Connection ID from elsewhere moves the peer.
+                _onMoved?.Invoke(this, source);
+            }
+
+            if (type == RecordProtection.ApplicationData)
+            {
+                deliver(this, plaintext[..received]);
+            }
+            else if (type == RecordProtection.Alert && received == 2 && (plaintext[0] == 2 || plaintext[1] == 0))
+            {
+                // RFC 5246 section 7.2: a fatal alert or close_notify ends the association.
+                MarkClosed();
+            }
+        }
+
+        if (_state == Closed)
+        {
+            _onClosed(this);
+        }
+    }
+
+    private bool SendProtected(RecordProtection protection, byte contentType, ReadOnlySpan<byte> plaintext)
+    {
+        if (plaintext.Length + protection.WriteOverhead > _datagramLimit)
+        {
+            return false;
+        }
+
+        byte[]? rented = null;
+        Span<byte> record = _datagramLimit <= 2048 ? stackalloc byte[2048] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(_datagramLimit));
+        try
+        {
+            int length = protection.Protect(contentType, plaintext, record);
+            if (length < 0)
+            {
+                return false;
+            }
+
+            SendToNetwork(record[..length]);
+            return true;
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            // The socket closed, or the session did while this was written.
+            MarkClosed();
+            _onClosed(this);
+            return false;
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    private void SendFromBouncyCastle(ReadOnlySpan<byte> datagram)
+    {
+        NoteWritten(datagram);
+        SendToNetwork(datagram);
     }
 
     private void SendToNetwork(ReadOnlySpan<byte> datagram)

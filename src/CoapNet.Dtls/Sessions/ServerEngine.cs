@@ -1,4 +1,5 @@
 using System.Net;
+using CoapNet.Dtls.Credentials;
 using CoapNet.Transports;
 using Org.BouncyCastle.Tls;
 
@@ -8,12 +9,19 @@ namespace CoapNet.Dtls.Sessions;
 internal sealed class ServerEngine : DtlsEngine
 {
     private readonly DtlsServerOptions _options;
+    private readonly DtlsCredentials _credentials;
+    private readonly Func<DtlsSession, byte[]> _issueConnectionId;
     private CookieVerifier? _cookies;
 
-    public ServerEngine(IDatagramTransport network, DtlsServerOptions options)
+    public ServerEngine(IDatagramTransport network, DtlsServerOptions options, DtlsCredentials credentials)
         : base(network, options)
     {
         _options = options;
+        _credentials = credentials;
+
+        // One delegate for every session: a lambda per handshake would keep that handshake's ClientHello alive as
+        // long as BouncyCastle keeps the server object.
+        _issueConnectionId = IssueConnectionId;
     }
 
     protected override bool RestartsOnClientHello => true;
@@ -37,10 +45,10 @@ internal sealed class ServerEngine : DtlsEngine
 
         TryStartHandshake(remote, session =>
         {
-            CoapDtlsServer server = new(Crypto, _options);
+            CoapDtlsServer server = new(Crypto, _options, _credentials, _options.UseConnectionId ? _issueConnectionId : null, session);
             DtlsServerProtocol protocol = new();
             Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Accept(server, session, request);
-            return (transport, server.PeerIdentity);
+            return (transport, server.PeerIdentity, server.Protection);
         }, out _);
     }
 }

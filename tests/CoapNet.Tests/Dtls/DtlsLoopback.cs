@@ -43,6 +43,16 @@ internal static class DtlsLoopback
         return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
     }
 
+    /// <summary>A client whose coaps:// requests go through DTLS with exactly the credentials of <paramref name="options"/> (bound to 127.0.0.1).</summary>
+    public static CoapClient ClientWith(DtlsClientOptions options)
+    {
+        options.LocalEndPoint ??= new IPEndPoint(IPAddress.Loopback, 0);
+        return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
+    }
+
+    /// <summary>Server options on 127.0.0.1:0 with no credentials yet.</summary>
+    public static DtlsServerOptions BareServerOptions() => new() { Address = IPAddress.Loopback, Port = 0 };
+
     /// <summary>Maps GET <paramref name="path"/> to answer "ok" and record the session of every request, in order.</summary>
     public static void MapSessionRecorder(CoapServer server, string path, List<CoapNet.Channels.CoapSecurityContext> sessions)
         => server.MapGet(path, request =>
@@ -54,6 +64,36 @@ internal static class DtlsLoopback
 
             return CoapResponse.Content("ok");
         });
+
+    /// <summary>Maps GET /who to answer "hello " and the client's identity, and record the identity.</summary>
+    public static void MapWho(CoapServer server, List<CoapNet.Channels.CoapPeerIdentity> seen)
+        => server.MapGet("/who", request =>
+        {
+            lock (seen)
+            {
+                seen.Add(request.Peer.Identity!);
+            }
+
+            return CoapResponse.Content("hello " + request.Peer.Identity);
+        });
+
+    /// <summary>
+    /// A server with <paramref name="serverOptions"/> and a client with <paramref name="clientOptions"/> that cannot
+    /// agree on trust: the client's GET fails its handshake, and the handler is never reached.
+    /// </summary>
+    /// <returns>The client's error.</returns>
+    public static async Task<System.Security.Authentication.AuthenticationException> RefusedAsync(DtlsServerOptions serverOptions, DtlsClientOptions clientOptions)
+    {
+        int calls = 0;
+        await using LoopbackServer server = StartServer(s => s.MapGet("/x", _ => { Interlocked.Increment(ref calls); return CoapResponse.Content("no"); }), out _, serverOptions);
+        await using CoapClient client = ClientWith(clientOptions);
+
+        Func<Task> get = () => client.GetAsync(Uri(server.EndPoint, "/x"));
+
+        System.Security.Authentication.AuthenticationException refused = (await get.Should().ThrowAsync<System.Security.Authentication.AuthenticationException>()).Which;
+        calls.Should().Be(0);
+        return refused;
+    }
 
     public static Uri Uri(IPEndPoint server, string path) => new($"coaps://127.0.0.1:{server.Port}{path}");
 }

@@ -4,6 +4,7 @@ using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messages;
+using CoapNet.Serialization;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
@@ -165,6 +166,50 @@ public sealed class DtlsSessionTests
         sessions.Should().HaveCount(3);
         sessions[1].Should().BeSameAs(sessions[0], "nine idle minutes are within the timeout");
         sessions[2].Should().NotBeSameAs(sessions[1], "past the timeout the session was closed and a new one made");
+    }
+
+    [Fact]
+    public async Task ASessionQuietSinceItsHandshakeStillServesAfterItsLastFlightIsLetGo()
+    {
+        ManualTimeProvider time = new();
+        List<CoapSecurityContext> sessions = [];
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions), out DtlsServerTransport transport, DtlsLoopback.ServerOptions(time));
+        await using DtlsClientTransport client = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        AnswerReceiver answers = new();
+        client.Start(answers);
+        IPEndPoint target = new(IPAddress.Loopback, server.EndPoint.Port);
+        CoapSecurityContext session = await client.ConnectAsync(target);
+
+        // Past RFC 6347's 2 MSL the server's session moves to our record protection without a record received yet.
+        time.Advance(TimeSpan.FromMinutes(5));
+
+        for (ushort id = 1; id <= 2; id++)
+        {
+            CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = id, Token = new byte[] { (byte)id } };
+            request.UriPath = "/x";
+            client.Send(CoapMessageSerializer.Udp.Serialize(request), target, session);
+            byte[] answer = await answers.NextAsync();
+            CoapMessageSerializer.Udp.TryDeserialize(answer, out CoapMessage? response, out _).Should().BeTrue();
+            response!.Code.Should().Be(CoapCode.Content);
+            response.MessageId.Should().Be(id);
+        }
+
+        sessions.Should().HaveCount(2).And.OnlyContain(s => ReferenceEquals(s, sessions[0]));
+        transport.SessionCount.Should().Be(1);
+    }
+
+    /// <summary>Hands each plaintext the client receives to the test, in order.</summary>
+    private sealed class AnswerReceiver : IDatagramReceiver
+    {
+        private readonly System.Threading.Channels.Channel<byte[]> _answers = System.Threading.Channels.Channel.CreateUnbounded<byte[]>();
+
+        public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote) => _answers.Writer.TryWrite(datagram.ToArray());
+
+        public async Task<byte[]> NextAsync()
+        {
+            using CancellationTokenSource bound = new(Wait.DefaultBound);
+            return await _answers.Reader.ReadAsync(bound.Token);
+        }
     }
 
     /// <summary>The first datagram our DTLS client sends: a ClientHello without a cookie.</summary>

@@ -21,6 +21,12 @@ internal static class LibCoap
     /// <summary>libcoap's server built with OpenSSL: it serves DTLS and TLS on its port + 1.</summary>
     public static string ServerOpenSsl => Require("coap-server-openssl");
 
+    /// <summary>libcoap's client built with GnuTLS: the build with raw public keys (<c>-M key.pem</c>).</summary>
+    public static string ClientGnuTls => Require("coap-client-gnutls");
+
+    /// <summary>libcoap's server built with GnuTLS: raw public keys (<c>-M key.pem</c>), DTLS on its port + 1.</summary>
+    public static string ServerGnuTls => Require("coap-server-gnutls");
+
     internal static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Starts a libcoap tool with its output captured.</summary>
