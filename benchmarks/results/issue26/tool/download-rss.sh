@@ -26,20 +26,25 @@ dotnet "$work/server/CoapNet.Samples.Server.dll" --port "$port" --tcp-port 0 --d
 server=$!
 for _ in $(seq 50); do grep -q "listening on coap://" "$work/server.log" && break; sleep 0.2; done
 
+# One download: TOOL URI HOW (file: -o, stdout: redirected) -> "peak_rss_kib cpu_s wall_s bytes", the body left in $work/out.bin.
+measure() {
+    local out="$work/out.bin"
+    rm -f "$out"
+    if [ "$3" = file ]; then
+        /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/$1/coap.dll" get "$2" -o "$out" 2>/dev/null
+    else
+        /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/$1/coap.dll" get "$2" >"$out" 2>/dev/null
+    fi
+    read -r rss user sys wall <"$work/time"
+    echo "$rss $(echo "$user + $sys" | bc) $wall $(stat -c %s "$out")"
+}
+
 echo "# tool size how peak_rss_kib cpu_s wall_s bytes"
 for size in "${sizes[@]}"; do
     for round in $(seq "$rounds"); do
         for tool in base this; do
             for how in file stdout; do
-                out="$work/out.bin"
-                rm -f "$out"
-                if [ "$how" = file ]; then
-                    /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/$tool/coap.dll" get "coap://127.0.0.1:$port/large?size=$size" -o "$out" 2>/dev/null
-                else
-                    /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/$tool/coap.dll" get "coap://127.0.0.1:$port/large?size=$size" >"$out" 2>/dev/null
-                fi
-                read -r rss user sys wall <"$work/time"
-                echo "$tool $size $how $rss $(echo "$user + $sys" | bc) $wall $(stat -c %s "$out")"
+                echo "$tool $size $how $(measure "$tool" "coap://127.0.0.1:$port/large?size=$size" "$how")"
             done
         done
     done
@@ -54,16 +59,9 @@ serving=$!
 for _ in $(seq 50); do grep -q "Serving" "$work/serve.log" && break; sleep 0.2; done
 for round in $(seq "$rounds"); do
     for how in file stdout; do
-        out="$work/out.bin"
-        rm -f "$out"
-        if [ "$how" = file ]; then
-            /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/this/coap.dll" get "coap://127.0.0.1:$serve_port/64mib.bin" -o "$out" 2>/dev/null
-        else
-            /usr/bin/time -f "%M %U %S %e" -o "$work/time" dotnet "$work/this/coap.dll" get "coap://127.0.0.1:$serve_port/64mib.bin" >"$out" 2>/dev/null
-        fi
-        read -r rss user sys wall <"$work/time"
-        cmp -s "$out" "$work/served/64mib.bin" && same=identical || same=DIFFERENT
-        echo "this 67108864 $how $rss $(echo "$user + $sys" | bc) $wall $(stat -c %s "$out") $same"
+        line=$(measure this "coap://127.0.0.1:$serve_port/64mib.bin" "$how")
+        cmp -s "$work/out.bin" "$work/served/64mib.bin" && same=identical || same=DIFFERENT
+        echo "this 67108864 $how $line $same"
     done
 done
 kill "$serving" 2>/dev/null || true
