@@ -34,6 +34,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private readonly CoapMessageType _requestType;
     private readonly object _gate = new();
     private CoapEndpoint? _tcp;
+    private CoapEndpoint? _tls;
     private CoapEndpoint? _dtls;
     private CoapPeer? _lastSecurePeer;
     private LiteralDestination? _lastLiteral;
@@ -380,6 +381,8 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             tcp.Dispose();
         }
 
+        TakeTls()?.Dispose();
+
         if (TakeSecure() is IDisposable secure)
         {
             secure.Dispose();
@@ -395,6 +398,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         if (BeginDispose() is { } tcp)
         {
             await tcp.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (TakeTls() is { } tls)
+        {
+            await tls.DisposeAsync().ConfigureAwait(false);
         }
 
         if (TakeSecure() is { } secure)
@@ -554,9 +562,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(uri);
         string scheme = uri.IsAbsoluteUri ? uri.Scheme.ToLowerInvariant() : string.Empty;
-        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme))
+        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme))
         {
-            throw new ArgumentException($"'{uri}' is not a coap://, coaps:// or coap+tcp:// URI; this client speaks CoAP over UDP, DTLS and TCP (coaps+tcp and coap+ws come later).", nameof(uri));
+            throw new ArgumentException($"'{uri}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI; this client speaks CoAP over UDP, DTLS, TCP and TLS (coap+ws comes later).", nameof(uri));
         }
 
         return scheme;
@@ -569,7 +577,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         string scheme = RequireCoapScheme(uri);
         return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
             ? peer
-            : new CoapPeer(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)));
+            : PeerFor(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)), uri.DnsSafeHost);
     }
 
     private ValueTask<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
@@ -581,7 +589,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     }
 
     private async ValueTask<CoapPeer> ResolveNameAsync(Uri uri, string scheme, CancellationToken cancellationToken)
-        => new CoapPeer(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)));
+        => PeerFor(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)), uri.DnsSafeHost);
 
     /// <summary>
     /// The destination of a URI whose host is an IP literal, which needs no resolver (RFC 7252 section 6.4 step 5).
@@ -606,7 +614,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             return false;
         }
 
-        peer = new CoapPeer(scheme, new IPEndPoint(address, port));
+        peer = PeerFor(scheme, new IPEndPoint(address, port), host);
         Volatile.Write(ref _lastLiteral, new LiteralDestination(host, peer));
         return true;
     }
@@ -630,6 +638,19 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
                     }
 
                     return _tcp;
+                }
+
+            case CoapPeer.TlsScheme:
+                lock (_gate)
+                {
+                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
+                    if (_tls is null)
+                    {
+                        _tls = CreateTlsEndpoint(_options);
+                        _tls.Start();
+                    }
+
+                    return _tls;
                 }
 
             case CoapPeer.DtlsScheme:
@@ -658,6 +679,17 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             CoapEndpoint? tcp = _tcp;
             _tcp = null;
             return tcp;
+        }
+    }
+
+    /// <summary>The coaps+tcp endpoint if one was made, once (after <see cref="BeginDispose"/>, none is made any more).</summary>
+    private CoapEndpoint? TakeTls()
+    {
+        lock (_gate)
+        {
+            CoapEndpoint? tls = _tls;
+            _tls = null;
+            return tls;
         }
     }
 
