@@ -141,12 +141,14 @@ internal sealed class TlsConnection : TransportConnection, IDuplexPipe
             Abort(new IOException($"The peer did not take the last {_closeTimeout.TotalSeconds:0.###} s of output."));
         }
 
-        // The send pump has ended (at once after an abort); only then is the connection below closed, which flushes the
-        // records and ends the stream, and ends the receive pump with it: the peer's own close is not waited for.
+        // The send pump has ended (at once after an abort). The receive pump stops reading the connection below before
+        // that is closed (the peer's own close is not waited for, and a pipe's reader is not completed under a pending
+        // read); then closing it flushes the last records and ends the stream.
         await _sending.ConfigureAwait(false);
         Interlocked.CompareExchange(ref _abortReason, new IOException("The connection was closed."), null);
-        await _inner.DisposeAsync().ConfigureAwait(false);
+        _inner.Transport.Input.CancelPendingRead();
         await _receiving.ConfigureAwait(false);
+        await _inner.DisposeAsync().ConfigureAwait(false);
         _input.Reader.Complete();
         await _ssl.DisposeAsync().ConfigureAwait(false);
     }
@@ -199,9 +201,13 @@ internal sealed class TlsConnection : TransportConnection, IDuplexPipe
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
         {
-            // A forged or damaged record fails its authentication and ends this session only (RFC 8446 section 5.2).
+            // A forged or damaged record fails its authentication and ends this session only (RFC 8446 section 5.2). While
+            // closing, the read was canceled on purpose and the connection below still has our last records to flush.
             error = Volatile.Read(ref _abortReason) ?? new IOException($"TLS: {exception.Message}", exception);
-            _inner.Abort(error);
+            if (Volatile.Read(ref _disposed) == 0)
+            {
+                _inner.Abort(error);
+            }
         }
         finally
         {

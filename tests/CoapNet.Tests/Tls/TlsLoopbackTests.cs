@@ -1,0 +1,323 @@
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using CoapNet.Channels;
+using CoapNet.Client;
+using CoapNet.Messages;
+using CoapNet.Samples.Server;
+using CoapNet.Tests.Infrastructure;
+using CoapNet.Tests.Server;
+using CoapNet.Tls;
+
+namespace CoapNet.Tests.Tls;
+
+/// <summary>CoAP over TLS (coaps+tcp, RFC 8323 section 9.1) between our client and our server over real loopback sockets.</summary>
+public sealed class TlsLoopbackTests
+{
+    private const int Megabyte = 1 << 20;
+
+    [Fact]
+    public async Task GetsPutsAndDeletesOverCoapsTcp()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+
+        CoapResponse hello = await client.GetAsync(TlsLoopback.Uri(server, "/hello"));
+        CoapResponse put = await client.PutAsync(TlsLoopback.Uri(server, "/store/lamp"), "on"u8.ToArray(), CoapContentFormat.TextPlain);
+        CoapResponse got = client.Get(TlsLoopback.Uri(server, "/store/lamp"));
+        CoapResponse deleted = await client.DeleteAsync(TlsLoopback.Uri(server, "/store/lamp"));
+
+        hello.GetPayloadString().Should().Be("Hello, CoAP!");
+        put.Code.Should().Be(CoapCode.Created);
+        got.GetPayloadString().Should().Be("on");
+        deleted.Code.Should().Be(CoapCode.Deleted);
+    }
+
+    [Fact]
+    public async Task PingsOverCoapsTcp()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+
+        TimeSpan roundTrip = await client.PingAsync(TlsLoopback.Uri(server, "/"));
+
+        roundTrip.Should().BeGreaterThan(TimeSpan.Zero);
+    }
+
+    [Fact]
+    public async Task UploadsAndDownloadsAMegabyteBlockWiseOverCoapsTcp()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+        byte[] body = new byte[Megabyte];
+        new Random(7).NextBytes(body);
+
+        CoapResponse uploaded = await client.PutAsync(TlsLoopback.Uri(server, "/upload"), body);
+        CoapResponse downloaded = await client.GetAsync(TlsLoopback.Uri(server, $"/large?size={Megabyte}"));
+
+        uploaded.GetPayloadString().Should().Be(Convert.ToHexString(SHA256.HashData(body)).ToLowerInvariant(), "/upload answers the SHA-256 of the whole body it received");
+        downloaded.Payload.Length.Should().Be(Megabyte);
+        downloaded.Payload.ToArray().Should().Equal(Enumerable.Range(0, Megabyte).Select(i => (byte)(i % 251)));
+    }
+
+    [Fact]
+    public async Task ObservesOverCoapsTcp()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+        Uri counter = TlsLoopback.Uri(server, "/counter");
+        using CancellationTokenSource stop = new(Wait.DefaultBound);
+        List<string> seen = [];
+
+        await foreach (CoapResponse response in client.ObserveAsync(counter, stop.Token))
+        {
+            seen.Add(response.GetPayloadString());
+            if (seen.Count == 3)
+            {
+                break;
+            }
+
+            // Each POST increments the counter and notifies its observers over the same TLS connection.
+            await client.PostAsync(counter, default);
+        }
+
+        seen.Should().Equal("0", "1", "2");
+    }
+
+    [Fact]
+    public async Task AHandlerReadsTheClientCertificateAsThePeersIdentity()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(
+            s => s.MapGet("/whoami", request => CoapResponse.Content($"{request.Peer.Scheme} {request.Peer.SecurityContext!.Protocol} {request.Peer.Identity}")),
+            TlsLoopback.ServerOptions(tls =>
+            {
+                tls.ClientCertificateMode = TlsClientCertificateMode.Required;
+                tls.TrustedRoots = TestPki.Instance.Roots;
+            }));
+        await using CoapClient client = TlsLoopback.Client(tls => tls.Certificate = TestPki.Instance.Client);
+
+        string answer = (await client.GetAsync(TlsLoopback.Uri(server, "/whoami"))).GetPayloadString();
+
+        answer.Should().MatchRegex(@"^coaps\+tcp TLS 1\.[23] cert:CN=device-7$");
+    }
+
+    [Fact]
+    public async Task AServerThatRequiresACertificateRefusesAClientWithoutOneAndNoHandlerRuns()
+    {
+        int calls = 0;
+        await using LoopbackServer server = TlsLoopback.StartServer(
+            s => s.MapGet("/hello", _ => { Interlocked.Increment(ref calls); return CoapResponse.Content("Hello"); }),
+            TlsLoopback.ServerOptions(tls =>
+            {
+                tls.ClientCertificateMode = TlsClientCertificateMode.Required;
+                tls.TrustedRoots = TestPki.Instance.Roots;
+            }));
+        await using CoapClient client = TlsLoopback.Client();
+
+        Func<Task> get = () => client.GetAsync(TlsLoopback.Uri(server, "/hello"));
+
+        await get.Should().ThrowAsync<Exception>();
+        calls.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task AnAllowedClientWithoutACertificateIsServedWithoutAnIdentity()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(
+            s => s.MapGet("/whoami", request => CoapResponse.Content(request.Peer.Identity?.ToString() ?? "anonymous")),
+            TlsLoopback.ServerOptions(tls =>
+            {
+                tls.ClientCertificateMode = TlsClientCertificateMode.Allowed;
+                tls.TrustedRoots = TestPki.Instance.Roots;
+            }));
+        await using CoapClient anonymous = TlsLoopback.Client();
+        await using CoapClient device = TlsLoopback.Client(tls => tls.Certificate = TestPki.Instance.Client);
+
+        (await anonymous.GetAsync(TlsLoopback.Uri(server, "/whoami"))).GetPayloadString().Should().Be("anonymous");
+        (await device.GetAsync(TlsLoopback.Uri(server, "/whoami"))).GetPayloadString().Should().Be("cert:CN=device-7");
+    }
+
+    [Fact]
+    public async Task TheClientChecksTheServersCertificateAgainstTheHostItAddressed()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => s.MapGet("/hello", _ => CoapResponse.Content("Hello")));
+        await using CoapClient client = TlsLoopback.Client();
+        IPEndPoint endPoint = TlsLoopback.EndPoint(server);
+
+        // The certificate names device.example (and 127.0.0.1), not other.example: the same server, addressed by another name, is refused.
+        CoapResponse named = await client.SendAsync(Get("/hello"), CoapPeer.Tls(endPoint, TestPki.ServerName));
+        Func<Task> otherName = () => client.SendAsync(Get("/hello"), CoapPeer.Tls(endPoint, "other.example"));
+
+        named.GetPayloadString().Should().Be("Hello");
+        (await otherName.Should().ThrowAsync<CoapNet.Messaging.CoapConnectionException>()).Which.Message.Should().Contain("certificate");
+    }
+
+    [Fact]
+    public async Task AValidatorDecidesInPlaceOfTheTrustStoreAndSeesWhatValidationFound()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(
+            s => s.MapGet("/hello", _ => CoapResponse.Content("Hello")),
+            TlsLoopback.ServerOptions(tls => tls.Certificate = TestPki.Instance.Untrusted));
+        SslPolicyErrors seen = SslPolicyErrors.None;
+        string? subject = null;
+        await using CoapClient pinning = TlsLoopback.Client(tls => tls.CertificateValidator = (certificate, _, errors) =>
+        {
+            seen = errors;
+            subject = certificate.Subject;
+            return certificate.Thumbprint == TestPki.Instance.Untrusted.Thumbprint;
+        });
+
+        CoapResponse response = await pinning.GetAsync(TlsLoopback.Uri(server, "/hello"));
+
+        response.GetPayloadString().Should().Be("Hello");
+        seen.Should().HaveFlag(SslPolicyErrors.RemoteCertificateChainErrors);
+        subject.Should().Be("CN=untrusted-server");
+    }
+
+    [Fact]
+    public async Task TheClientRefusesAnUntrustedCertificateAndSendsNoCoap()
+    {
+        // A TLS server of the test's own with a self-signed certificate: it records every byte the client sends and
+        // whatever application data reaches it through TLS.
+        using TcpListener listener = new(IPAddress.Loopback, 0);
+        listener.Start();
+        Task<(byte[] Raw, int ApplicationBytes)> serving = ServeOnceAsync(listener, TestPki.Instance.Untrusted);
+        await using CoapClient client = TlsLoopback.Client();
+        Uri uri = new($"coaps+tcp://127.0.0.1:{((IPEndPoint)listener.LocalEndpoint).Port}/secret-path");
+
+        Func<Task> get = () => client.GetAsync(uri);
+
+        (await get.Should().ThrowAsync<CoapNet.Messaging.CoapConnectionException>()).Which.Message.Should().Contain("certificate");
+        (byte[] raw, int applicationBytes) = await serving.WaitAsync(Wait.DefaultBound);
+        applicationBytes.Should().Be(0, "no CoAP (not even the CSM) goes into a session whose certificate was refused");
+        TlsRecords.AreAllRecords(raw).Should().BeTrue("everything the client sent is a TLS record");
+        System.Text.Encoding.ASCII.GetString(raw).Should().NotContain("secret-path");
+    }
+
+    [Fact]
+    public async Task APlainCoapTcpClientOnTheTlsPortIsAnsweredNothingInTheClearAndOthersAreServed()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+        await using CoapClient plain = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
+        IPEndPoint endPoint = TlsLoopback.EndPoint(server);
+        (await client.GetAsync(TlsLoopback.Uri(server, "/hello"))).GetPayloadString().Should().Be("Hello, CoAP!");
+
+        // Our own coap+tcp client: its CSM is not a TLS record, so the server ends that connection and answers no CoAP.
+        Func<Task> cleartext = () => plain.GetAsync(new Uri($"coap+tcp://127.0.0.1:{endPoint.Port}/hello"));
+
+        await cleartext.Should().ThrowAsync<Exception>();
+        (await client.GetAsync(TlsLoopback.Uri(server, "/hello"))).GetPayloadString().Should().Be("Hello, CoAP!", "the established session goes on");
+        await using CoapClient another = TlsLoopback.Client();
+        (await another.GetAsync(TlsLoopback.Uri(server, "/hello"))).GetPayloadString().Should().Be("Hello, CoAP!", "new sessions are accepted");
+    }
+
+    public static TheoryData<string, byte[]> NotTls => new()
+    {
+        // A CoAP over TCP CSM (RFC 8323 section 5.3): Len 0, TKL 0, code 7.01.
+        { "a coap+tcp CSM", [0x00, 0xE1] },
+        // A handshake record whose body is not a ClientHello.
+        { "a malformed handshake record", [0x16, 0x03, 0x01, 0x00, 0x04, 0xFF, 0x00, 0x00, 0x00] },
+        // A record of a content type TLS does not have.
+        { "a record of no TLS content type", [0x63, 0x03, 0x03, 0x00, 0x02, 0x01, 0x02] },
+        { "HTTP", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray() },
+    };
+
+    [Theory]
+    [MemberData(nameof(NotTls))]
+    public async Task BytesThatAreNotTlsCloseOnlyTheirConnectionAndGetNoCoapBack(string what, byte[] bytes)
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        await using CoapClient client = TlsLoopback.Client();
+        (await client.GetAsync(TlsLoopback.Uri(server, "/hello"))).GetPayloadString().Should().Be("Hello, CoAP!");
+
+        using Socket raw = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await raw.ConnectAsync(TlsLoopback.EndPoint(server));
+        await raw.SendAsync(bytes);
+
+        // Then nothing more: what is not a whole record yet fails at the end of the stream (a peer that stays silent
+        // instead meets the handshake timeout, TlsConnectionListenerTests).
+        raw.Shutdown(SocketShutdown.Send);
+        byte[] answer = await ReadToEndAsync(raw);
+
+        // At most a TLS alert (content type 21) before the close; never a CoAP frame.
+        answer.Should().Match<byte[]>(a => a.Length == 0 || (a[0] == 0x15 && TlsRecords.AreAllRecords(a)), $"{what} gets nothing but a TLS alert");
+        (await client.GetAsync(TlsLoopback.Uri(server, "/hello"))).GetPayloadString().Should().Be("Hello, CoAP!", "the other session goes on");
+    }
+
+    private static CoapMessage Get(string path)
+    {
+        CoapMessage request = new() { Code = CoapCode.Get };
+        request.Options.Add(CoapOptionNumber.UriPath, path.TrimStart('/'));
+        return request;
+    }
+
+    private static async Task<byte[]> ReadToEndAsync(Socket socket)
+    {
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        using MemoryStream received = new();
+        byte[] buffer = new byte[4096];
+        try
+        {
+            int count;
+            while ((count = await socket.ReceiveAsync(buffer, SocketFlags.None, bound.Token)) > 0)
+            {
+                received.Write(buffer, 0, count);
+            }
+        }
+        catch (SocketException)
+        {
+            // Reset by the server: the connection is over all the same.
+        }
+
+        return received.ToArray();
+    }
+
+    private static async Task<(byte[] Raw, int ApplicationBytes)> ServeOnceAsync(TcpListener listener, System.Security.Cryptography.X509Certificates.X509Certificate2 certificate)
+    {
+        using Socket accepted = await listener.AcceptSocketAsync();
+        RecordingStream recording = new(new NetworkStream(accepted, ownsSocket: false));
+        await using SslStream ssl = new(recording);
+        int application = 0;
+        try
+        {
+            await ssl.AuthenticateAsServerAsync(new SslServerAuthenticationOptions
+            {
+                ServerCertificate = certificate,
+                ApplicationProtocols = [new SslApplicationProtocol("coap")],
+            });
+            byte[] buffer = new byte[1024];
+            int count;
+            while ((count = await ssl.ReadAsync(buffer)) > 0)
+            {
+                application += count;
+            }
+        }
+        catch (Exception e) when (e is IOException or System.Security.Authentication.AuthenticationException)
+        {
+            // The client's alert, or its close: either ends the session.
+        }
+
+        return (recording.Received, application);
+    }
+
+    [Fact]
+    public async Task TheServerAgreesOnTheAlpnProtocolCoap()
+    {
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
+        using TcpClient tcp = new(AddressFamily.InterNetwork);
+        await tcp.ConnectAsync(TlsLoopback.EndPoint(server));
+        await using SslStream ssl = new(tcp.GetStream());
+
+        // RFC 8323 section 9.1: the ALPN protocol ID of CoAP over TLS is "coap"; a client offering others as well gets it.
+        await ssl.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+        {
+            TargetHost = "127.0.0.1",
+            ApplicationProtocols = [SslApplicationProtocol.Http11, new SslApplicationProtocol("coap")],
+            RemoteCertificateValidationCallback = (_, _, _, _) => true,
+        });
+
+        ssl.NegotiatedApplicationProtocol.ToString().Should().Be("coap");
+    }
+}
