@@ -7,7 +7,8 @@ namespace CoapNet.Tests.Server;
 /// <summary>
 /// The sample server program as a child process on 127.0.0.1, run the way a user runs it (its dll is copied next
 /// to the tests through the project reference): UDP at a port the OS picks (--port 0) and, when asked, coap+tcp at
-/// a port chosen free at run time (the program's --tcp-port 0 turns TCP off).
+/// a port chosen free at run time (the program's --tcp-port 0 turns TCP off). coaps and coaps+tcp are off (--dtls-port 0,
+/// --tls-port 0), so that two of them run at once.
 /// </summary>
 internal sealed class SampleServerProcess : IDisposable
 {
@@ -66,7 +67,7 @@ internal sealed class SampleServerProcess : IDisposable
         SampleServerProcess sample = new();
         sample._child = ChildProcess.StartDll(
             Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
-            ["--port", "0", "--tcp-port", tcpPort.ToString(CultureInfo.InvariantCulture), "--dtls-port", "0", "--address", "127.0.0.1"],
+            ["--port", "0", "--tcp-port", tcpPort.ToString(CultureInfo.InvariantCulture), "--dtls-port", "0", "--tls-port", "0", "--address", "127.0.0.1"],
             sample.OnLine);
         Task listening = tcpPort == 0 ? sample._udp.Task : Task.WhenAll(sample._udp.Task, sample._tcp.Task);
         Task<int> exited = sample._child.WaitForExitAsync(Liveness);
