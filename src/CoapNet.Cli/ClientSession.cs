@@ -22,15 +22,18 @@ internal sealed class ClientSession
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme) || uri.Host.Length == 0)
+            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.TlsScheme) || uri.Host.Length == 0)
             {
-                result.AddError($"'{text}' is not a coap:// or coap+tcp:// URI.");
+                result.AddError($"'{text}' is not a coap://, coap+tcp:// or coaps+tcp:// URI.");
                 return null;
             }
 
             return uri;
         },
     };
+
+    /// <summary>--cert, --key, --ca: the certificates of coaps+tcp.</summary>
+    public TlsCredentials Tls { get; } = new();
 
     /// <summary>-v: print every message in and out.</summary>
     public Option<bool> Verbose { get; } = new("--verbose", "-v")
@@ -74,6 +77,7 @@ internal sealed class ClientSession
         }
 
         command.Add(Timeout);
+        Tls.AddTo(command);
     }
 
     /// <summary>
@@ -102,6 +106,7 @@ internal sealed class ClientSession
             {
                 Endpoint = new CoapEndpointOptions { LoggerFactory = logging },
                 UseNonConfirmable = parse.GetValue(NonConfirmable),
+                Tls = Tls.Read(parse),
             });
             return await operation(client, uri, deadline.Token).ConfigureAwait(false);
         }
@@ -156,6 +161,7 @@ internal sealed class ClientSession
             : (await Dns.GetHostAddressesAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false)) is [IPAddress first, ..] ? first
             : throw new SocketException((int)SocketError.HostNotFound);
         int port = uri.IsDefaultPort || uri.Port < 0 ? Messages.CoapMessage.GetDefaultPort(uri.Scheme) : uri.Port;
-        return new CoapPeer(uri.Scheme, new IPEndPoint(address, port));
+        // coaps+tcp: the host goes with the peer, for TLS's SNI and the check of the server's certificate.
+        return uri.Scheme == CoapPeer.TlsScheme ? CoapPeer.Tls(new IPEndPoint(address, port), uri.DnsSafeHost) : new CoapPeer(uri.Scheme, new IPEndPoint(address, port));
     }
 }
