@@ -1,0 +1,199 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using CoapNet.Client;
+using CoapNet.Tls;
+using CoapNet.Transports;
+
+namespace CoapNet.Scenarios;
+
+/// <summary>
+/// CoAP over TLS (coaps+tcp, RFC 8323 section 9.1; issue 23) against a server in another process: requests per second
+/// over one established connection, coaps+tcp beside the same server's plain coap+tcp, with the server's CPU time per
+/// request (utime + stime from /proc/PID/stat) and this process's; and full TLS handshakes per second (a new TCP
+/// connection and TLS session each, closed after). Measures and prints; asserts nothing.
+/// </summary>
+internal static class TlsScenario
+{
+    public const string Usage = """
+        tls --server coaps+tcp://127.0.0.1:PORT/hello [--plain coap+tcp://127.0.0.1:PORT/hello] [--ca FILE]
+            [--handshakes 500] [--handshake-concurrency 8] [--requests 50000] [--concurrency 1,16] [--rounds 3] [--server-pid PID]
+          --server                 the coaps+tcp URI to GET (the sample server: --tls-port; coap-server-openssl: its port + 1)
+          --plain                  the same resource over coap+tcp://, measured the same way for comparison
+          --ca                     trust only the CA certificates in this PEM file; without it the server's certificate
+                                   is not checked (the sample server's is self-signed and made at start)
+          --handshakes             full TLS handshakes to time, --handshake-concurrency at once
+          --requests, --concurrency, --rounds   GETs per round over one connection, in flight at once, rounds each
+          --server-pid             the server's process, for its CPU time per request
+        Pin the server to one core (taskset -c 0) and this process to the other (taskset -c 1).
+        """;
+
+    public static async Task<int> RunAsync(string[] args)
+    {
+        Settings settings = Settings.Parse(args);
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"tls: {settings.Server} (plain: {settings.Plain?.ToString() ?? "none"}), {(settings.Roots is null ? "server certificate not checked" : "server certificate checked against --ca")}; {Environment.ProcessorCount} core(s) for this process, .NET {Environment.Version}, load {LoadAverage.Read():0.00}"));
+
+        if (settings.Handshakes > 0)
+        {
+            // A few to warm up the JIT and the TLS library, then the timed ones.
+            await HandshakesAsync(settings, 20);
+            long start = Stopwatch.GetTimestamp();
+            long serverBefore = ServerTicks(settings);
+            int failed = await HandshakesAsync(settings, settings.Handshakes);
+            double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"handshakes: {settings.Handshakes} full TLS handshakes, {settings.HandshakeConcurrency} at once: {settings.Handshakes / seconds:N0}/s, server CPU {PerItem(ServerTicks(settings) - serverBefore, settings.Handshakes)} per handshake ({failed} failed)"));
+        }
+
+        Console.WriteLine();
+        Console.WriteLine("| scheme | concurrency | round | req/s | server CPU per request | client CPU per request | failed |");
+        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
+        foreach (Uri target in settings.Plain is null ? new[] { settings.Server } : [settings.Server, settings.Plain])
+        {
+            foreach (int concurrency in settings.Concurrency)
+            {
+                await using CoapClient client = new(new CoapClientOptions
+                {
+                    LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
+                    Tls = ClientOptions(settings),
+                });
+
+                // The connection (and the session) is established and warm before the rounds.
+                await HandlerWaitScenario.RunLoadAsync(client, target, Math.Min(settings.Requests, 20_000), concurrency);
+                for (int round = 1; round <= settings.Rounds; round++)
+                {
+                    long serverBefore = ServerTicks(settings);
+                    TimeSpan clientBefore = Environment.CpuUsage.TotalTime;
+                    long start = Stopwatch.GetTimestamp();
+                    int failed = await HandlerWaitScenario.RunLoadAsync(client, target, settings.Requests, concurrency);
+                    double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+                    double clientMicroseconds = (Environment.CpuUsage.TotalTime - clientBefore).TotalMicroseconds / settings.Requests;
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"| {target.Scheme} | {concurrency} | {round} | {settings.Requests / seconds:N0} | {PerItem(ServerTicks(settings) - serverBefore, settings.Requests)} | {clientMicroseconds:0.0} µs | {failed} |"));
+                }
+            }
+        }
+
+        return 0;
+    }
+
+    private static TlsClientOptions ClientOptions(Settings settings)
+        => settings.Roots is null
+            ? new TlsClientOptions { CertificateValidator = static (_, _, _) => true }
+            : new TlsClientOptions { TrustedRoots = settings.Roots };
+
+    private static async Task<int> HandshakesAsync(Settings settings, int count)
+    {
+        TlsConnectionFactory factory = new(new TcpConnectionFactory(), ClientOptions(settings));
+        IPEndPoint server = new(IPAddress.Parse(settings.Server.Host), settings.Server.Port);
+        int next = -1;
+        int failed = 0;
+        Task[] workers = new Task[settings.HandshakeConcurrency];
+        for (int w = 0; w < workers.Length; w++)
+        {
+            workers[w] = Task.Run(async () =>
+            {
+                while (Interlocked.Increment(ref next) < count)
+                {
+                    try
+                    {
+                        await using TransportConnection connection = await factory.ConnectAsync(server);
+                    }
+                    catch (Exception e) when (e is IOException or TimeoutException or System.Net.Sockets.SocketException or System.Security.Authentication.AuthenticationException)
+                    {
+                        Interlocked.Increment(ref failed);
+                    }
+                }
+            });
+        }
+
+        await Task.WhenAll(workers);
+        return failed;
+    }
+
+    /// <summary>The server's utime + stime in clock ticks (fields 14 and 15 of /proc/PID/stat), or -1 without --server-pid.</summary>
+    private static long ServerTicks(Settings settings)
+    {
+        if (settings.ServerPid is not int pid)
+        {
+            return -1;
+        }
+
+        // The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
+        string stat = File.ReadAllText($"/proc/{pid}/stat");
+        string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        return long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+    }
+
+    // Clock ticks are 10 ms (USER_HZ 100 on Linux): enough over a round of tens of thousands of requests.
+    private static string PerItem(long ticks, int count)
+        => ticks < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{ticks * 10_000.0 / count:0.0} µs");
+
+    private sealed class Settings
+    {
+        public Uri Server { get; private set; } = null!;
+
+        public Uri? Plain { get; private set; }
+
+        public X509Certificate2Collection? Roots { get; private set; }
+
+        public int Handshakes { get; private set; } = 500;
+
+        public int HandshakeConcurrency { get; private set; } = 8;
+
+        public int Requests { get; private set; } = 50_000;
+
+        public IReadOnlyList<int> Concurrency { get; private set; } = [1, 16];
+
+        public int Rounds { get; private set; } = 3;
+
+        public int? ServerPid { get; private set; }
+
+        public static Settings Parse(string[] args)
+        {
+            Settings settings = new();
+            CommandLine.Parse(args, Usage, [], (name, value) =>
+            {
+                switch (name)
+                {
+                    case "--server":
+                        settings.Server = new Uri(value!);
+                        return true;
+                    case "--plain":
+                        settings.Plain = new Uri(value!);
+                        return true;
+                    case "--ca":
+                        X509Certificate2Collection roots = [];
+                        roots.ImportFromPemFile(value!);
+                        settings.Roots = roots;
+                        return true;
+                    case "--handshakes":
+                        settings.Handshakes = CommandLine.ParseCount(name, value, 0);
+                        return true;
+                    case "--handshake-concurrency":
+                        settings.HandshakeConcurrency = CommandLine.ParseCount(name, value, 1);
+                        return true;
+                    case "--requests":
+                        settings.Requests = CommandLine.ParseCount(name, value, 1);
+                        return true;
+                    case "--concurrency":
+                        settings.Concurrency = CommandLine.ParseCounts(name, value, 1);
+                        return true;
+                    case "--rounds":
+                        settings.Rounds = CommandLine.ParseCount(name, value, 1);
+                        return true;
+                    case "--server-pid":
+                        settings.ServerPid = CommandLine.ParseCount(name, value, 1);
+                        return true;
+                    default:
+                        return false;
+                }
+            });
+            return settings.Server is not null && settings.Server.Scheme == "coaps+tcp"
+                ? settings
+                : throw new ArgumentException($"--server takes a coaps+tcp:// URI.\n{Usage}");
+        }
+    }
+}
