@@ -131,69 +131,56 @@ internal static class TlsScenario
     private static string PerItem(long ticks, int count)
         => ticks < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{ticks * 10_000.0 / count:0.0} µs");
 
+    // Read once from a table of what was given, each with its default: a scenario with this many counts reads them in one place.
     private sealed class Settings
     {
-        public Uri Server { get; private set; } = null!;
+        private static readonly string[] Names = ["--server", "--plain", "--ca", "--handshakes", "--handshake-concurrency", "--requests", "--concurrency", "--rounds", "--server-pid"];
 
-        public Uri? Plain { get; private set; }
+        private Settings(Dictionary<string, string> given)
+        {
+            Server = new Uri(given.GetValueOrDefault("--server") ?? throw new ArgumentException($"--server is required.\n{Usage}"));
+            Plain = given.TryGetValue("--plain", out string? plain) ? new Uri(plain) : null;
+            if (given.TryGetValue("--ca", out string? ca))
+            {
+                Roots = [];
+                Roots.ImportFromPemFile(ca);
+            }
 
-        public X509Certificate2Collection? Roots { get; private set; }
+            Handshakes = Count(given, "--handshakes", 500, 0);
+            HandshakeConcurrency = Count(given, "--handshake-concurrency", 8, 1);
+            Requests = Count(given, "--requests", 50_000, 1);
+            Concurrency = given.TryGetValue("--concurrency", out string? concurrency) ? CommandLine.ParseCounts("--concurrency", concurrency, 1) : [1, 16];
+            Rounds = Count(given, "--rounds", 3, 1);
+            ServerPid = given.ContainsKey("--server-pid") ? Count(given, "--server-pid", 0, 1) : null;
+        }
 
-        public int Handshakes { get; private set; } = 500;
+        public Uri Server { get; }
 
-        public int HandshakeConcurrency { get; private set; } = 8;
+        public Uri? Plain { get; }
 
-        public int Requests { get; private set; } = 50_000;
+        public X509Certificate2Collection? Roots { get; }
 
-        public IReadOnlyList<int> Concurrency { get; private set; } = [1, 16];
+        public int Handshakes { get; }
 
-        public int Rounds { get; private set; } = 3;
+        public int HandshakeConcurrency { get; }
 
-        public int? ServerPid { get; private set; }
+        public int Requests { get; }
+
+        public IReadOnlyList<int> Concurrency { get; }
+
+        public int Rounds { get; }
+
+        public int? ServerPid { get; }
 
         public static Settings Parse(string[] args)
         {
-            Settings settings = new();
-            CommandLine.Parse(args, Usage, [], (name, value) =>
-            {
-                switch (name)
-                {
-                    case "--server":
-                        settings.Server = new Uri(value!);
-                        return true;
-                    case "--plain":
-                        settings.Plain = new Uri(value!);
-                        return true;
-                    case "--ca":
-                        X509Certificate2Collection roots = [];
-                        roots.ImportFromPemFile(value!);
-                        settings.Roots = roots;
-                        return true;
-                    case "--handshakes":
-                        settings.Handshakes = CommandLine.ParseCount(name, value, 0);
-                        return true;
-                    case "--handshake-concurrency":
-                        settings.HandshakeConcurrency = CommandLine.ParseCount(name, value, 1);
-                        return true;
-                    case "--requests":
-                        settings.Requests = CommandLine.ParseCount(name, value, 1);
-                        return true;
-                    case "--concurrency":
-                        settings.Concurrency = CommandLine.ParseCounts(name, value, 1);
-                        return true;
-                    case "--rounds":
-                        settings.Rounds = CommandLine.ParseCount(name, value, 1);
-                        return true;
-                    case "--server-pid":
-                        settings.ServerPid = CommandLine.ParseCount(name, value, 1);
-                        return true;
-                    default:
-                        return false;
-                }
-            });
-            return settings.Server is not null && settings.Server.Scheme == "coaps+tcp"
-                ? settings
-                : throw new ArgumentException($"--server takes a coaps+tcp:// URI.\n{Usage}");
+            Dictionary<string, string> given = [];
+            CommandLine.Parse(args, Usage, [], (name, value) => Array.IndexOf(Names, name) >= 0 && given.TryAdd(name, value!));
+            Settings settings = new(given);
+            return settings.Server.Scheme == "coaps+tcp" ? settings : throw new ArgumentException($"--server takes a coaps+tcp:// URI.\n{Usage}");
         }
+
+        private static int Count(Dictionary<string, string> given, string name, int fallback, int min)
+            => given.TryGetValue(name, out string? value) ? CommandLine.ParseCount(name, value, min) : fallback;
     }
 }

@@ -24,8 +24,7 @@ int dtlsPort = DtlsServerOptions.DefaultPort;
 string pskIdentity = "coapnet";
 string pskKey = "sample-secret";
 int tlsPort = TlsServerOptions.DefaultPort;
-string? certFile = null;
-string? keyFile = null;
+Dictionary<string, string> tlsFiles = [];
 IPAddress address = IPAddress.IPv6Any;
 int receiveSockets = 1;
 for (int i = 0; i < args.Length; i++)
@@ -55,15 +54,12 @@ for (int i = 0; i < args.Length; i++)
         case "--psk-key" when i + 1 < args.Length && args[i + 1].Length > 0:
             pskKey = args[++i];
             break;
-        case "--tls-port" when i + 1 < args.Length && int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int s) && s <= IPEndPoint.MaxPort:
+        case "--tls-port" when i + 1 < args.Length && ushort.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out ushort s):
             tlsPort = s;
             i++;
             break;
-        case "--cert" when i + 1 < args.Length && args[i + 1].Length > 0:
-            certFile = args[++i];
-            break;
-        case "--key" when i + 1 < args.Length && args[i + 1].Length > 0:
-            keyFile = args[++i];
+        case "--cert" or "--key" when i + 1 < args.Length && args[i + 1].Length > 0:
+            tlsFiles[args[i]] = args[++i];
             break;
         case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
             address = a;
@@ -75,6 +71,8 @@ for (int i = 0; i < args.Length; i++)
     }
 }
 
+string? certFile = tlsFiles.GetValueOrDefault("--cert");
+string? keyFile = tlsFiles.GetValueOrDefault("--key");
 if ((certFile is null) != (keyFile is null))
 {
     Console.Error.WriteLine("--cert FILE and --key FILE go together: the PEM certificate of coaps+tcp and its private key.");

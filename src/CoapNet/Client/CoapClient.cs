@@ -619,7 +619,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         return true;
     }
 
-    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP one is created on first use.</summary>
+    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP, TLS and DTLS ones are created on first use.</summary>
     private CoapEndpoint EndpointFor(string scheme)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -628,30 +628,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             case CoapPeer.UdpScheme:
                 return _endpoint;
             case CoapPeer.TcpScheme:
-                lock (_gate)
-                {
-                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
-                    if (_tcp is null)
-                    {
-                        _tcp = CreateTcpEndpoint(_options);
-                        _tcp.Start();
-                    }
-
-                    return _tcp;
-                }
-
+                return Lazily(ref _tcp, CreateTcpEndpoint);
             case CoapPeer.TlsScheme:
-                lock (_gate)
-                {
-                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
-                    if (_tls is null)
-                    {
-                        _tls = CreateTlsEndpoint(_options);
-                        _tls.Start();
-                    }
-
-                    return _tls;
-                }
+                return Lazily(ref _tls, CreateTlsEndpoint);
 
             case CoapPeer.DtlsScheme:
                 lock (_gate)
@@ -668,6 +647,22 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
             default:
                 throw new ArgumentException($"This client does not speak {scheme}.", nameof(scheme));
+        }
+    }
+
+    /// <summary>The connection endpoint in <paramref name="endpoint"/>, created and started by the first request that needs it.</summary>
+    private CoapEndpoint Lazily(ref CoapEndpoint? endpoint, Func<CoapClientOptions, CoapEndpoint> create)
+    {
+        lock (_gate)
+        {
+            ObjectDisposedException.ThrowIf(_disposed != 0, this);
+            if (endpoint is null)
+            {
+                endpoint = create(_options);
+                endpoint.Start();
+            }
+
+            return endpoint;
         }
     }
 

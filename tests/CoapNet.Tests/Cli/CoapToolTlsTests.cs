@@ -1,4 +1,3 @@
-using CoapNet.Messages;
 using CoapNet.Samples.Server;
 using CoapNet.Tests.Server;
 using CoapNet.Tests.Tls;
@@ -9,11 +8,9 @@ namespace CoapNet.Tests.Cli;
 /// <summary>The coap tool's coaps+tcp:// requests with --ca, --cert and --key, against our server on loopback.</summary>
 public sealed class CoapToolTlsTests : IDisposable
 {
-    private readonly string _pem = Directory.CreateTempSubdirectory("coapnet-tool-tls-").FullName;
+    private readonly PemFiles _pem = new();
 
-    public CoapToolTlsTests() => TestPki.Instance.WritePem(_pem);
-
-    public void Dispose() => Directory.Delete(_pem, recursive: true);
+    public void Dispose() => _pem.Dispose();
 
     [Fact]
     public async Task GetsOverCoapsTcpTrustingTheCaGiven()
@@ -41,18 +38,12 @@ public sealed class CoapToolTlsTests : IDisposable
     [Fact]
     public async Task PresentsTheClientCertificateGiven()
     {
-        await using LoopbackServer server = TlsLoopback.StartServer(
-            s => s.MapGet("/whoami", request => CoapResponse.Content(request.Peer.Identity?.ToString() ?? "anonymous")),
-            TlsLoopback.ServerOptions(tls =>
-            {
-                tls.ClientCertificateMode = TlsClientCertificateMode.Required;
-                tls.TrustedRoots = TestPki.Instance.Roots;
-            }));
+        await using LoopbackServer server = TlsLoopback.StartWhoAmI(TlsClientCertificateMode.Required);
 
         CoapToolResult result = await CoapTool.RunAsync("get", TlsLoopback.Uri(server, "/whoami").ToString(), "--ca", Pem("ca.pem"), "--cert", Pem("client.pem"), "--key", Pem("client.key"));
 
         result.ExitCode.Should().Be(0, result.ToString());
-        result.OutputText.TrimEnd().Should().Be("cert:CN=device-7");
+        result.OutputText.Should().StartWith("cert:CN=device-7 over TLS");
     }
 
     [Fact]
@@ -64,5 +55,5 @@ public sealed class CoapToolTlsTests : IDisposable
         result.Error.Should().Contain("--cert and --key go together");
     }
 
-    private string Pem(string name) => Path.Combine(_pem, name);
+    private string Pem(string name) => _pem[name];
 }

@@ -127,3 +127,16 @@ internal sealed class TestPki
         return (issued.CopyWithPrivateKey(key), key);
     }
 }
+
+/// <summary>The test PKI's PEM files (<see cref="TestPki.WritePem"/>) in a temporary directory, deleted with this.</summary>
+internal sealed class PemFiles : IDisposable
+{
+    private readonly string _directory = Directory.CreateTempSubdirectory("coapnet-tls-").FullName;
+
+    public PemFiles() => TestPki.Instance.WritePem(_directory);
+
+    /// <summary>The path of <paramref name="name"/> in the directory (ca.pem, server.key, or a file of the test's own).</summary>
+    public string this[string name] => Path.Combine(_directory, name);
+
+    public void Dispose() => Directory.Delete(_directory, recursive: true);
+}

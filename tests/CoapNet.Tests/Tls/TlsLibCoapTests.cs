@@ -18,11 +18,9 @@ public sealed class TlsLibCoapTests : IDisposable
 {
     private const int Megabyte = 1 << 20;
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(60);
-    private readonly string _pem = Directory.CreateTempSubdirectory("coapnet-tls-").FullName;
+    private readonly PemFiles _pem = new();
 
-    public TlsLibCoapTests() => TestPki.Instance.WritePem(_pem);
-
-    public void Dispose() => Directory.Delete(_pem, recursive: true);
+    public void Dispose() => _pem.Dispose();
 
     [SkippableFact]
     public async Task LibcoapOpenSslGetsOurHelloOverCoapsTcpTrustingOurCa()
@@ -49,8 +47,8 @@ public sealed class TlsLibCoapTests : IDisposable
     public async Task LibcoapUploadsAndDownloadsAMegabyteBlockWiseOverCoapsTcp()
     {
         await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
-        string input = Path.Combine(_pem, "body.bin");
-        string output = Path.Combine(_pem, "large.bin");
+        string input = Pem("body.bin");
+        string output = Pem("large.bin");
         byte[] body = new byte[Megabyte];
         new Random(11).NextBytes(body);
         await File.WriteAllBytesAsync(input, body);
@@ -90,17 +88,11 @@ public sealed class TlsLibCoapTests : IDisposable
     [SkippableFact]
     public async Task AHandlerReadsLibcoapsClientCertificate()
     {
-        await using LoopbackServer server = TlsLoopback.StartServer(
-            s => s.MapGet("/whoami", request => CoapResponse.Content(request.Peer.Identity?.ToString() ?? "anonymous")),
-            TlsLoopback.ServerOptions(tls =>
-            {
-                tls.ClientCertificateMode = TlsClientCertificateMode.Required;
-                tls.TrustedRoots = TestPki.Instance.Roots;
-            }));
+        await using LoopbackServer server = TlsLoopback.StartWhoAmI(TlsClientCertificateMode.Required);
 
         string output = await RunClientAsync(LibCoap.ClientOpenSsl, "-c", Pem("client.pem"), "-j", Pem("client.key"), "-C", Pem("ca.pem"), TlsLoopback.Uri(server, "/whoami").ToString());
 
-        output.Should().Contain("cert:CN=device-7");
+        output.Should().Contain("cert:CN=device-7 over TLS");
     }
 
     [SkippableFact]
@@ -189,5 +181,5 @@ public sealed class TlsLibCoapTests : IDisposable
         }
     }
 
-    private string Pem(string name) => Path.Combine(_pem, name);
+    private string Pem(string name) => _pem[name];
 }

@@ -29,6 +29,21 @@ internal static class TlsLoopback
     public static LoopbackServer StartServer(Func<CoapServer, IDisposable> map, CoapServerOptions? options = null)
         => LoopbackServer.Start(map, options ?? ServerOptions());
 
+    /// <summary>
+    /// A started server whose GET /whoami answers who the client proved to be and over what, such as
+    /// "cert:CN=device-7 over TLS 1.3", or "anonymous"; clients are asked for certificates as <paramref name="mode"/> says,
+    /// trusted when the test CA issued them.
+    /// </summary>
+    public static LoopbackServer StartWhoAmI(TlsClientCertificateMode mode)
+        => StartServer(
+            s => s.MapGet("/whoami", request => CoapNet.Messages.CoapResponse.Content(
+                request.Peer.Identity is { } identity ? $"{identity} over {request.Peer.SecurityContext!.Protocol}" : "anonymous")),
+            ServerOptions(tls =>
+            {
+                tls.ClientCertificateMode = mode;
+                tls.TrustedRoots = TestPki.Instance.Roots;
+            }));
+
     /// <summary>The server's coaps+tcp endpoint.</summary>
     public static IPEndPoint EndPoint(LoopbackServer server)
     {
