@@ -39,44 +39,57 @@ internal static class TlsScenario
         {
             // A few to warm up the JIT and the TLS library, then the timed ones.
             await HandshakesAsync(settings, 20);
-            long start = Stopwatch.GetTimestamp();
-            long serverBefore = ServerTicks(settings);
-            int failed = await HandshakesAsync(settings, settings.Handshakes);
-            double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+            Measured handshakes = await MeasureAsync(settings, settings.Handshakes, () => HandshakesAsync(settings, settings.Handshakes));
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"handshakes: {settings.Handshakes} full TLS handshakes, {settings.HandshakeConcurrency} at once: {settings.Handshakes / seconds:N0}/s, server CPU {PerItem(ServerTicks(settings) - serverBefore, settings.Handshakes)} per handshake ({failed} failed)"));
+                $"handshakes: {settings.Handshakes} full TLS handshakes, {settings.HandshakeConcurrency} at once: {handshakes.PerSecond:N0}/s, server CPU {handshakes.ServerCpu} per handshake ({handshakes.Failed} failed)"));
         }
 
         Console.WriteLine();
         Console.WriteLine("| scheme | concurrency | round | req/s | server CPU per request | client CPU per request | failed |");
         Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
-        foreach (Uri target in settings.Plain is null ? new[] { settings.Server } : [settings.Server, settings.Plain])
+        List<Uri> targets = [settings.Server];
+        if (settings.Plain is not null)
+        {
+            targets.Add(settings.Plain);
+        }
+
+        foreach (Uri target in targets)
         {
             foreach (int concurrency in settings.Concurrency)
             {
-                await using CoapClient client = new(new CoapClientOptions
-                {
-                    LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
-                    Tls = ClientOptions(settings),
-                });
-
-                // The connection (and the session) is established and warm before the rounds.
-                await HandlerWaitScenario.RunLoadAsync(client, target, Math.Min(settings.Requests, 20_000), concurrency);
-                for (int round = 1; round <= settings.Rounds; round++)
-                {
-                    long serverBefore = ServerTicks(settings);
-                    TimeSpan clientBefore = Environment.CpuUsage.TotalTime;
-                    long start = Stopwatch.GetTimestamp();
-                    int failed = await HandlerWaitScenario.RunLoadAsync(client, target, settings.Requests, concurrency);
-                    double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
-                    double clientMicroseconds = (Environment.CpuUsage.TotalTime - clientBefore).TotalMicroseconds / settings.Requests;
-                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"| {target.Scheme} | {concurrency} | {round} | {settings.Requests / seconds:N0} | {PerItem(ServerTicks(settings) - serverBefore, settings.Requests)} | {clientMicroseconds:0.0} µs | {failed} |"));
-                }
+                await RoundsAsync(settings, target, concurrency);
             }
         }
 
         return 0;
+    }
+
+    // One client, so one connection (and one TLS session), established and warm before the rounds.
+    private static async Task RoundsAsync(Settings settings, Uri target, int concurrency)
+    {
+        await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), Tls = ClientOptions(settings) });
+        await HandlerWaitScenario.RunLoadAsync(client, target, Math.Min(settings.Requests, 20_000), concurrency);
+        for (int round = 1; round <= settings.Rounds; round++)
+        {
+            Measured measured = await MeasureAsync(settings, settings.Requests, () => HandlerWaitScenario.RunLoadAsync(client, target, settings.Requests, concurrency));
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"| {target.Scheme} | {concurrency} | {round} | {measured.PerSecond:N0} | {measured.ServerCpu} | {measured.ClientCpu} | {measured.Failed} |"));
+        }
+    }
+
+    private static async Task<Measured> MeasureAsync(Settings settings, int count, Func<Task<int>> run)
+    {
+        long serverBefore = ServerTicks(settings);
+        TimeSpan clientBefore = Environment.CpuUsage.TotalTime;
+        long start = Stopwatch.GetTimestamp();
+        int failed = await run();
+        TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
+        long serverTicks = ServerTicks(settings) - serverBefore;
+        return new Measured(
+            count / elapsed.TotalSeconds,
+            serverBefore < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{serverTicks * 10_000.0 / count:0.0} µs"),
+            string.Create(CultureInfo.InvariantCulture, $"{(Environment.CpuUsage.TotalTime - clientBefore).TotalMicroseconds / count:0.0} µs"),
+            failed);
     }
 
     private static TlsClientOptions ClientOptions(Settings settings)
@@ -88,28 +101,18 @@ internal static class TlsScenario
     {
         TlsConnectionFactory factory = new(new TcpConnectionFactory(), ClientOptions(settings));
         IPEndPoint server = new(IPAddress.Parse(settings.Server.Host), settings.Server.Port);
-        int next = -1;
         int failed = 0;
-        Task[] workers = new Task[settings.HandshakeConcurrency];
-        for (int w = 0; w < workers.Length; w++)
+        await Parallel.ForEachAsync(Enumerable.Range(0, count), new ParallelOptions { MaxDegreeOfParallelism = settings.HandshakeConcurrency }, async (_, cancellationToken) =>
         {
-            workers[w] = Task.Run(async () =>
+            try
             {
-                while (Interlocked.Increment(ref next) < count)
-                {
-                    try
-                    {
-                        await using TransportConnection connection = await factory.ConnectAsync(server);
-                    }
-                    catch (Exception e) when (e is IOException or TimeoutException or System.Net.Sockets.SocketException or System.Security.Authentication.AuthenticationException)
-                    {
-                        Interlocked.Increment(ref failed);
-                    }
-                }
-            });
-        }
-
-        await Task.WhenAll(workers);
+                await using TransportConnection connection = await factory.ConnectAsync(server, cancellationToken);
+            }
+            catch (Exception e) when (e is IOException or TimeoutException or System.Net.Sockets.SocketException or System.Security.Authentication.AuthenticationException)
+            {
+                Interlocked.Increment(ref failed);
+            }
+        });
         return failed;
     }
 
@@ -127,9 +130,8 @@ internal static class TlsScenario
         return long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
     }
 
-    // Clock ticks are 10 ms (USER_HZ 100 on Linux): enough over a round of tens of thousands of requests.
-    private static string PerItem(long ticks, int count)
-        => ticks < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{ticks * 10_000.0 / count:0.0} µs");
+    /// <summary>A timed run: items per second, CPU time per item of the server (clock ticks are 10 ms, USER_HZ 100) and of this process.</summary>
+    private sealed record Measured(double PerSecond, string ServerCpu, string ClientCpu, int Failed);
 
     // Read once from a table of what was given, each with its default: a scenario with this many counts reads them in one place.
     private sealed class Settings

@@ -34,44 +34,15 @@ internal sealed class DuplexPipeStream(IDuplexPipe pipe) : Stream
 
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
-        while (true)
-        {
-            ReadResult result = await _input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            ReadOnlySequence<byte> data = result.Buffer;
-            SequencePosition consumed = data.Start;
-            SequencePosition examined = data.End;
-            try
-            {
-                if (result.IsCanceled)
-                {
-                    throw new OperationCanceledException("The read was canceled.");
-                }
-
-                if (!data.IsEmpty)
-                {
-                    // A zero-byte read only waits for data: nothing consumed or examined, so the next read returns at once.
-                    if (buffer.IsEmpty)
-                    {
-                        examined = data.Start;
-                        return 0;
-                    }
-
-                    int count = (int)Math.Min(data.Length, buffer.Length);
-                    data.Slice(0, count).CopyTo(buffer.Span);
-                    consumed = examined = data.GetPosition(count);
-                    return count;
-                }
-
-                if (result.IsCompleted)
-                {
-                    return 0; // The peer closed its side.
-                }
-            }
-            finally
-            {
-                _input.AdvanceTo(consumed, examined);
-            }
-        }
+        // A read returns with data, at the end of the stream (empty) or canceled: one pass, no loop. Advancing to what was
+        // copied leaves the rest unexamined, so the next read returns it at once; a zero-byte read copies and consumes
+        // nothing and only waits.
+        ReadResult result = await _input.ReadAsync(cancellationToken).ConfigureAwait(false);
+        ReadOnlySequence<byte> data = result.Buffer;
+        int count = result.IsCanceled ? 0 : (int)Math.Min(data.Length, buffer.Length);
+        data.Slice(0, count).CopyTo(buffer.Span);
+        _input.AdvanceTo(data.GetPosition(count));
+        return result.IsCanceled ? throw new OperationCanceledException("The read was canceled.") : count;
     }
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)

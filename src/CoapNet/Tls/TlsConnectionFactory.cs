@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Security;
-using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using CoapNet.Channels;
 using CoapNet.Transports;

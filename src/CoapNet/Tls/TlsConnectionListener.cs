@@ -169,7 +169,7 @@ public sealed class TlsConnectionListener : IConnectionListener
             catch (Exception exception) when (exception is not OutOfMemoryException)
             {
                 // The listener below failed, not one connection: nothing more will come.
-                Log.AcceptFailed(_logger, exception);
+                Messaging.Connections.Log.AcceptFailed(_logger, exception);
                 break;
             }
 
@@ -274,7 +274,7 @@ public sealed class TlsConnectionListener : IConnectionListener
 
         if (suppressed > 0)
         {
-            Log.FailuresSuppressed(_logger, suppressed);
+            Messaging.Connections.Log.AbortsSuppressed(_logger, suppressed);
         }
 
         Log.HandshakeFailed(_logger, remote, reason);

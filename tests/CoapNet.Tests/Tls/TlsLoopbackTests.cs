@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
@@ -258,8 +259,30 @@ public sealed class TlsLoopbackTests
     private static async Task<(byte[] Raw, int ApplicationBytes)> ServeOnceAsync(TcpListener listener, System.Security.Cryptography.X509Certificates.X509Certificate2 certificate)
     {
         using Socket accepted = await listener.AcceptSocketAsync();
-        RecordingStream recording = new(new NetworkStream(accepted, ownsSocket: false));
-        await using SslStream ssl = new(recording);
+
+        // Every byte from the client is kept as it arrives, then handed to the TLS server through a pipe.
+        using MemoryStream raw = new();
+        Pipe fromClient = new();
+        Task recording = Task.Run(async () =>
+        {
+            byte[] chunk = new byte[4096];
+            try
+            {
+                int received;
+                while ((received = await accepted.ReceiveAsync(chunk, SocketFlags.None)) > 0)
+                {
+                    raw.Write(chunk, 0, received);
+                    await fromClient.Writer.WriteAsync(chunk.AsMemory(0, received));
+                }
+            }
+            catch (SocketException)
+            {
+                // Reset by the client that gave up: the end of what it sent all the same.
+            }
+
+            await fromClient.Writer.CompleteAsync();
+        });
+        await using SslStream ssl = new(new CoapNet.Tls.DuplexPipeStream(new Duplex(fromClient.Reader, PipeWriter.Create(new NetworkStream(accepted, ownsSocket: false)))));
         int application = 0;
         try
         {
@@ -280,8 +303,11 @@ public sealed class TlsLoopbackTests
             // The client's alert, or its close: either ends the session.
         }
 
-        return (recording.Received, application);
+        await recording.WaitAsync(Wait.DefaultBound);
+        return (raw.ToArray(), application);
     }
+
+    private sealed record Duplex(PipeReader Input, PipeWriter Output) : IDuplexPipe;
 
     [Fact]
     public async Task TheServerAgreesOnTheAlpnProtocolCoap()
