@@ -1,16 +1,21 @@
-// The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683 and DTLS (coaps, RFC 7252
-// section 9) port 5684 on every interface (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off),
-// --dtls-port N (0 turns coaps off), --psk-identity ID and --psk-key KEY (the demo pre-shared key coaps clients
-// use; printed at start), --address A (for example --address 127.0.0.1), --receive-sockets N (UDP sockets sharing
-// the port with SO_REUSEPORT on Linux, one receive thread each; default 1). Exits with 2 for an unknown argument,
-// 1 when an endpoint cannot be bound.
+// The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683, DTLS (coaps, RFC 7252
+// section 9) on UDP port 5684 and TLS (coaps+tcp, RFC 8323 section 9.1) on TCP port 5684, on every interface
+// (dual-stack). Options: --port N (UDP), --tcp-port N (0 turns TCP off), --dtls-port N (0 turns coaps off),
+// --psk-identity ID and --psk-key KEY (the demo pre-shared key coaps clients use; printed at start), --tls-port N
+// (0 turns coaps+tcp off), --cert FILE --key FILE (the PEM certificate and key of coaps+tcp; without them a
+// self-signed one is made at start, and its SHA-256 fingerprint printed), --address A (for example --address
+// 127.0.0.1), --receive-sockets N (UDP sockets sharing the port with SO_REUSEPORT on Linux, one receive thread
+// each; default 1). Exits with 2 for an unknown argument, 1 when an endpoint cannot be bound or a certificate read.
 //   dotnet run --project samples/CoapNet.Samples.Server
 using System.Globalization;
 using System.Net;
 using System.Runtime.InteropServices;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using CoapNet.Dtls;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
+using CoapNet.Tls;
 using CoapNet.Transports;
 
 int port = 5683;
@@ -18,6 +23,8 @@ int tcpPort = 5683;
 int dtlsPort = DtlsServerOptions.DefaultPort;
 string pskIdentity = "coapnet";
 string pskKey = "sample-secret";
+int tlsPort = TlsServerOptions.DefaultPort;
+Dictionary<string, string> tlsFiles = [];
 IPAddress address = IPAddress.IPv6Any;
 int receiveSockets = 1;
 for (int i = 0; i < args.Length; i++)
@@ -47,13 +54,43 @@ for (int i = 0; i < args.Length; i++)
         case "--psk-key" when i + 1 < args.Length && args[i + 1].Length > 0:
             pskKey = args[++i];
             break;
+        case "--tls-port" when i + 1 < args.Length && ushort.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out ushort s):
+            tlsPort = s;
+            i++;
+            break;
+        case "--cert" or "--key" when i + 1 < args.Length && args[i + 1].Length > 0:
+            tlsFiles[args[i]] = args[++i];
+            break;
         case "--address" when i + 1 < args.Length && IPAddress.TryParse(args[i + 1], out IPAddress? a):
             address = a;
             i++;
             break;
         default:
-            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--dtls-port N] [--psk-identity ID] [--psk-key KEY] [--address IP] [--receive-sockets N]");
+            Console.Error.WriteLine($"Unknown or invalid argument '{args[i]}'. Usage: [--port N] [--tcp-port N] [--dtls-port N] [--psk-identity ID] [--psk-key KEY] [--tls-port N] [--cert FILE --key FILE] [--address IP] [--receive-sockets N]");
             return 2;
+    }
+}
+
+string? certFile = tlsFiles.GetValueOrDefault("--cert");
+string? keyFile = tlsFiles.GetValueOrDefault("--key");
+if ((certFile is null) != (keyFile is null))
+{
+    Console.Error.WriteLine("--cert FILE and --key FILE go together: the PEM certificate of coaps+tcp and its private key.");
+    return 2;
+}
+
+// coaps+tcp: the certificate given, or a self-signed one made now (RFC 8323 section 9.1; TLS in .NET has no PSK).
+X509Certificate2? certificate = null;
+if (tlsPort != 0)
+{
+    try
+    {
+        certificate = certFile is null ? SampleCertificate.CreateSelfSigned(address) : X509Certificate2.CreateFromPemFile(certFile, keyFile);
+    }
+    catch (Exception e) when (e is IOException or UnauthorizedAccessException or CryptographicException or ArgumentException)
+    {
+        Console.Error.WriteLine($"Could not read the certificate '{certFile}' with the key '{keyFile}': {e.Message}");
+        return 1;
     }
 }
 
@@ -82,6 +119,7 @@ await using CoapServer server = new(new CoapServerOptions
     Endpoints = [new IPEndPoint(address, port)],
     TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
     DatagramTransports = secure,
+    Tls = tlsPort == 0 ? new TlsServerOptions() : new TlsServerOptions { Endpoints = [new IPEndPoint(address, tlsPort)], Certificate = certificate },
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
     Endpoint = { Blockwise = SampleResources.Blockwise },
@@ -95,7 +133,7 @@ try
 catch (CoapBindException e)
 {
     // A port in use (another CoAP server, often) is the usual reason: say which endpoint, and how to choose another.
-    Console.Error.WriteLine($"{e.Message} Choose other ports with --port N and --tcp-port N (0 turns TCP off), or stop what holds this one.");
+    Console.Error.WriteLine($"{e.Message} Choose other ports with --port N and --tcp-port N (0 turns TCP off) or --tls-port N (0 turns coaps+tcp off), or stop what holds this one.");
     return 1;
 }
 
@@ -108,6 +146,11 @@ Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
 if (dtlsPort != 0)
 {
     Console.WriteLine($"coaps pre-shared key: identity '{pskIdentity}', key '{pskKey}' (demo only; set yours with --psk-identity and --psk-key)");
+}
+
+if (certificate is not null)
+{
+    Console.WriteLine($"coaps+tcp certificate: {certificate.Subject}{(certFile is null ? " (self-signed, made at start; set yours with --cert and --key)" : string.Empty)}, SHA-256 fingerprint {SampleCertificate.Fingerprint(certificate)} (try: coap-client-openssl coaps+tcp://127.0.0.1/hello)");
 }
 
 Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   or   coap-client-notls coap+tcp://127.0.0.1/hello   (Ctrl+C stops)");

@@ -29,15 +29,18 @@ internal sealed class ClientSession
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme) || uri.Host.Length == 0)
+            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme) || uri.Host.Length == 0)
             {
-                result.AddError($"'{text}' is not a coap://, coaps:// or coap+tcp:// URI.");
+                result.AddError($"'{text}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI.");
                 return null;
             }
 
             return uri;
         },
     };
+
+    /// <summary>--cert, --key, --ca: the certificates of coaps+tcp.</summary>
+    public TlsCredentials Tls { get; } = new();
 
     /// <summary>-v: print every message in and out, and every retransmission.</summary>
     public Option<bool> Verbose { get; } = new("--verbose", "-v")
@@ -130,6 +133,7 @@ internal sealed class ClientSession
                 result.AddError("-u and -k are for coaps:// URIs.");
             }
         });
+        Tls.AddTo(command);
     }
 
     /// <summary>True when -v was given.</summary>
@@ -181,6 +185,7 @@ internal sealed class ClientSession
             {
                 Endpoint = new CoapEndpointOptions { LoggerFactory = logging },
                 UseNonConfirmable = parse.GetValue(NonConfirmable),
+                Tls = Tls.Read(parse),
             };
             configure?.Invoke(options);
             IDatagramTransport? udp = null;

@@ -8,7 +8,7 @@ namespace CoapNet.Channels;
 /// detected and per-peer state is kept by this identity, never by a bare address (RFC 7252 section
 /// 9.1.1: once DTLS exists, a response only matches a request sent in the same security context).
 /// </summary>
-/// <remarks>Immutable; equal when the scheme, the endpoint and the security context are equal.</remarks>
+/// <remarks>Immutable; equal when the scheme, the endpoint, the security context and the host name (if any) are equal.</remarks>
 public sealed class CoapPeer : IEquatable<CoapPeer>
 {
     /// <summary>The "coap" scheme: RFC 7252 over UDP.</summary>
@@ -19,6 +19,9 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
 
     /// <summary>The "coaps" scheme: RFC 7252 over DTLS (section 9.1).</summary>
     public const string DtlsScheme = "coaps";
+
+    /// <summary>The "coaps+tcp" scheme: RFC 8323 over TLS (sections 8.2 and 9.1).</summary>
+    public const string TlsScheme = "coaps+tcp";
 
     private readonly int _hashCode;
 
@@ -31,13 +34,23 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// </param>
     /// <exception cref="ArgumentException">The scheme is empty.</exception>
     public CoapPeer(string scheme, IPEndPoint endPoint, CoapSecurityContext? securityContext = null)
+        : this(scheme, endPoint, securityContext, null)
+    {
+    }
+
+    private CoapPeer(string scheme, IPEndPoint endPoint, CoapSecurityContext? securityContext, string? hostName)
     {
         ArgumentException.ThrowIfNullOrEmpty(scheme);
         ArgumentNullException.ThrowIfNull(endPoint);
         Scheme = scheme;
         EndPoint = endPoint;
         SecurityContext = securityContext;
-        _hashCode = HashCode.Combine(StringComparer.Ordinal.GetHashCode(scheme), endPoint, securityContext);
+        HostName = hostName;
+        _hashCode = HashCode.Combine(
+            StringComparer.Ordinal.GetHashCode(scheme),
+            endPoint,
+            securityContext,
+            hostName is null ? 0 : StringComparer.OrdinalIgnoreCase.GetHashCode(hostName));
     }
 
     /// <summary>The URI scheme of the transport ("coap", "coap+tcp", ...).</summary>
@@ -55,6 +68,13 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// </summary>
     public CoapPeerIdentity? Identity => SecurityContext?.Identity;
 
+    /// <summary>
+    /// The host a client addressed, when the transport needs it to reach the right server: over TLS it is the server
+    /// name sent in the handshake (SNI) and the name the server's certificate must carry. Null otherwise. Part of the
+    /// identity, so two names served at one address get a connection each, each authenticated for its own name.
+    /// </summary>
+    public string? HostName { get; }
+
     /// <summary>Creates a "coap" (UDP) peer.</summary>
     /// <param name="endPoint">The remote endpoint.</param>
     /// <returns>The peer.</returns>
@@ -65,13 +85,31 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// <returns>The peer.</returns>
     public static CoapPeer Tcp(IPEndPoint endPoint) => new(TcpScheme, endPoint);
 
-    /// <summary>Equality by scheme, endpoint and security context.</summary>
+    /// <summary>Creates a "coaps+tcp" peer (CoAP over TLS, RFC 8323 section 9.1) to connect to as a client.</summary>
+    /// <param name="endPoint">The server's endpoint.</param>
+    /// <param name="hostName">
+    /// The server's name (or IP address as text) the certificate must be issued for, sent as SNI when it is a name;
+    /// null for the address of <paramref name="endPoint"/>.
+    /// </param>
+    /// <returns>The peer.</returns>
+    /// <exception cref="ArgumentException"><paramref name="hostName"/> is empty.</exception>
+    public static CoapPeer Tls(IPEndPoint endPoint, string? hostName = null)
+    {
+        if (hostName is not null && hostName.Length == 0)
+        {
+            throw new ArgumentException("The host name must not be empty; pass null for the endpoint's address.", nameof(hostName));
+        }
+
+        return new(TlsScheme, endPoint, null, hostName);
+    }
+
+    /// <summary>Equality by scheme, endpoint, security context and host name.</summary>
     /// <param name="left">One peer.</param>
     /// <param name="right">The other.</param>
     /// <returns>True when equal.</returns>
     public static bool operator ==(CoapPeer? left, CoapPeer? right) => left is null ? right is null : left.Equals(right);
 
-    /// <summary>Inequality by scheme, endpoint and security context.</summary>
+    /// <summary>Inequality by scheme, endpoint, security context and host name.</summary>
     /// <param name="left">One peer.</param>
     /// <param name="right">The other.</param>
     /// <returns>True when different.</returns>
@@ -84,7 +122,8 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
                 || (_hashCode == other._hashCode
                     && string.Equals(Scheme, other.Scheme, StringComparison.Ordinal)
                     && EndPoint.Equals(other.EndPoint)
-                    && ReferenceEquals(SecurityContext, other.SecurityContext)));
+                    && ReferenceEquals(SecurityContext, other.SecurityContext)
+                    && string.Equals(HostName, other.HostName, StringComparison.OrdinalIgnoreCase)));
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is CoapPeer other && Equals(other);

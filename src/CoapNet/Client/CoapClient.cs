@@ -34,6 +34,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     private readonly CoapMessageType _requestType;
     private readonly object _gate = new();
     private CoapEndpoint? _tcp;
+    private CoapEndpoint? _tls;
     private CoapEndpoint? _dtls;
     private CoapPeer? _lastSecurePeer;
     private LiteralDestination? _lastLiteral;
@@ -366,6 +367,8 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             tcp.Dispose();
         }
 
+        TakeTls()?.Dispose();
+
         if (TakeSecure() is IDisposable secure)
         {
             secure.Dispose();
@@ -381,6 +384,11 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         if (BeginDispose() is { } tcp)
         {
             await tcp.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (TakeTls() is { } tls)
+        {
+            await tls.DisposeAsync().ConfigureAwait(false);
         }
 
         if (TakeSecure() is { } secure)
@@ -544,9 +552,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(uri);
         string scheme = uri.IsAbsoluteUri ? uri.Scheme.ToLowerInvariant() : string.Empty;
-        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme))
+        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme))
         {
-            throw new ArgumentException($"'{uri}' is not a coap://, coaps:// or coap+tcp:// URI; this client speaks CoAP over UDP, DTLS and TCP (coaps+tcp and coap+ws come later).", nameof(uri));
+            throw new ArgumentException($"'{uri}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI; this client speaks CoAP over UDP, DTLS, TCP and TLS (coap+ws comes later).", nameof(uri));
         }
 
         return scheme;
@@ -559,7 +567,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         string scheme = RequireCoapScheme(uri);
         return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
             ? peer
-            : new CoapPeer(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)));
+            : PeerFor(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)), uri.DnsSafeHost);
     }
 
     private ValueTask<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
@@ -571,7 +579,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     }
 
     private async ValueTask<CoapPeer> ResolveNameAsync(Uri uri, string scheme, CancellationToken cancellationToken)
-        => new CoapPeer(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)));
+        => PeerFor(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)), uri.DnsSafeHost);
 
     /// <summary>
     /// The destination of a URI whose host is an IP literal, which needs no resolver (RFC 7252 section 6.4 step 5).
@@ -596,12 +604,12 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             return false;
         }
 
-        peer = new CoapPeer(scheme, new IPEndPoint(address, port));
+        peer = PeerFor(scheme, new IPEndPoint(address, port), host);
         Volatile.Write(ref _lastLiteral, new LiteralDestination(host, peer));
         return true;
     }
 
-    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP one is created on first use.</summary>
+    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP, TLS and DTLS ones are created on first use.</summary>
     private CoapEndpoint EndpointFor(string scheme)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -610,17 +618,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             case CoapPeer.UdpScheme:
                 return _endpoint;
             case CoapPeer.TcpScheme:
-                lock (_gate)
-                {
-                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
-                    if (_tcp is null)
-                    {
-                        _tcp = CreateTcpEndpoint(_options);
-                        _tcp.Start();
-                    }
-
-                    return _tcp;
-                }
+                return Lazily(ref _tcp, CreateTcpEndpoint);
+            case CoapPeer.TlsScheme:
+                return Lazily(ref _tls, CreateTlsEndpoint);
 
             case CoapPeer.DtlsScheme:
                 lock (_gate)
@@ -640,6 +640,22 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>The connection endpoint in <paramref name="endpoint"/>, created and started by the first request that needs it.</summary>
+    private CoapEndpoint Lazily(ref CoapEndpoint? endpoint, Func<CoapClientOptions, CoapEndpoint> create)
+    {
+        lock (_gate)
+        {
+            ObjectDisposedException.ThrowIf(_disposed != 0, this);
+            if (endpoint is null)
+            {
+                endpoint = create(_options);
+                endpoint.Start();
+            }
+
+            return endpoint;
+        }
+    }
+
     private CoapEndpoint? BeginDispose()
     {
         lock (_gate)
@@ -648,6 +664,17 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             CoapEndpoint? tcp = _tcp;
             _tcp = null;
             return tcp;
+        }
+    }
+
+    /// <summary>The coaps+tcp endpoint if one was made, once (after <see cref="BeginDispose"/>, none is made any more).</summary>
+    private CoapEndpoint? TakeTls()
+    {
+        lock (_gate)
+        {
+            CoapEndpoint? tls = _tls;
+            _tls = null;
+            return tls;
         }
     }
 

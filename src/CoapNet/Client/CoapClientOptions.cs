@@ -41,6 +41,14 @@ public sealed class CoapClientOptions
     /// </summary>
     public Transports.ISecureDatagramTransport? SecureTransport { get; set; }
 
+    /// <summary>
+    /// How <c>coaps+tcp://</c> URIs connect (CoAP over TLS, RFC 8323 section 9.1): the trusted roots or a validator for
+    /// servers' certificates (default: the system's trust store, and the URI's host must match), the client's own
+    /// certificate, the handshake timeout. Connections buffer and close as <see cref="Tcp"/> says. .NET's TLS has no
+    /// pre-shared keys: certificates only.
+    /// </summary>
+    public CoapNet.Tls.TlsClientOptions Tls { get; set; } = new();
+
     internal void Validate()
     {
         ArgumentNullException.ThrowIfNull(Endpoint);
@@ -49,6 +57,8 @@ public sealed class CoapClientOptions
         ArgumentNullException.ThrowIfNull(Tcp);
         Tcp.Validate();
         ArgumentNullException.ThrowIfNull(Connections);
+        ArgumentNullException.ThrowIfNull(Tls);
+        Tls.Validate();
         if (ObserveReregistrationMargin < TimeSpan.Zero)
         {
             throw new ArgumentException("ObserveReregistrationMargin must not be negative.", nameof(ObserveReregistrationMargin));

@@ -490,7 +490,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _blocking?.Complete();
     }
 
-    /// <summary>The endpoints the options ask for: UDP and TCP bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
+    /// <summary>The endpoints the options ask for: UDP, TCP and TLS bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
     private List<CoapEndpoint> CreateEndpoints()
     {
         List<CoapEndpoint> endpoints = [];
@@ -513,6 +513,11 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             foreach (IPEndPoint binding in _options.TcpEndpoints)
             {
                 endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding, _options.Tcp), endpointOptions, _options.Connections));
+            }
+
+            foreach (IPEndPoint binding in _options.Tls.Endpoints)
+            {
+                endpoints.Add(new CoapEndpoint(CreateTlsListener(binding), endpointOptions, _options.Connections));
             }
 
             IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 || endpoints.Count > 0

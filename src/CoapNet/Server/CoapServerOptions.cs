@@ -99,6 +99,8 @@ public sealed class CoapServerOptions
         Connections.Validate();
         ArgumentNullException.ThrowIfNull(Observe);
         Observe.Validate();
+        ArgumentNullException.ThrowIfNull(Tls);
+        Tls.Validate(requireCertificate: Tls.Endpoints is { Count: > 0 });
         if (MaxPendingRequests < 1)
         {
             throw new ArgumentException("MaxPendingRequests must be at least 1.", nameof(MaxPendingRequests));
@@ -117,4 +119,11 @@ public sealed class CoapServerOptions
 
     /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
     internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
+
+    /// <summary>
+    /// CoAP over TLS (<c>coaps+tcp</c>, RFC 8323 section 9.1): the endpoints to listen on (default none, the usual one
+    /// being [::]:5684 over TCP), the server's certificate, and whether clients are asked for theirs. Each listener's
+    /// TCP connections buffer and close as <see cref="Tcp"/> says. .NET's TLS has no pre-shared keys: certificates only.
+    /// </summary>
+    public CoapNet.Tls.TlsServerOptions Tls { get; set; } = new();
 }

@@ -1,50 +1,26 @@
 using System.Buffers;
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 
 namespace CoapNet.Transports;
 
 /// <summary>
-/// One connected TCP socket as a duplex pipe: a receive pump copies the socket into the input pipe
-/// and a send pump copies the output pipe into the socket. Both pipes pause their writer at a
-/// threshold, so neither direction buffers without bound (after Kestrel's socket transport).
+/// One connected TCP socket as a duplex pipe: the receive pump copies the socket into the input pipe and the send pump
+/// copies the output pipe into the socket, each bounded (<see cref="PumpedConnection"/>).
 /// </summary>
-internal sealed class SocketConnection : TransportConnection, IDuplexPipe
+internal sealed class SocketConnection : PumpedConnection
 {
-    // Enough for a typical CoAP message or a TCP segment per receive; the pipe pools the memory.
-    private const int MinReceiveBuffer = 2048;
-
     private readonly Socket _socket;
-    private readonly Pipe _input;
-    private readonly Pipe _output;
-    private readonly TimeSpan _closeTimeout;
     private readonly CancellationTokenSource _closed = new();
-    private readonly Task _receiving;
-    private readonly Task _sending;
-    private Exception? _abortReason;
-    private int _aborted;
-    private int _disposed;
 
     private SocketConnection(Socket socket, TcpTransportOptions options)
+        : base(options)
     {
         _socket = socket;
-        _closeTimeout = options.CloseTimeout;
-
-        // Pause at the bound and resume at half of it: the reader of the input is the protocol layer, the
-        // reader of the output is the send pump, and each writer waits when its reader falls behind.
-        long input = options.MaxInputBufferSize;
-        long output = options.MaxOutputBufferSize;
-        _input = new Pipe(new PipeOptions(pauseWriterThreshold: input, resumeWriterThreshold: input / 2, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
         RemoteEndPoint = SocketEndPoints.Normalize((IPEndPoint)socket.RemoteEndPoint!);
         LocalEndPoint = SocketEndPoints.Normalize((IPEndPoint)socket.LocalEndPoint!);
-        _receiving = Task.Run(ReceiveLoopAsync);
-        _sending = Task.Run(SendLoopAsync);
+        StartPumps();
     }
-
-    /// <inheritdoc/>
-    public override IDuplexPipe Transport => this;
 
     /// <inheritdoc/>
     public override IPEndPoint RemoteEndPoint { get; }
@@ -55,10 +31,6 @@ internal sealed class SocketConnection : TransportConnection, IDuplexPipe
     /// <inheritdoc/>
     public override CancellationToken ConnectionClosed => _closed.Token;
 
-    PipeReader IDuplexPipe.Input => _input.Reader;
-
-    PipeWriter IDuplexPipe.Output => _output.Writer;
-
     /// <summary>Wraps a connected socket; from now on the connection owns it.</summary>
     public static SocketConnection Start(Socket socket, TcpTransportOptions options)
     {
@@ -68,143 +40,50 @@ internal sealed class SocketConnection : TransportConnection, IDuplexPipe
     }
 
     /// <inheritdoc/>
-    public override void Abort(Exception? reason = null)
-    {
-        // The reason is in place before the flag, so a pump that sees the flag also sees the first reason.
-        Interlocked.CompareExchange(ref _abortReason, reason ?? new IOException("The connection was aborted."), null);
-        if (Interlocked.Exchange(ref _aborted, 1) != 0)
-        {
-            return;
-        }
+    protected override ValueTask<int> ReadBelowAsync(Memory<byte> buffer) => _socket.ReceiveAsync(buffer, SocketFlags.None);
 
-        // Disposing the socket fails the pending receive and send; a pump waiting on a paused flush is released too.
-        _socket.Dispose();
-        _input.Writer.CancelPendingFlush();
-        _output.Reader.CancelPendingRead();
-        SignalClosed();
+    /// <inheritdoc/>
+    protected override async ValueTask WriteBelowAsync(ReadOnlySequence<byte> buffer)
+    {
+        foreach (ReadOnlyMemory<byte> segment in buffer)
+        {
+            int offset = 0;
+            while (offset < segment.Length)
+            {
+                offset += await _socket.SendAsync(segment[offset..], SocketFlags.None).ConfigureAwait(false);
+            }
+        }
     }
 
     /// <inheritdoc/>
-    public override async ValueTask DisposeAsync()
+    protected override ValueTask FinishSendingAsync()
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
-        {
-            return;
-        }
+        _socket.Shutdown(SocketShutdown.Send);
+        return ValueTask.CompletedTask;
+    }
 
-        // Whatever the protocol layer wrote goes out first; then the send pump shuts the socket down for sending.
-        _output.Writer.Complete();
-        try
-        {
-            await _sending.WaitAsync(_closeTimeout).ConfigureAwait(false);
-        }
-        catch (TimeoutException)
-        {
-            Abort(new IOException($"The peer did not take the last {_closeTimeout.TotalSeconds:0.###} s of output."));
-        }
+    /// <inheritdoc/>
+    protected override void CloseBelow(Exception reason) => _socket.Dispose();
 
+    /// <inheritdoc/>
+    protected override async Task CloseAsync(Task receiving, Task sending)
+    {
+        // The send pump shut the socket down for sending after the last byte; closing it ends the receive pump.
         Abort(new IOException("The connection was closed."));
-        await Task.WhenAll(_receiving, _sending).ConfigureAwait(false);
-        _input.Reader.Complete();
+        await Task.WhenAll(receiving, sending).ConfigureAwait(false);
     }
 
-    private async Task ReceiveLoopAsync()
-    {
-        PipeWriter writer = _input.Writer;
-        Exception? error = null;
-        try
-        {
-            while (true)
-            {
-                // Waits for data before taking any buffer, so an idle connection holds none (as Kestrel does).
-                await _socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
+    /// <inheritdoc/>
+    protected override IOException Describe(Exception exception) => new(exception.Message, exception);
 
-                // Half a pipe segment (4 KiB): a segment with room left is filled further instead of a new one being
-                // taken per read, so a peer that trickles one byte at a time costs bytes, not a segment per byte.
-                Memory<byte> memory = writer.GetMemory(MinReceiveBuffer);
-                int received = await _socket.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
-                if (received == 0)
-                {
-                    break; // The peer closed its side.
-                }
+    /// <inheritdoc/>
+    protected override bool IsConnectionFailure(Exception exception) => exception is SocketException or ObjectDisposedException;
 
-                writer.Advance(received);
+    /// <inheritdoc/>
+    protected override void OnAborted() => SignalClosed();
 
-                // Waits while the protocol layer holds MaxInputBufferSize unconsumed bytes: the socket is then not read,
-                // TCP flow control fills the peer's window, and the peer slows down.
-                FlushResult flushed = await writer.FlushAsync().ConfigureAwait(false);
-                if (flushed.IsCompleted || flushed.IsCanceled)
-                {
-                    break;
-                }
-            }
-        }
-        catch (Exception exception) when (exception is SocketException or ObjectDisposedException)
-        {
-            error = Volatile.Read(ref _aborted) != 0 ? _abortReason : new IOException(exception.Message, exception);
-        }
-        finally
-        {
-            if (error is null && Volatile.Read(ref _aborted) != 0)
-            {
-                error = _abortReason;
-            }
-
-            await writer.CompleteAsync(error).ConfigureAwait(false);
-            SignalClosed();
-        }
-    }
-
-    private async Task SendLoopAsync()
-    {
-        PipeReader reader = _output.Reader;
-        Exception? error = null;
-        try
-        {
-            while (true)
-            {
-                ReadResult result = await reader.ReadAsync().ConfigureAwait(false);
-                if (result.IsCanceled)
-                {
-                    break;
-                }
-
-                ReadOnlySequence<byte> buffer = result.Buffer;
-                try
-                {
-                    foreach (ReadOnlyMemory<byte> segment in buffer)
-                    {
-                        // A send completes when the kernel took the bytes; when the peer stops reading it waits,
-                        // this pump stops reading the pipe, and the protocol layer's flushes wait in turn.
-                        int offset = 0;
-                        while (offset < segment.Length)
-                        {
-                            offset += await _socket.SendAsync(segment[offset..], SocketFlags.None).ConfigureAwait(false);
-                        }
-                    }
-                }
-                finally
-                {
-                    reader.AdvanceTo(buffer.End);
-                }
-
-                if (result.IsCompleted)
-                {
-                    _socket.Shutdown(SocketShutdown.Send);
-                    break;
-                }
-            }
-        }
-        catch (Exception exception) when (exception is SocketException or ObjectDisposedException)
-        {
-            error = Volatile.Read(ref _aborted) != 0 ? _abortReason : new IOException(exception.Message, exception);
-        }
-        finally
-        {
-            // Completing the reader with the error makes the protocol layer's next flush report the connection as gone.
-            await reader.CompleteAsync(error).ConfigureAwait(false);
-        }
-    }
+    /// <inheritdoc/>
+    protected override void OnReceiveEnded() => SignalClosed();
 
     private void SignalClosed()
     {

@@ -23,6 +23,13 @@ public abstract class TransportConnection : IAsyncDisposable
     /// <summary>This side's endpoint.</summary>
     public abstract IPEndPoint LocalEndPoint { get; }
 
+    /// <summary>
+    /// The session a secure transport established on this connection (TLS, RFC 8323 section 9.1) and the identity it
+    /// authenticated for the peer; null on a plain one. The connection layer makes it part of the connection's
+    /// <see cref="Channels.CoapPeer"/>, so handlers read it as <c>request.Peer.Identity</c>.
+    /// </summary>
+    public virtual Channels.CoapSecurityContext? SecurityContext => null;
+
     /// <summary>Completes when the connection is closed, by either side or by <see cref="Abort"/>.</summary>
     public abstract CancellationToken ConnectionClosed { get; }
 

@@ -7,7 +7,8 @@ namespace CoapNet.Tests.Server;
 /// <summary>
 /// The sample server program as a child process on 127.0.0.1, run the way a user runs it (its dll is copied next
 /// to the tests through the project reference): UDP at a port the OS picks (--port 0) and, when asked, coap+tcp at
-/// a port chosen free at run time (the program's --tcp-port 0 turns TCP off).
+/// a port chosen free at run time (the program's --tcp-port 0 turns TCP off), or coaps+tcp likewise. coaps is off
+/// (--dtls-port 0), and coaps+tcp unless asked (--tls-port 0), so that two of them run at once.
 /// </summary>
 internal sealed class SampleServerProcess : IDisposable
 {
@@ -15,6 +16,8 @@ internal sealed class SampleServerProcess : IDisposable
 
     private readonly TaskCompletionSource<IPEndPoint> _udp = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource<IPEndPoint> _tcp = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<IPEndPoint> _tls = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<string> _fingerprint = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private ChildProcess? _child;
 
     private SampleServerProcess()
@@ -27,28 +30,33 @@ internal sealed class SampleServerProcess : IDisposable
     /// <summary>Its TCP endpoint (coap+tcp://); only when started with TCP.</summary>
     public IPEndPoint TcpEndPoint => _tcp.Task.IsCompleted ? _tcp.Task.Result : throw new InvalidOperationException("The sample server was started without TCP.");
 
+    /// <summary>Its coaps+tcp endpoint; only when started with TLS.</summary>
+    public IPEndPoint TlsEndPoint => _tls.Task.IsCompleted ? _tls.Task.Result : throw new InvalidOperationException("The sample server was started without TLS.");
+
+    /// <summary>The SHA-256 fingerprint of its coaps+tcp certificate as it printed it (hex pairs and colons); only when started with TLS.</summary>
+    public string Fingerprint => _fingerprint.Task.IsCompleted ? _fingerprint.Task.Result : throw new InvalidOperationException("The sample server was started without TLS.");
+
     /// <summary>Everything it printed so far, stdout and stderr.</summary>
     public string Output => _child!.Output;
 
     /// <summary>Starts it with UDP only and waits until it says where it listens.</summary>
     public static async Task<SampleServerProcess> StartAsync()
-        => await TryStartAsync(tcpPort: 0) ?? throw new InvalidOperationException("The sample server exited at start.");
+        => await TryStartAsync(tcpPort: 0, tlsPort: 0, []) ?? throw new InvalidOperationException("The sample server exited at start.");
 
     /// <summary>
     /// Starts it with UDP and TCP and waits until it says where it listens. Should another process take the TCP
     /// port between choosing it and the bind, the server exits with its bind error and starts again on another.
     /// </summary>
-    public static async Task<SampleServerProcess> StartWithTcpAsync()
-    {
-        for (int attempt = 1; ; attempt++)
-        {
-            SampleServerProcess? sample = await TryStartAsync(FreePorts.UdpAndTcp(), lastAttempt: attempt == 5);
-            if (sample is not null)
-            {
-                return sample;
-            }
-        }
-    }
+    public static Task<SampleServerProcess> StartWithTcpAsync()
+        => StartRetryingAsync(lastAttempt => TryStartAsync(FreePorts.UdpAndTcp(), tlsPort: 0, [], lastAttempt));
+
+    /// <summary>
+    /// Starts it with UDP and coaps+tcp (TCP off) and waits until it says where it listens and prints its certificate's
+    /// fingerprint; <paramref name="arguments"/> go on its command line too (--cert FILE --key FILE). Should another process
+    /// take the TLS port first, it starts again on another.
+    /// </summary>
+    public static Task<SampleServerProcess> StartWithTlsAsync(params string[] arguments)
+        => StartRetryingAsync(lastAttempt => TryStartAsync(tcpPort: 0, FreePorts.UdpAndTcp(), arguments, lastAttempt));
 
     /// <summary>Sends a signal the way a user would, with kill(1).</summary>
     /// <param name="signal">The signal name, such as "TERM".</param>
@@ -60,15 +68,38 @@ internal sealed class SampleServerProcess : IDisposable
     /// <summary>Kills the process if it still runs.</summary>
     public void Dispose() => _child?.Dispose();
 
-    // Null when it could not bind its TCP port (exit code 1) and this is not the last attempt.
-    private static async Task<SampleServerProcess?> TryStartAsync(int tcpPort, bool lastAttempt = true)
+    private static async Task<SampleServerProcess> StartRetryingAsync(Func<bool, Task<SampleServerProcess?>> tryStart)
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            SampleServerProcess? sample = await tryStart(attempt == 5);
+            if (sample is not null)
+            {
+                return sample;
+            }
+        }
+    }
+
+    // Null when it could not bind its TCP or TLS port (exit code 1) and this is not the last attempt.
+    private static async Task<SampleServerProcess?> TryStartAsync(int tcpPort, int tlsPort, string[] arguments, bool lastAttempt = true)
     {
         SampleServerProcess sample = new();
         sample._child = ChildProcess.StartDll(
             Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
-            ["--port", "0", "--tcp-port", tcpPort.ToString(CultureInfo.InvariantCulture), "--dtls-port", "0", "--address", "127.0.0.1"],
+            ["--port", "0", "--tcp-port", tcpPort.ToString(CultureInfo.InvariantCulture), "--dtls-port", "0", "--tls-port", tlsPort.ToString(CultureInfo.InvariantCulture), "--address", "127.0.0.1", .. arguments],
             sample.OnLine);
-        Task listening = tcpPort == 0 ? sample._udp.Task : Task.WhenAll(sample._udp.Task, sample._tcp.Task);
+        List<Task> awaited = [sample._udp.Task];
+        if (tcpPort != 0)
+        {
+            awaited.Add(sample._tcp.Task);
+        }
+
+        if (tlsPort != 0)
+        {
+            awaited.AddRange([sample._tls.Task, sample._fingerprint.Task]);
+        }
+
+        Task listening = Task.WhenAll(awaited);
         Task<int> exited = sample._child.WaitForExitAsync(Liveness);
         Task first = await Task.WhenAny(listening, exited);
         if (first == listening)
@@ -89,8 +120,9 @@ internal sealed class SampleServerProcess : IDisposable
 
     private void OnLine(string line)
     {
-        // "CoapNet sample server listening on coap://127.0.0.1:PORT" (and coap+tcp://), one line per endpoint.
-        const string Udp = "listening on coap://", Tcp = "listening on coap+tcp://";
+        // "CoapNet sample server listening on coap://127.0.0.1:PORT" (and coap+tcp://, coaps+tcp://), one line per endpoint;
+        // "... SHA-256 fingerprint AB:CD:... (try: ...)" for the coaps+tcp certificate.
+        const string Udp = "listening on coap://", Tcp = "listening on coap+tcp://", Tls = "listening on coaps+tcp://", Print = "SHA-256 fingerprint ";
         int at = line.IndexOf(Udp, StringComparison.Ordinal);
         if (at >= 0)
         {
@@ -101,6 +133,18 @@ internal sealed class SampleServerProcess : IDisposable
         if (at >= 0)
         {
             _tcp.TrySetResult(IPEndPoint.Parse(line[(at + Tcp.Length)..].Trim()));
+        }
+
+        at = line.IndexOf(Tls, StringComparison.Ordinal);
+        if (at >= 0)
+        {
+            _tls.TrySetResult(IPEndPoint.Parse(line[(at + Tls.Length)..].Trim()));
+        }
+
+        at = line.IndexOf(Print, StringComparison.Ordinal);
+        if (at >= 0)
+        {
+            _fingerprint.TrySetResult(line[(at + Print.Length)..].Split(' ')[0]);
         }
     }
 }

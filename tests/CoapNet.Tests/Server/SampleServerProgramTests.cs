@@ -59,7 +59,7 @@ public sealed class SampleServerProgramTests
 
         using ChildProcess sample = ChildProcess.StartDll(
             Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
-            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", "0", "--address", "127.0.0.1"],
+            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", "0", "--tls-port", "0", "--address", "127.0.0.1"],
             _ => { });
 
         (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);

@@ -118,7 +118,7 @@ internal sealed class StreamConnection : IPeerChannel
         {
             using CancellationTokenSource timeout = new(_layer.Options.ConnectTimeout, _layer.Time);
             using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, stopping);
-            transport = await factory.ConnectAsync(Peer.EndPoint, linked.Token).ConfigureAwait(false);
+            transport = await factory.ConnectAsync(Peer.EndPoint, Peer.HostName, linked.Token).ConfigureAwait(false);
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
         {

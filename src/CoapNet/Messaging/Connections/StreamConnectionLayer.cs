@@ -448,8 +448,9 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
                 return;
             }
 
-            // The listener's scheme, not always "coap+tcp": a TLS listener's peers are "coaps+tcp" (RFC 8323 section 8.2).
-            CoapPeer peer = new(Scheme, accepted.RemoteEndPoint);
+            // The listener's scheme, not always "coap+tcp": a TLS listener's peers are "coaps+tcp" (RFC 8323 section 8.2),
+            // each in the session its handshake established, which handlers read as Peer.Identity.
+            CoapPeer peer = new(Scheme, accepted.RemoteEndPoint, accepted.SecurityContext);
             StreamConnection? connection = null;
             lock (_gate)
             {

@@ -1,0 +1,282 @@
+using System.Net;
+using System.Net.Security;
+using System.Threading.Channels;
+using CoapNet.Channels;
+using CoapNet.Messaging;
+using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace CoapNet.Tls;
+
+/// <summary>
+/// Serves CoAP over TLS (scheme "coaps+tcp", RFC 8323 section 9.1): accepts connections from the listener below (TCP),
+/// runs each one's TLS handshake (ALPN "coap", the server's certificate, the client's when asked for) and hands up
+/// only connections whose handshake completed, each a <see cref="TransportConnection"/> carrying its session as
+/// <see cref="TransportConnection.SecurityContext"/>. Knows nothing of CoAP.
+/// </summary>
+/// <remarks>
+/// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/>, and never hold up the accepting
+/// of other connections; at most <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be
+/// taken, and a connection beyond them is closed at once. A failed handshake (a plain CoAP client, a malformed record,
+/// an untrusted certificate, silence) closes only its connection, with the reason in the log (rate-limited); nothing
+/// is ever sent to such a peer but TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
+/// </remarks>
+public sealed class TlsConnectionListener : IConnectionListener
+{
+    private readonly IConnectionListener _inner;
+    private readonly TcpTransportOptions _buffering;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly LogRateLimiter _failureLog;
+    private readonly SslServerAuthenticationOptions _authentication;
+    private readonly TimeSpan _handshakeTimeout;
+    private readonly SemaphoreSlim _slots;
+    private readonly Channel<TlsConnection> _ready;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly object _gate = new();
+    private Task? _acceptLoop;
+
+    // The accept loop's reference and one per handshake in progress: at zero nothing more can come, and AcceptAsync returns null.
+    private int _references = 1;
+    private int _disposed;
+
+    /// <summary>Serves TLS over the connections <paramref name="inner"/> accepts.</summary>
+    /// <param name="inner">The listener below, such as a <see cref="TcpConnectionListener"/>; this listener owns it from now on.</param>
+    /// <param name="options">The certificate, client authentication, handshake bounds; the listener keeps what it needs at construction.</param>
+    /// <param name="buffering">The buffering bounds and close timeout of each TLS connection (those of the TCP connections below are the inner listener's); null for the defaults.</param>
+    /// <param name="loggerFactory">Where failed handshakes are logged; null for nowhere.</param>
+    /// <param name="timeProvider">The clock of the handshake timeouts; null for the system's.</param>
+    /// <exception cref="ArgumentException">The options have no certificate or one without its private key, or a setting is out of range; the message names it.</exception>
+    public TlsConnectionListener(IConnectionListener inner, TlsServerOptions options, TcpTransportOptions? buffering = null, ILoggerFactory? loggerFactory = null, TimeProvider? timeProvider = null)
+    {
+        ArgumentNullException.ThrowIfNull(inner);
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate(requireCertificate: true);
+        _buffering = buffering ?? new TcpTransportOptions();
+        _buffering.Validate();
+        _inner = inner;
+        _time = timeProvider ?? TimeProvider.System;
+        _logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Tls.TlsConnectionListener");
+        _failureLog = new LogRateLimiter(_time, 10);
+        _handshakeTimeout = options.HandshakeTimeout;
+        _slots = new SemaphoreSlim(options.MaxPendingHandshakes, options.MaxPendingHandshakes);
+        _ready = Channel.CreateBounded<TlsConnection>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
+
+        bool asked = options.ClientCertificateMode != TlsClientCertificateMode.None;
+        _authentication = new SslServerAuthenticationOptions
+        {
+            // Made once: building the chain and loading the key per handshake would cost every connection.
+            ServerCertificateContext = SslStreamCertificateContext.Create(options.Certificate!, options.CertificateChain, offline: true),
+            ApplicationProtocols = TlsCertificates.AlpnList(),
+            ClientCertificateRequired = asked,
+            EnabledSslProtocols = options.EnabledProtocols,
+            CertificateRevocationCheckMode = TlsCertificates.RevocationMode(options),
+            CertificateChainPolicy = TlsCertificates.ChainPolicy(options, peerIsServer: false),
+            RemoteCertificateValidationCallback = asked
+                ? TlsCertificates.Decide(options.CertificateValidator, optional: options.ClientCertificateMode == TlsClientCertificateMode.Allowed)
+                : null,
+        };
+    }
+
+    /// <inheritdoc/>
+    public string Scheme => CoapPeer.TlsScheme;
+
+    /// <inheritdoc/>
+    public IPEndPoint LocalEndPoint => _inner.LocalEndPoint;
+
+    /// <inheritdoc/>
+    /// <remarks>The first call starts accepting from the listener below; the connections it returns have completed their handshake.</remarks>
+    public async ValueTask<TransportConnection?> AcceptAsync(CancellationToken cancellationToken = default)
+    {
+        lock (_gate)
+        {
+            if (_acceptLoop is null && Volatile.Read(ref _disposed) == 0)
+            {
+                _acceptLoop = Task.Run(AcceptLoopAsync);
+            }
+        }
+
+        TlsConnection connection;
+        try
+        {
+            connection = await _ready.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (ChannelClosedException)
+        {
+            return null;
+        }
+
+        // Taken up: its place among the pending handshakes is free for the next connection.
+        _slots.Release();
+        return connection;
+    }
+
+    /// <summary>
+    /// Stops listening (a pending <see cref="AcceptAsync"/> returns null), ends the handshakes in progress and closes
+    /// connections handshaken and not yet taken. Connections already returned stay open.
+    /// </summary>
+    /// <returns>A task that completes when the listener below is closed and no handshake is left.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await _inner.DisposeAsync().ConfigureAwait(false);
+        Task? loop;
+        lock (_gate)
+        {
+            loop = _acceptLoop;
+            if (loop is null)
+            {
+                // Never started: no loop will hold, or give up, its reference.
+                _acceptLoop = Task.CompletedTask;
+                Release();
+            }
+        }
+
+        if (loop is not null)
+        {
+            await loop.ConfigureAwait(false);
+        }
+
+        // The handshakes in progress end at the cancellation; what completed and was not taken is closed.
+        await _drained.Task.ConfigureAwait(false);
+        while (_ready.Reader.TryRead(out TlsConnection? unclaimed))
+        {
+            _slots.Release();
+            await unclaimed.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (true)
+        {
+            TransportConnection? accepted;
+            try
+            {
+                accepted = await _inner.AcceptAsync(_stopping.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+            catch (Exception exception) when (exception is not OutOfMemoryException)
+            {
+                // The listener below failed, not one connection: nothing more will come.
+                Messaging.Connections.Log.AcceptFailed(_logger, exception);
+                break;
+            }
+
+            if (accepted is null)
+            {
+                break;
+            }
+
+            if (!_slots.Wait(0))
+            {
+                // Past the bound: refused before any TLS is spoken, so a flood of silent connections costs the others nothing.
+                LogFailure(accepted.RemoteEndPoint, "too many handshakes in progress (TlsServerOptions.MaxPendingHandshakes)");
+                accepted.Abort(new IOException("Too many TLS handshakes in progress."));
+                await accepted.DisposeAsync().ConfigureAwait(false);
+                continue;
+            }
+
+            Interlocked.Increment(ref _references);
+            // On the pool from its first instruction: whatever SslStream does before its first read is not the accept loop's.
+            _ = Task.Run(() => HandshakeAsync(accepted));
+        }
+
+        // No more connections: the consumer's AcceptAsync returns null once the handshakes in progress have ended.
+        Release();
+    }
+
+    private async Task HandshakeAsync(TransportConnection accepted)
+    {
+        TlsConnection? connection = null;
+        bool queued = false;
+        try
+        {
+            using CancellationTokenSource timeout = new(_handshakeTimeout, _time);
+            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token);
+            try
+            {
+                connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, linked.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+            {
+                throw new TimeoutException($"no TLS handshake within {_handshakeTimeout.TotalSeconds:0.###} s");
+            }
+
+            Log.Handshaken(_logger, accepted.RemoteEndPoint, connection.SecurityContext?.ToString() ?? "TLS, no client certificate", connection.ApplicationProtocol.ToString());
+            // The channel holds as many as there are slots, so only a completed one (disposed meanwhile) refuses it.
+            queued = _ready.Writer.TryWrite(connection);
+            if (!queued)
+            {
+                await connection.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            if (Volatile.Read(ref _disposed) == 0)
+            {
+                LogFailure(accepted.RemoteEndPoint, Reason(exception));
+            }
+
+            // Only this connection ends; TLS has sent its alert, if any, and no CoAP was spoken on it.
+            accepted.Abort(new IOException("The TLS handshake failed.", exception));
+            await accepted.DisposeAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            // A queued connection keeps its slot until AcceptAsync takes it.
+            if (!queued)
+            {
+                _slots.Release();
+            }
+
+            Release();
+        }
+    }
+
+    private void Release()
+    {
+        if (Interlocked.Decrement(ref _references) == 0)
+        {
+            _ready.Writer.TryComplete();
+            _drained.TrySetResult();
+        }
+    }
+
+    private static string Reason(Exception exception)
+    {
+        // The innermost message names the cause (an untrusted certificate, a record that is not TLS, an EOF).
+        string reason = exception.Message;
+        for (Exception? inner = exception.InnerException; inner is not null; inner = inner.InnerException)
+        {
+            reason += ": " + inner.Message;
+        }
+
+        return reason;
+    }
+
+    private void LogFailure(IPEndPoint remote, string reason)
+    {
+        if (!_logger.IsEnabled(LogLevel.Warning) || !_failureLog.TryAcquire(out long suppressed))
+        {
+            return;
+        }
+
+        if (suppressed > 0)
+        {
+            Messaging.Connections.Log.AbortsSuppressed(_logger, suppressed);
+        }
+
+        Log.HandshakeFailed(_logger, remote, reason);
+    }
+}

@@ -1,0 +1,166 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Security;
+using CoapNet.Tests.Infrastructure;
+using CoapNet.Tests.Tcp;
+using CoapNet.Tls;
+using CoapNet.Transports;
+
+namespace CoapNet.Tests.Tls;
+
+/// <summary>
+/// The TLS listener over in-memory connections on a manual clock: handshake timeouts and the bound on handshakes in
+/// virtual time, with real TLS (SslStream) on both ends.
+/// </summary>
+public sealed class TlsConnectionListenerTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(10);
+
+    [Fact]
+    public async Task ASilentConnectionIsClosedAtTheHandshakeTimeoutAndNeverHandedUp()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        await using TlsConnectionListener listener = new(inner, Options(), timeProvider: time);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+
+        InMemoryConnection silent = inner.Connect(40001);
+        Wait.Until(() => time.ActiveTimerCount == 1, "the handshake's timeout is armed");
+        time.Advance(Timeout - TimeSpan.FromMilliseconds(1));
+        bool closedEarly = silent.Input.TryRead(out ReadResult early) && early.IsCompleted;
+        time.Advance(TimeSpan.FromMilliseconds(1));
+
+        closedEarly.Should().BeFalse();
+        (await ReadToEndAsync(silent.Input)).Should().Be(0, "the server sent nothing, and closed");
+        accepting.IsCompleted.Should().BeFalse("a connection without a handshake is never handed up");
+    }
+
+    [Fact]
+    public async Task PastTheBoundAConnectionIsClosedAtOnceAndTheNextIsServedOnceThereIsRoom()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsServerOptions options = Options();
+        options.MaxPendingHandshakes = 1;
+        await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+
+        InMemoryConnection silent = inner.Connect(40001);
+        Wait.Until(() => time.ActiveTimerCount == 1, "the first handshake holds the only place");
+        InMemoryConnection refused = inner.Connect(40002);
+        long refusedBytes = await ReadToEndAsync(refused.Input);
+        time.Advance(Timeout);
+        long silentBytes = await ReadToEndAsync(silent.Input);
+
+        InMemoryConnection client = inner.Connect(40003);
+        await using SslStream ssl = new(new DuplexPipeStream(client));
+        Task handshake = ssl.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+        {
+            TargetHost = "127.0.0.1",
+            ApplicationProtocols = [new SslApplicationProtocol("coap")],
+            RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate?.Subject == "CN=coapnet-test-server",
+        });
+        await handshake.WaitAsync(Wait.DefaultBound);
+        await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
+
+        refusedBytes.Should().Be(0, "refused before any TLS was spoken");
+        silentBytes.Should().Be(0);
+        accepted.Should().NotBeNull();
+        accepted!.RemoteEndPoint.Port.Should().Be(40003);
+        accepted.SecurityContext.Should().BeNull("the client presented no certificate, so nothing about it is authenticated");
+        ssl.NegotiatedApplicationProtocol.ToString().Should().Be("coap");
+    }
+
+    [Fact]
+    public async Task DisposingEndsTheHandshakesInProgressAndAcceptReturnsNull()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsConnectionListener listener = new(inner, Options(), timeProvider: time);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        InMemoryConnection silent = inner.Connect(40001);
+        Wait.Until(() => time.ActiveTimerCount == 1, "the handshake is in progress");
+
+        await listener.DisposeAsync().AsTask().WaitAsync(Wait.DefaultBound);
+
+        (await accepting.AsTask().WaitAsync(Wait.DefaultBound)).Should().BeNull();
+        (await ReadToEndAsync(silent.Input)).Should().Be(0);
+    }
+
+    [Fact]
+    public async Task AClientHandshakeWithASilentServerFailsAtItsTimeout()
+    {
+        ManualTimeProvider time = new();
+        InMemoryConnector inner = new();
+        TlsConnectionFactory factory = new(inner, new TlsClientOptions { HandshakeTimeout = Timeout }, timeProvider: time);
+
+        Task<TransportConnection> connecting = factory.ConnectAsync(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 5684), "device.example", CancellationToken.None).AsTask();
+        InMemoryConnection server = await inner.NextAsync();
+        Wait.Until(() => time.ActiveTimerCount == 1, "the handshake's timeout is armed");
+        time.Advance(Timeout);
+
+        await connecting.Invoking(c => c.WaitAsync(Wait.DefaultBound)).Should().ThrowAsync<TimeoutException>();
+        (await ReadClientHelloAsync(server.Input)).Should().BeTrue("the client spoke TLS, nothing else");
+    }
+
+    [Fact]
+    public void OptionsAreCheckedWithTheirNames()
+    {
+        InMemoryListener inner = new();
+        using System.Security.Cryptography.X509Certificates.X509Certificate2 withoutKey = TestPki.WithoutKey(TestPki.Instance.Server);
+
+        FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions()))
+            .Should().Throw<ArgumentException>().WithParameterName("Certificate");
+        FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions { Certificate = withoutKey }))
+            .Should().Throw<ArgumentException>().WithParameterName("Certificate").WithMessage("*private key*");
+        FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions { Certificate = TestPki.Instance.Server, HandshakeTimeout = TimeSpan.Zero }))
+            .Should().Throw<ArgumentException>().WithParameterName("HandshakeTimeout");
+        FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions { Certificate = TestPki.Instance.Server, MaxPendingHandshakes = 0 }))
+            .Should().Throw<ArgumentException>().WithParameterName("MaxPendingHandshakes");
+        FluentActions.Invoking(() => new CoapNet.Server.CoapServer(new CoapNet.Server.CoapServerOptions { Tls = { Endpoints = [new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0)] } }))
+            .Should().Throw<ArgumentException>().WithParameterName("Certificate");
+        FluentActions.Invoking(() => new TlsConnectionFactory(new InMemoryConnector(), new TlsClientOptions { Certificate = withoutKey }))
+            .Should().Throw<ArgumentException>().WithParameterName("Certificate");
+    }
+
+    [Fact]
+    public void ACoapsTcpPeerIsKeptApartByTheHostItNames()
+    {
+        System.Net.IPEndPoint endPoint = new(System.Net.IPAddress.Loopback, 5684);
+
+        CoapNet.Channels.CoapPeer.Tls(endPoint, "a.example").Should().Be(CoapNet.Channels.CoapPeer.Tls(endPoint, "A.example"), "host names compare without case");
+        CoapNet.Channels.CoapPeer.Tls(endPoint, "a.example").Should().NotBe(CoapNet.Channels.CoapPeer.Tls(endPoint, "b.example"));
+        CoapNet.Channels.CoapPeer.Tls(endPoint).Should().NotBe(CoapNet.Channels.CoapPeer.Tls(endPoint, "a.example"));
+        CoapNet.Channels.CoapPeer.Tls(endPoint).Scheme.Should().Be("coaps+tcp");
+        FluentActions.Invoking(() => CoapNet.Channels.CoapPeer.Tls(endPoint, string.Empty)).Should().Throw<ArgumentException>().WithParameterName("hostName");
+    }
+
+    private static TlsServerOptions Options() => new() { Certificate = TestPki.Instance.Server, HandshakeTimeout = Timeout };
+
+    /// <summary>Reads until the other end completes; returns how many bytes came.</summary>
+    private static async Task<long> ReadToEndAsync(PipeReader reader)
+    {
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        long total = 0;
+        while (true)
+        {
+            ReadResult result = await reader.ReadAsync(bound.Token);
+            total += result.Buffer.Length;
+            reader.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted)
+            {
+                return total;
+            }
+        }
+    }
+
+    /// <summary>True when the first bytes the client sent are a TLS handshake record (a ClientHello).</summary>
+    private static async Task<bool> ReadClientHelloAsync(PipeReader reader)
+    {
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        ReadResult result = await reader.ReadAtLeastAsync(6, bound.Token);
+        byte[] header = result.Buffer.Slice(0, 6).ToArray();
+        reader.AdvanceTo(result.Buffer.Start);
+        return header[0] == 0x16 && header[1] == 0x03 && header[5] == 0x01;
+    }
+}
