@@ -40,6 +40,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private ActionBlock<CoapExchange>? _dispatch;
     private SynchronousLanes? _blocking;
     private int _admitted;
+    private int _queued; // requests and notifications posted to the dispatch block and not yet taken
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
@@ -307,7 +308,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             // its parallelism only spreads that short work over the cores. Admission (Enqueue) bounds
             // what it holds, so it needs no capacity of its own.
             _dispatch = new ActionBlock<CoapExchange>(
-                Dispatch,
+                DispatchQueued,
                 new ExecutionDataflowBlockOptions
                 {
                     MaxDegreeOfParallelism = Environment.ProcessorCount,
@@ -318,7 +319,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
             // threads of their own per route, so they never take a pool thread from the receive loops and async
             // handlers, and a route that blocks never stalls another route.
-            _blocking = new SynchronousLanes(RunSynchronous, _options.MaxDegreeOfParallelism, _options.Scheduler);
+            _blocking = new SynchronousLanes(RunQueued, _options.MaxDegreeOfParallelism, _options.Scheduler);
 
             try
             {
