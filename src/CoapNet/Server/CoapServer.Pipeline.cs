@@ -115,12 +115,45 @@ public sealed partial class CoapServer
         return true;
     }
 
-    /// <summary>A request is answered: its admission ends, and a stopping server may be drained.</summary>
+    /// <summary>A request is answered (or its answer is on its way, see <see cref="Finish"/>): its admission ends, and a stopping server may be drained.</summary>
     private void Release()
     {
-        if (Interlocked.Decrement(ref _admitted) == 0 && Volatile.Read(ref _state) == 2)
+        if (Interlocked.Decrement(ref _admitted) == 0)
+        {
+            CheckDrained();
+        }
+    }
+
+    /// <summary>A stopping server is drained once nothing is admitted and no answer is still being sent.</summary>
+    private void CheckDrained()
+    {
+        if (Volatile.Read(ref _state) == 2 && Volatile.Read(ref _admitted) == 0 && Volatile.Read(ref _answering) == 0)
         {
             _drained.TrySetResult();
+        }
+    }
+
+    /// <summary>
+    /// Sends a request's answer and ends its admission, the admission first: a client that sends its next request as
+    /// soon as this answer arrives finds the slot free. With the release after the send, a client that kept exactly
+    /// MaxPendingRequests in flight was shed now and then (5.03 with Max-Age, RFC 7252 section 5.9.3.4: a real
+    /// client then waits Max-Age) for a request the server had room for (issue 25). A stop still waits for the
+    /// send (<see cref="CheckDrained"/>).
+    /// </summary>
+    private void Finish(CoapExchange exchange, CoapResponse response)
+    {
+        Interlocked.Increment(ref _answering);
+        Release();
+        try
+        {
+            Answer(exchange, response);
+        }
+        finally
+        {
+            if (Interlocked.Decrement(ref _answering) == 0)
+            {
+                CheckDrained();
+            }
         }
     }
 
@@ -165,7 +198,8 @@ public sealed partial class CoapServer
             (CoapResponse? immediate, RouteHandler? handler, Func<CoapRequest, CoapResourceState?>? conditions) = Route(exchange);
             if (immediate is not null)
             {
-                Answer(exchange, immediate);
+                done = false;
+                Finish(exchange, immediate);
             }
             else if (handler!.Sync is { } sync)
             {
@@ -197,7 +231,8 @@ public sealed partial class CoapServer
             }
             else
             {
-                done = StartAsync(exchange, handler, conditions, inline: receiving);
+                done = false;
+                StartAsync(exchange, handler, conditions, inline: receiving);
             }
         }
         finally
@@ -212,10 +247,11 @@ public sealed partial class CoapServer
     }
 
     /// <summary>
-    /// Starts an async handler and answers when it completed synchronously; returns false when it awaits (its answer and
-    /// release then follow in <see cref="AwaitHandlerAsync"/>). <paramref name="inline"/>: it holds an inline slot.
+    /// Starts an async handler and answers when it completed synchronously, or else leaves the answer to
+    /// <see cref="AwaitHandlerAsync"/>; either way the request's admission ends with its answer. <paramref name="inline"/>:
+    /// it holds an inline slot.
     /// </summary>
-    private bool StartAsync(CoapExchange exchange, RouteHandler handler, Func<CoapRequest, CoapResourceState?>? conditions, bool inline)
+    private void StartAsync(CoapExchange exchange, RouteHandler handler, Func<CoapRequest, CoapResourceState?>? conditions, bool inline)
     {
         long started = _options.Endpoint.TimeProvider.GetTimestamp();
         CoapResponse? answer = null;
@@ -245,18 +281,16 @@ public sealed partial class CoapServer
 
         if (answer is not null)
         {
-            Answer(exchange, answer);
-            return true;
+            Finish(exchange, answer);
         }
-
-        if (pending.IsCompleted)
+        else if (pending.IsCompleted)
         {
-            Answer(exchange, Complete(exchange, pending));
-            return true;
+            Finish(exchange, Complete(exchange, pending));
         }
-
-        _ = AwaitHandlerAsync(exchange, pending);
-        return false;
+        else
+        {
+            _ = AwaitHandlerAsync(exchange, pending);
+        }
     }
 
     /// <summary>
@@ -276,14 +310,7 @@ public sealed partial class CoapServer
             response = Failed(exchange, e);
         }
 
-        try
-        {
-            Answer(exchange, response);
-        }
-        finally
-        {
-            Release();
-        }
+        Finish(exchange, response);
     }
 
     /// <summary>The blocking lane's step: a synchronous handler, on one of at most MaxDegreeOfParallelism threads of its route.</summary>
@@ -298,6 +325,7 @@ public sealed partial class CoapServer
     {
         Activity? outer = Activity.Current;
         Activity.Current = work.Exchange.Activity;
+        bool finished = false;
         try
         {
             CoapResponse response;
@@ -325,12 +353,16 @@ public sealed partial class CoapServer
                 EndTimed(work.Gate, started, inline);
             }
 
-            Answer(work.Exchange, response);
+            finished = true;
+            Finish(work.Exchange, response);
         }
         finally
         {
             Activity.Current = outer;
-            Release();
+            if (!finished)
+            {
+                Release();
+            }
         }
     }
 

@@ -41,6 +41,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private SynchronousLanes? _blocking;
     private int _admitted;
     private int _queued; // requests and notifications posted to the dispatch block and not yet taken
+    private int _answering; // answers being sent after their admission ended (see Finish)
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
@@ -476,10 +477,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
         // Observations end with the server; their observers re-register with whoever serves next (RFC 7641 section 3.3.1).
         _observations.Clear();
-        if (Volatile.Read(ref _admitted) == 0)
-        {
-            _drained.TrySetResult();
-        }
+        CheckDrained();
 
         return true;
     }
