@@ -31,6 +31,12 @@
 #                  16), so as many requests are outstanding as in the UDP rounds by default
 #
 # Every server is pinned to core 0 and the generator to core 1 (taskset), all bound to 127.0.0.1.
+# Beside each round's rate, what the round cost the server, from /proc rather than the wall clock (the figures
+# to compare on a loaded machine): CPU time per request (utime + stime of all its threads, /proc/PID/stat) and
+# sleeps per 1,000 requests (voluntary context switches of its threads, /proc/PID/task/*/status, counted per
+# thread id so a thread started during the round counts from zero: each is a thread that found nothing to do,
+# so each is a later wake-up); and what it answered besides 2.xx: empty ACKs before a separate response and
+# 5.03 (load shedding) among the bad answers (UDP closed-loop rounds only).
 # The servers run side by side and are measured in turn, round by round (within a round: each
 # client count, each type, each server), so a change in the machine's background load falls on all
 # of them alike instead of on whichever ran last. The TCP and paced rounds do not depend on the
@@ -171,6 +177,9 @@ if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.
 for i in "${!dlls[@]}"; do
   run=("${dlls[i]}") # a native executable runs as it is
   [[ "${dlls[i]}" == *.dll ]] && run=(dotnet "${dlls[i]}")
+  # coaps off in the builds that have it (--dtls-port, a UTF-16 string in the assembly): several builds side by side
+  # would all ask for port 5684, and the UDP rounds do not use it.
+  LC_ALL=C grep -qaP -- '-\x00-\x00d\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--dtls-port 0)
   if ((pre_tcp[i])); then
     start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@
   elif ((use_tcp)); then
@@ -189,6 +198,10 @@ wait_for_quiet() {
   done
 }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+# "tid switches" for every thread of the process.
+switches() { for f in /proc/"$1"/task/*/status; do awk -v t="${f%/status}" '/^voluntary_ctxt_switches/ { n = split(t, p, "/"); print p[n], $2 }' "$f" 2> /dev/null; done; }
+hz=$(getconf CLK_TCK)
 field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
@@ -202,23 +215,31 @@ for i in "${!names[@]}"; do
 done
 
 results="$work/results.tsv"
-printf 'round\tsockets\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\tbehind_us\trenewed\n' | tee "$results"
+printf 'round\tsockets\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tload1_start\tload1_end\tbehind_us\trenewed\tcpu_us\tsleeps_per_1000\tbad\tunavailable\tempty_acks\n' | tee "$results"
 
 # One recorded round: round, client sockets (connections for TCP), type, server index.
 measure() {
-  local r=$1 c=$2 type=$3 i=$4 out before after rps
+  local r=$1 c=$2 type=$3 i=$4 out before after rps t0 t1 dv pid=${spids[$4]}
   wait_for_quiet
   before=$(load1)
+  t0=$(cpu_ticks "$pid")
+  switches "$pid" > "$work/switches0"
   case $type in
     TCP) out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$c" -w "$tcp_window" -d "$seconds" || true) ;;
     CON@*) out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "${type#CON@}" -c "$c" -d "$seconds" || true) ;;
     NON) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" -n || true) ;;
     *) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" || true) ;;
   esac
+  t1=$(cpu_ticks "$pid")
+  switches "$pid" > "$work/switches1"
   after=$(load1)
   rps=$(field "$out" rps)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
-    "$(field "$out" timeouts)" "$(rss_kb "${spids[i]}")" "$before" "$after" "$(field "$out" behind_us)" "$(field "$out" renewed)" | tee -a "$results"
+  dv=$(awk 'NR == FNR { before[$1] = $2; next } { s += $2 - before[$1] } END { print s + 0 }' "$work/switches0" "$work/switches1")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$type" "${names[i]}" "${rps:-0}" "$(field "$out" p50_us)" "$(field "$out" p99_us)" \
+    "$(field "$out" timeouts)" "$(rss_kb "$pid")" "$before" "$after" "$(field "$out" behind_us)" "$(field "$out" renewed)" \
+    "$(awk -v d=$((t1 - t0)) -v hz="$hz" -v ok="$(field "$out" ok)" 'BEGIN { printf "%.2f", (ok > 0 ? d * 1e6 / hz / ok : 0) }')" \
+    "$(awk -v d="$dv" -v ok="$(field "$out" ok)" 'BEGIN { printf "%.1f", (ok > 0 ? d * 1000 / ok : 0) }')" \
+    "$(field "$out" bad)" "$(field "$out" unavailable)" "$(field "$out" empty_acks)" | tee -a "$results"
 }
 
 # The series, in the order of the tables: "type sockets".
@@ -241,8 +262,8 @@ done
 echo
 echo "Medians over $rounds rounds (RSS: the largest sampled; renewed: client sockets coap-udp-load replaced to keep Message IDs fresh):"
 echo
-echo "| sockets | type | server | req/s | p50 | p99 | timeouts | renewed | RSS | generator behind (paced) | 1-min load at round starts |"
-echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| sockets | type | server | req/s | p50 | p99 | timeouts | renewed | RSS | generator behind (paced) | 1-min load at round starts | CPU µs / request | sleeps / 1,000 | bad (5.03) | empty ACKs |"
+echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 sel() { awk -F'\t' -v t="$type" -v c="$c" -v s="$name" -v k="$1" 'NR > 1 && $3 == t && $2 == c && $4 == s { print $k }' "$results"; }
 declare -A med med99
@@ -256,8 +277,10 @@ for s in "${series[@]}"; do
     [[ $type == CON@* ]] && behind="$(awk -v v="$(sel 12 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
     [[ $type == TCP || $type == CON@* ]] && renewed=-
     med[$s,$name]=$rps med99[$s,$name]=$p99
-    printf '| %s | %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %s | %.0f MB | %s | %s |\n' "$c" "$type" "$name" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
-      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$renewed" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads"
+    cpu=$(sel 14 | median) sleeps=$(sel 15 | median) bad="$(sel 16 | median) ($(sel 17 | median))" acks=$(sel 18 | median)
+    [[ $type == TCP || $type == CON@* ]] && bad=- acks=-
+    printf '| %s | %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %s | %.0f MB | %s | %s | %.2f | %.1f | %s | %s |\n' "$c" "$type" "$name" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
+      "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$renewed" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads" "$cpu" "$sleeps" "$bad" "$acks"
   done
 done
 

@@ -26,8 +26,12 @@
  *
  * Output: one line of key=value pairs:
  *   sent=... ok=... bad=... timeouts=... rps=... p50_us=... p99_us=... p999_us=... max_us=... renewed=...
+ *   empty_acks=... separate=... unavailable=...
  * ok counts 2.xx responses, bad any other response (and RSTs); rps is ok per second of the run. A
- * request still outstanding when the run ends is in sent only.
+ * request still outstanding when the run ends is in sent only. What the server did besides answering at
+ * once: empty_acks counts the empty ACKs it sent before a separate response, separate the separate CON
+ * responses (each acknowledged here, so each cost the server a datagram more to receive), unavailable the
+ * 5.03 Service Unavailable answers among bad (load shedding, RFC 7252 section 5.9.3.4).
  * Exit status 0 when at least one response arrived, 1 otherwise, 2 on a usage or socket error.
  *
  * Build: cc -O2 -o coap-udp-load coap-udp-load.c   (Linux: epoll)
@@ -76,7 +80,7 @@ static int window;
 static uint8_t request[8 + 256];
 static size_t request_length;
 static uint32_t next_token;
-static uint64_t sent, renewed, ok, bad, max_us;
+static uint64_t sent, renewed, ok, bad, max_us, empty_acks, separate, unavailable;
 
 /* epoll data: the client's index times two, plus one for its draining socket. */
 static int open_socket(int i, int old) {
@@ -157,8 +161,12 @@ static void on_datagram(int i, int old, int fd, const uint8_t *buf, ssize_t got,
   if (type == 0) { /* a separate response as CON: acknowledge it (RFC 7252 section 5.2.2) */
     uint8_t ack[4] = {0x60, 0x00, buf[2], buf[3]};
     send(fd, ack, sizeof ack, 0);
+    if (code != 0) separate++;
   }
-  if (code == 0 && type == 2) return; /* the empty ACK of a separate response: still waiting */
+  if (code == 0 && type == 2) { /* the empty ACK of a separate response: still waiting */
+    empty_acks++;
+    return;
+  }
   if (tkl != 4 || got < 8) {
     if (code == 0 && type == 3) bad++; /* an RST: the slot times out and sends again */
     return;
@@ -173,6 +181,7 @@ static void on_datagram(int i, int old, int fd, const uint8_t *buf, ssize_t got,
   hist[lat < HIST_BUCKETS ? lat : HIST_BUCKETS - 1]++;
   if (lat > max_us) max_us = lat;
   if ((code >> 5) == 2) ok++; else bad++;
+  if (code == 0xa3) unavailable++; /* 5.03 */
   settle(i, &w[k]);
   if (t < end) send_request(i, k, t);
 }
@@ -278,9 +287,11 @@ int main(int argc, char **argv) {
     }
   }
   double secs = (double)(now_us() - start) / 1e6;
-  printf("sent=%llu ok=%llu bad=%llu timeouts=%llu rps=%.0f p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu renewed=%llu\n",
+  printf("sent=%llu ok=%llu bad=%llu timeouts=%llu rps=%.0f p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu renewed=%llu "
+         "empty_acks=%llu separate=%llu unavailable=%llu\n",
          (unsigned long long)sent, (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)timeouts, (double)ok / secs,
          (unsigned long long)percentile(hist, HIST_BUCKETS, 1, 0.50), (unsigned long long)percentile(hist, HIST_BUCKETS, 1, 0.99),
-         (unsigned long long)percentile(hist, HIST_BUCKETS, 1, 0.999), (unsigned long long)max_us, (unsigned long long)renewed);
+         (unsigned long long)percentile(hist, HIST_BUCKETS, 1, 0.999), (unsigned long long)max_us, (unsigned long long)renewed,
+         (unsigned long long)empty_acks, (unsigned long long)separate, (unsigned long long)unavailable);
   return ok + bad > 0 ? 0 : 1;
 }

@@ -62,8 +62,12 @@ internal interface IDatagramChannelReceiver
 /// bounded by the endpoint's option count (the span entry point: one copy that the message slices)
 /// and hands it up with the channel of its sender; finds the channel for a peer to send to.
 /// </summary>
-/// <remarks>Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it.</remarks>
-internal sealed class DatagramChannels : IDatagramReceiver
+/// <remarks>
+/// Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it. Safe to call
+/// from several receive threads at once, so it lets the layers above run work on the receive thread
+/// (<see cref="IInlineDatagramReceiver"/>).
+/// </remarks>
+internal sealed class DatagramChannels : IInlineDatagramReceiver
 {
     private const int CacheCapacity = 4096;
     private readonly IDatagramTransport _transport;

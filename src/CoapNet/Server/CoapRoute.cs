@@ -9,6 +9,9 @@ internal sealed class RouteHandler(Func<CoapRequest, CoapResponse>? sync, Func<C
 
     public Func<CoapRequest, CancellationToken, ValueTask<CoapResponse>>? Async { get; } = async;
 
+    /// <summary>Whether the handler has shown it returns quickly enough to run on the thread that received its request.</summary>
+    public InlineGate Gate { get; } = new();
+
     /// <summary>The lane a synchronous handler runs on, opened by <see cref="SynchronousLanes"/> at its first request.</summary>
     public System.Threading.Tasks.Dataflow.ActionBlock<CoapServer.SyncWork>? Lane { get; set; }
 }

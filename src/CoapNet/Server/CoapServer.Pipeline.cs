@@ -16,21 +16,64 @@ public sealed partial class CoapServer
     /// (queued, routed, awaiting an async handler, or waiting for or running a synchronous one),
     /// bounded by MaxPendingRequests; past it the server sheds load at once.
     /// </summary>
+    /// <remarks>
+    /// On a transport's receive thread with nothing queued in the dispatch block, the request is routed right here
+    /// (<see cref="RunsHere"/>), so an idle server wakes no other thread for it; otherwise it joins the dispatch block.
+    /// </remarks>
     private void Enqueue(CoapExchange exchange)
     {
         exchange.MarkArrival();
         if (Volatile.Read(ref _state) == 1 && TryAdmit())
         {
             // Checked again: a stop that began meanwhile may already have seen the count drain to zero.
-            if (Volatile.Read(ref _state) == 1 && _dispatch!.Post(exchange))
+            if (Volatile.Read(ref _state) == 1)
             {
-                return;
+                if (RunsHere())
+                {
+                    Dispatch(exchange, receiving: true);
+                    return;
+                }
+
+                if (Post(exchange))
+                {
+                    return;
+                }
             }
 
             Release();
         }
 
         Shed(exchange);
+    }
+
+    /// <summary>
+    /// True when a request may be routed on the calling thread: it is a transport's receive thread, nothing waits in the
+    /// dispatch block (the request must not overtake those), and the transport does not ask for a hand-off (more datagrams
+    /// wait and another processor could run this one's work meanwhile). Under load the dispatch block spreads the work.
+    /// </summary>
+    private bool RunsHere()
+        => Transports.DatagramReceiveThread.Current is { } receiving
+            && Volatile.Read(ref _queued) == 0
+            && !receiving.HandOff;
+
+    /// <summary>Queues an admitted request (or notification) in the dispatch block; false once the block is completed.</summary>
+    private bool Post(CoapExchange exchange)
+    {
+        Interlocked.Increment(ref _queued);
+        if (_dispatch!.Post(exchange))
+        {
+            return true;
+        }
+
+        Interlocked.Decrement(ref _queued);
+        return false;
+    }
+
+    /// <summary>The dispatch block's step.</summary>
+    private void DispatchQueued(CoapExchange exchange)
+    {
+        Interlocked.Decrement(ref _queued);
+        Dispatch(exchange, receiving: false);
     }
 
     /// <summary>
@@ -46,7 +89,7 @@ public sealed partial class CoapServer
             CoapExchange exchange = observation.Registration.ForNotification(observation);
             exchange.MarkArrival();
             Interlocked.Increment(ref _admitted);
-            if (Volatile.Read(ref _state) == 1 && _dispatch!.Post(exchange))
+            if (Volatile.Read(ref _state) == 1 && Post(exchange))
             {
                 return;
             }
@@ -72,12 +115,45 @@ public sealed partial class CoapServer
         return true;
     }
 
-    /// <summary>A request is answered: its admission ends, and a stopping server may be drained.</summary>
+    /// <summary>A request is answered (or its answer is on its way, see <see cref="Finish"/>): its admission ends, and a stopping server may be drained.</summary>
     private void Release()
     {
-        if (Interlocked.Decrement(ref _admitted) == 0 && Volatile.Read(ref _state) == 2)
+        if (Interlocked.Decrement(ref _admitted) == 0)
+        {
+            CheckDrained();
+        }
+    }
+
+    /// <summary>A stopping server is drained once nothing is admitted and no answer is still being sent.</summary>
+    private void CheckDrained()
+    {
+        if (Volatile.Read(ref _state) == 2 && Volatile.Read(ref _admitted) == 0 && Volatile.Read(ref _answering) == 0)
         {
             _drained.TrySetResult();
+        }
+    }
+
+    /// <summary>
+    /// Sends a request's answer and ends its admission, the admission first: a client that sends its next request as
+    /// soon as this answer arrives finds the slot free. With the release after the send, a client that kept exactly
+    /// MaxPendingRequests in flight was shed now and then (5.03 with Max-Age, RFC 7252 section 5.9.3.4: a real
+    /// client then waits Max-Age) for a request the server had room for (issue 25). A stop still waits for the
+    /// send (<see cref="CheckDrained"/>).
+    /// </summary>
+    private void Finish(CoapExchange exchange, CoapResponse response)
+    {
+        Interlocked.Increment(ref _answering);
+        Release();
+        try
+        {
+            Answer(exchange, response);
+        }
+        finally
+        {
+            if (Interlocked.Decrement(ref _answering) == 0)
+            {
+                CheckDrained();
+            }
         }
     }
 
@@ -98,55 +174,65 @@ public sealed partial class CoapServer
     }
 
     /// <summary>
-    /// The dispatch block's step: route, then answer at once, start an async handler (which holds no
-    /// worker while it awaits), or pass a synchronous handler to the block that bounds blocking work.
+    /// Routes, then answers at once, starts an async handler (which holds no worker while it awaits), or runs or queues a
+    /// synchronous one: on the dispatch block, or on the receiving thread (<paramref name="receiving"/>). A handler runs
+    /// where it was routed only once its <see cref="InlineGate"/> trusts it to return quickly; otherwise a synchronous
+    /// one goes to its lane, and an async one routed on the receiving thread goes to the dispatch block.
     /// </summary>
-    private void Dispatch(CoapExchange exchange)
+    private void Dispatch(CoapExchange exchange, bool receiving)
     {
         bool done = true;
         Activity? outer = Activity.Current;
-        exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
+        if (exchange.Activity is { } started)
+        {
+            // Routed once on the receiving thread and handed on: the request keeps its activity.
+            Activity.Current = started;
+        }
+        else
+        {
+            exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
+        }
+
         try
         {
             (CoapResponse? immediate, RouteHandler? handler, Func<CoapRequest, CoapResourceState?>? conditions) = Route(exchange);
             if (immediate is not null)
             {
-                Answer(exchange, immediate);
+                done = false;
+                Finish(exchange, immediate);
             }
             else if (handler!.Sync is { } sync)
             {
-                done = !_blocking!.Post(handler, new SyncWork(exchange, sync, conditions));
+                SyncWork work = new(exchange, sync, conditions, handler.Gate);
+                if (handler.Gate.TryEnterInline(_options.MaxDegreeOfParallelism))
+                {
+                    done = false;
+                    RunSynchronous(work, inline: true);
+                }
+                else
+                {
+                    handler.Gate.Queued();
+                    done = !_blocking!.Post(handler, work);
+                    if (done)
+                    {
+                        handler.Gate.Dequeued();
+                        Shed(exchange);
+                    }
+                }
+            }
+            else if (receiving && !handler.Gate.TryEnterInline(_options.MaxDegreeOfParallelism))
+            {
+                // Not yet trusted to return quickly: its start runs on the dispatch block, as it would under load.
+                done = !Post(exchange);
                 if (done)
                 {
                     Shed(exchange);
                 }
             }
-            else if (conditions is not null && EvaluateConditions(exchange, conditions) is { } answered)
-            {
-                Answer(exchange, answered);
-            }
             else
             {
-                ValueTask<CoapResponse> pending;
-                try
-                {
-                    pending = handler.Async!(new CoapRequest(exchange), _aborting.Token);
-                }
-                catch (Exception e) when (e is not OutOfMemoryException)
-                {
-                    Answer(exchange, Failed(exchange, e));
-                    return;
-                }
-
-                if (pending.IsCompleted)
-                {
-                    Answer(exchange, Complete(exchange, pending));
-                }
-                else
-                {
-                    done = false;
-                    _ = AwaitHandlerAsync(exchange, pending);
-                }
+                done = false;
+                StartAsync(exchange, handler, conditions, inline: receiving);
             }
         }
         finally
@@ -157,6 +243,53 @@ public sealed partial class CoapServer
             {
                 Release();
             }
+        }
+    }
+
+    /// <summary>
+    /// Starts an async handler and answers when it completed synchronously, or else leaves the answer to
+    /// <see cref="AwaitHandlerAsync"/>; either way the request's admission ends with its answer. <paramref name="inline"/>:
+    /// it holds an inline slot.
+    /// </summary>
+    private void StartAsync(CoapExchange exchange, RouteHandler handler, Func<CoapRequest, CoapResourceState?>? conditions, bool inline)
+    {
+        long started = _options.Endpoint.TimeProvider.GetTimestamp();
+        CoapResponse? answer = null;
+        ValueTask<CoapResponse> pending = default;
+        try
+        {
+            if (conditions is not null && EvaluateConditions(exchange, conditions) is { } answered)
+            {
+                answer = answered;
+            }
+            else
+            {
+                try
+                {
+                    pending = handler.Async!(new CoapRequest(exchange), _aborting.Token);
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    answer = Failed(exchange, e);
+                }
+            }
+        }
+        finally
+        {
+            EndTimed(handler.Gate, started, inline);
+        }
+
+        if (answer is not null)
+        {
+            Finish(exchange, answer);
+        }
+        else if (pending.IsCompleted)
+        {
+            Finish(exchange, Complete(exchange, pending));
+        }
+        else
+        {
+            _ = AwaitHandlerAsync(exchange, pending);
         }
     }
 
@@ -177,46 +310,73 @@ public sealed partial class CoapServer
             response = Failed(exchange, e);
         }
 
-        try
-        {
-            Answer(exchange, response);
-        }
-        finally
-        {
-            Release();
-        }
+        Finish(exchange, response);
     }
 
-    /// <summary>The blocking block's step: a synchronous handler, on one of at most MaxDegreeOfParallelism workers.</summary>
-    private void RunSynchronous(SyncWork work)
+    /// <summary>The blocking lane's step: a synchronous handler, on one of at most MaxDegreeOfParallelism threads of its route.</summary>
+    private void RunQueued(SyncWork work)
+    {
+        work.Gate.Dequeued();
+        RunSynchronous(work, inline: false);
+    }
+
+    /// <summary>A synchronous handler, on its lane or inline (holding an inline slot of its gate), timed for the gate; then the answer.</summary>
+    private void RunSynchronous(SyncWork work, bool inline)
     {
         Activity? outer = Activity.Current;
         Activity.Current = work.Exchange.Activity;
+        bool finished = false;
         try
         {
             CoapResponse response;
-            if (work.Conditions is not null && EvaluateConditions(work.Exchange, work.Conditions) is { } answered)
+            long started = _options.Endpoint.TimeProvider.GetTimestamp();
+            try
             {
-                response = answered;
+                if (work.Conditions is not null && EvaluateConditions(work.Exchange, work.Conditions) is { } answered)
+                {
+                    response = answered;
+                }
+                else
+                {
+                    try
+                    {
+                        response = work.Handler(new CoapRequest(work.Exchange)) ?? throw NoResponse(work.Exchange);
+                    }
+                    catch (Exception e) when (e is not OutOfMemoryException)
+                    {
+                        response = Failed(work.Exchange, e);
+                    }
+                }
             }
-            else
+            finally
             {
-                try
-                {
-                    response = work.Handler(new CoapRequest(work.Exchange)) ?? throw NoResponse(work.Exchange);
-                }
-                catch (Exception e) when (e is not OutOfMemoryException)
-                {
-                    response = Failed(work.Exchange, e);
-                }
+                EndTimed(work.Gate, started, inline);
             }
 
-            Answer(work.Exchange, response);
+            finished = true;
+            Finish(work.Exchange, response);
         }
         finally
         {
             Activity.Current = outer;
-            Release();
+            if (!finished)
+            {
+                Release();
+            }
+        }
+    }
+
+    /// <summary>A handler call that began at <paramref name="started"/> (the endpoint clock's timestamp) returned: tells its gate whether it was quick.</summary>
+    private void EndTimed(InlineGate gate, long started, bool inline)
+    {
+        bool quick = _options.Endpoint.TimeProvider.GetElapsedTime(started) <= InlineGate.QuickLimit;
+        if (inline)
+        {
+            gate.ExitInline(quick);
+        }
+        else
+        {
+            gate.Record(quick);
         }
     }
 
@@ -413,8 +573,11 @@ public sealed partial class CoapServer
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>
-    /// <remarks><paramref name="Conditions"/> is the route's state when the request carries conditions to evaluate first, else null.</remarks>
-    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, Func<CoapRequest, CoapResourceState?>? Conditions);
+    /// <remarks>
+    /// <paramref name="Conditions"/> is the route's state when the request carries conditions to evaluate first, else null;
+    /// <paramref name="Gate"/> the handler's, which times the call.
+    /// </remarks>
+    internal readonly record struct SyncWork(CoapExchange Exchange, Func<CoapRequest, CoapResponse> Handler, Func<CoapRequest, CoapResourceState?>? Conditions, InlineGate Gate);
 
     private static partial class Log
     {

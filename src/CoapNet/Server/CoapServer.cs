@@ -40,6 +40,8 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private ActionBlock<CoapExchange>? _dispatch;
     private SynchronousLanes? _blocking;
     private int _admitted;
+    private int _queued; // requests and notifications posted to the dispatch block and not yet taken
+    private int _answering; // answers being sent after their admission ended (see Finish)
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
@@ -307,7 +309,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             // its parallelism only spreads that short work over the cores. Admission (Enqueue) bounds
             // what it holds, so it needs no capacity of its own.
             _dispatch = new ActionBlock<CoapExchange>(
-                Dispatch,
+                DispatchQueued,
                 new ExecutionDataflowBlockOptions
                 {
                     MaxDegreeOfParallelism = Environment.ProcessorCount,
@@ -318,7 +320,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
             // Blocking: synchronous handlers, which may block their thread, on at most MaxDegreeOfParallelism
             // threads of their own per route, so they never take a pool thread from the receive loops and async
             // handlers, and a route that blocks never stalls another route.
-            _blocking = new SynchronousLanes(RunSynchronous, _options.MaxDegreeOfParallelism, _options.Scheduler);
+            _blocking = new SynchronousLanes(RunQueued, _options.MaxDegreeOfParallelism, _options.Scheduler);
 
             try
             {
@@ -475,10 +477,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
 
         // Observations end with the server; their observers re-register with whoever serves next (RFC 7641 section 3.3.1).
         _observations.Clear();
-        if (Volatile.Read(ref _admitted) == 0)
-        {
-            _drained.TrySetResult();
-        }
+        CheckDrained();
 
         return true;
     }

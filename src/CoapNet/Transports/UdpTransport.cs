@@ -16,6 +16,13 @@ namespace CoapNet.Transports;
 /// runs dry an awaited receive parks in the runtime's event loop and resumes on a thread-pool thread, a hand-off
 /// per burst; the blocking call wakes its own thread. The measurements that chose it are in issue 11 of
 /// benchmarks/RESULTS.md. Disposing the socket interrupts the blocking call, which ends the thread.
+/// <para>
+/// The layers above may do a datagram's work on the receive thread (<see cref="DatagramReceiveThread"/>, offered
+/// only to an <see cref="IInlineDatagramReceiver"/>), so a receiver call that does not return must not leave the socket unserved: a watchdog, armed while datagrams arrive,
+/// hands a socket whose receiver has been inside one call for a whole check interval (25-50 ms) to a new receive
+/// thread, and the old one ends when its call returns. At most <see cref="MaxThreadsPerSocket"/> threads serve a
+/// socket, the stuck ones included.
+/// </para>
 /// </remarks>
 public sealed class UdpTransport : IDatagramTransport
 {
@@ -26,12 +33,22 @@ public sealed class UdpTransport : IDatagramTransport
     private const int SolSocket = 1;
     private const int SoReusePort = 15;
 
+    // A thread inside one receiver call for a whole interval hands its socket over; the watchdog ticks only while
+    // datagrams arrive, so an idle transport has no timer running.
+    private static readonly TimeSpan StallCheckInterval = TimeSpan.FromMilliseconds(25);
+
     private readonly Socket _socket;
     private readonly Socket[] _receivers;
     private readonly int _receiveBufferSize;
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
+    private ReceiveSocket[] _receiving = [];
+    private Timer? _watchdog;
+    private int _watching;
     private Task? _receiveLoop;
     private int _disposed;
+
+    /// <summary>The most threads that serve one socket: the one receiving and those still inside a receiver call that stalled.</summary>
+    internal const int MaxThreadsPerSocket = 17;
 
     /// <summary>Binds a socket to <paramref name="localEndPoint"/>, set up as <paramref name="options"/> say.</summary>
     /// <param name="localEndPoint">
@@ -99,28 +116,18 @@ public sealed class UdpTransport : IDatagramTransport
         }
 
         Task[] loops = new Task[_receivers.Length];
+        ReceiveSocket[] receiving = new ReceiveSocket[_receivers.Length];
         for (int i = 0; i < _receivers.Length; i++)
         {
-            Socket socket = _receivers[i];
-            TaskCompletionSource ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
-            loops[i] = ended.Task;
-            new Thread(() =>
-            {
-                try
-                {
-                    ReceiveLoop(socket, receiver);
-                    ended.TrySetResult();
-                }
-                catch (Exception e)
-                {
-                    // As a faulted receive task did before: the loop ends, and closing the transport observes why.
-                    ended.TrySetException(e);
-                }
-            })
-            {
-                IsBackground = true,
-                Name = _receivers.Length == 1 ? "CoapNet UDP receive" : $"CoapNet UDP receive {i}",
-            }.Start();
+            receiving[i] = new ReceiveSocket(_receivers[i], receiver, _receivers.Length == 1 ? "CoapNet UDP receive" : $"CoapNet UDP receive {i}");
+            loops[i] = receiving[i].Ended;
+        }
+
+        _receiving = receiving;
+        _watchdog = new Timer(static state => ((UdpTransport)state!).CheckStalls(), this, Timeout.Infinite, Timeout.Infinite);
+        foreach (ReceiveSocket socket in receiving)
+        {
+            StartThread(socket);
         }
 
         _receiveLoop = loops.Length == 1 ? loops[0] : Task.WhenAll(loops);
@@ -233,14 +240,121 @@ public sealed class UdpTransport : IDatagramTransport
 
     private void CloseSockets()
     {
+        _watchdog?.Dispose();
         foreach (Socket socket in _receivers)
         {
             socket.Dispose();
         }
     }
 
-    private void ReceiveLoop(Socket socket, IDatagramReceiver receiver)
+    /// <summary>Starts a thread that receives on <paramref name="socket"/> as its owner from now on.</summary>
+    private void StartThread(ReceiveSocket socket)
     {
+        ReceiveThread thread = new();
+        socket.Owner = thread;
+        Interlocked.Increment(ref socket.Threads);
+        new Thread(() =>
+        {
+            Exception? failed = null;
+            try
+            {
+                ReceiveLoop(socket, thread);
+            }
+            catch (Exception e)
+            {
+                // As a faulted receive task did before: the loop ends, and closing the transport observes why.
+                failed = e;
+            }
+            finally
+            {
+                socket.Exit(failed);
+            }
+        })
+        {
+            IsBackground = true,
+            Name = socket.ThreadName,
+        }.Start();
+    }
+
+    /// <summary>Arms the watchdog: a datagram arrived while it was stopped.</summary>
+    private void Arm()
+    {
+        if (Interlocked.CompareExchange(ref _watching, 1, 0) == 0)
+        {
+            try
+            {
+                _watchdog?.Change(StallCheckInterval, StallCheckInterval);
+            }
+            catch (ObjectDisposedException)
+            {
+                // Closing: nothing left to watch.
+            }
+        }
+    }
+
+    /// <summary>
+    /// The watchdog's tick: a socket whose owner has been inside the same receiver call since the last tick gets a new
+    /// receive thread; when no call is in progress the watchdog stops until the next datagram arms it again.
+    /// </summary>
+    private void CheckStalls()
+    {
+        if (Stopping || !Monitor.TryEnter(_watchdog!))
+        {
+            return;
+        }
+
+        try
+        {
+            bool busy = false;
+            foreach (ReceiveSocket socket in _receiving)
+            {
+                ReceiveThread owner = socket.Owner!;
+                long calls = Volatile.Read(ref owner.Calls);
+                bool inCall = Volatile.Read(ref owner.InCall) != 0;
+                if (inCall && calls == owner.CallsAtLastCheck && Volatile.Read(ref socket.Threads) < MaxThreadsPerSocket && !Stopping)
+                {
+                    StartThread(socket);
+                    continue;
+                }
+
+                owner.CallsAtLastCheck = calls;
+                busy |= inCall;
+            }
+
+            if (busy)
+            {
+                return;
+            }
+
+            // Stopped before the flag is cleared, so a receive thread that arms it after that always wins; then, if a call
+            // began meanwhile (the receive thread saw the flag still set and did not arm), arm again here.
+            _watchdog!.Change(Timeout.Infinite, Timeout.Infinite);
+            Interlocked.Exchange(ref _watching, 0);
+            foreach (ReceiveSocket socket in _receiving)
+            {
+                if (Volatile.Read(ref socket.Owner!.InCall) != 0)
+                {
+                    Arm();
+                    break;
+                }
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            // The transport closed under the tick.
+        }
+        finally
+        {
+            Monitor.Exit(_watchdog!);
+        }
+    }
+
+    private void ReceiveLoop(ReceiveSocket receiving, ReceiveThread self)
+    {
+        Socket socket = receiving.Socket;
+        IDatagramReceiver receiver = receiving.Receiver;
+        bool inline = receiver is IInlineDatagramReceiver;
+        using DatagramReceiveThread.Scope scope = inline ? receiving.Enter() : default;
         byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
         SocketAddress received = new(socket.AddressFamily);
         IPEndPoint template = socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
@@ -273,6 +387,18 @@ public sealed class UdpTransport : IDatagramTransport
                     peers[key] = remote;
                 }
 
+                // The counter and the flag before the watchdog's flag is read (Exchange is a full fence), as the watchdog
+                // clears its flag before it reads them: one of the two always sees the other.
+                if (inline)
+                {
+                    Volatile.Write(ref self.Calls, self.Calls + 1);
+                    Interlocked.Exchange(ref self.InCall, 1);
+                    if (Volatile.Read(ref _watching) == 0)
+                    {
+                        Arm();
+                    }
+                }
+
                 try
                 {
                     receiver.OnDatagram(buffer.AsSpan(0, length), remote);
@@ -280,6 +406,16 @@ public sealed class UdpTransport : IDatagramTransport
                 catch (Exception e) when (e is not (OutOfMemoryException or OperationCanceledException or ObjectDisposedException))
                 {
                     // A receiver must not throw; if one does, that datagram is lost but the socket keeps serving.
+                }
+                finally
+                {
+                    Volatile.Write(ref self.InCall, 0);
+                }
+
+                if (!ReferenceEquals(receiving.Owner, self))
+                {
+                    // This call stalled and another thread took the socket over meanwhile; it receives from now on.
+                    return;
                 }
             }
         }
@@ -291,5 +427,74 @@ public sealed class UdpTransport : IDatagramTransport
         {
             ArrayPool<byte>.Shared.Return(buffer);
         }
+    }
+
+    /// <summary>One receiving socket: its current receive thread, how many threads serve it, and whether more datagrams wait.</summary>
+    private sealed class ReceiveSocket(Socket socket, IDatagramReceiver receiver, string threadName) : DatagramReceiveThread
+    {
+        private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private Exception? _failure;
+
+        // Written by the watchdog (a takeover) and at the start; read by each receive thread after every call.
+        public volatile ReceiveThread? Owner;
+
+        // Threads running a receive loop on this socket, including those inside a call that stalled.
+        public int Threads;
+
+        public Socket Socket { get; } = socket;
+
+        public IDatagramReceiver Receiver { get; } = receiver;
+
+        public string ThreadName { get; } = threadName;
+
+        /// <summary>Completes when the last thread serving the socket ends.</summary>
+        public Task Ended => _ended.Task;
+
+        // FIONREAD (the size of the next datagram, 0 when none waits): a system call, so asked only with processors to spare.
+        public override bool HandOff
+        {
+            get
+            {
+                try
+                {
+                    return Environment.ProcessorCount > 1 && Socket.Available > 0;
+                }
+                catch (Exception e) when (e is ObjectDisposedException or SocketException)
+                {
+                    // Closing: the work runs here, as on an empty socket.
+                    return false;
+                }
+            }
+        }
+
+        public void Exit(Exception? failed)
+        {
+            if (failed is not null)
+            {
+                _failure = failed;
+            }
+
+            if (Interlocked.Decrement(ref Threads) == 0)
+            {
+                if (_failure is { } failure)
+                {
+                    _ended.TrySetException(failure);
+                }
+                else
+                {
+                    _ended.TrySetResult();
+                }
+            }
+        }
+    }
+
+    /// <summary>What the watchdog reads of one receive thread: how many calls it made, and whether it is inside one.</summary>
+    private sealed class ReceiveThread
+    {
+        public long Calls;
+        public int InCall;
+
+        // The watchdog's own: Calls when it last looked.
+        public long CallsAtLastCheck = -1;
     }
 }
