@@ -113,8 +113,17 @@ public sealed class CoapServerOptions
         {
             throw new ArgumentException("LoadSheddingMaxAge must be between 0 and 2^32 - 1 seconds.", nameof(LoadSheddingMaxAge));
         }
+
+        ArgumentNullException.ThrowIfNull(Handlers);
+        Handlers.Validate();
     }
 
     /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
     internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
+
+    /// <summary>
+    /// What handlers with bound parameters take from the application (issue 26): JSON metadata, services, the default
+    /// format of returned objects; see <see cref="CoapNet.Endpoints.CoapHandlerOptions"/>.
+    /// </summary>
+    public CoapNet.Endpoints.CoapHandlerOptions Handlers { get; set; } = new();
 }
