@@ -158,7 +158,7 @@ public static class CoapBinder
         }
 
         ushort? format = context.Request.ContentFormat;
-        JsonTypeInfo<T>? json = format == CoapContentFormat.Json ? ContentNegotiation.JsonMetadata<T>.Get(context.Options.JsonSerializerContext) : null;
+        JsonTypeInfo<T>? json = format == CoapContentFormat.Json ? ContentNegotiation.JsonMetadata<T>.Get(context.Options) : null;
         try
         {
             if (json is not null)
@@ -301,7 +301,7 @@ public static class CoapBinder
 
     private static string Readable<T>(CoapEndpointContext context)
     {
-        bool json = ContentNegotiation.JsonMetadata<T>.Get(context.Options.JsonSerializerContext) is not null;
+        bool json = ContentNegotiation.JsonMetadata<T>.Get(context.Options) is not null;
         bool cbor = CoapCbor.CanRead<T>();
         return (json, cbor) switch
         {

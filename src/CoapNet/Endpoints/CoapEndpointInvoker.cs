@@ -58,7 +58,7 @@ public abstract class CoapEndpointInvoker
     /// <summary>Binds the parameters, calls the handler and makes the response: the generated code.</summary>
     /// <param name="context">The request's context.</param>
     /// <returns>The response; completed at once for a handler that returns no task.</returns>
-    protected internal abstract ValueTask<CoapResponse> InvokeAsync(CoapEndpointContext context);
+    protected abstract ValueTask<CoapResponse> InvokeAsync(CoapEndpointContext context);
 
     /// <summary>
     /// Fixes where each parameter comes from now that the full template and the options are known, so a handler that
@@ -157,12 +157,12 @@ public abstract class CoapEndpointInvoker
     /// <summary>The formats <paramref name="type"/> has metadata for, the default one first; none is a mapping error.</summary>
     private static ushort[] Formats(Type type, CoapHandlerOptions options, string what)
     {
-        bool json = options.JsonSerializerContext?.GetTypeInfo(type) is not null;
+        bool json = options.GetJsonTypeInfo(type) is not null;
         bool cbor = CoapCbor.IsRegistered(type);
         if (!json && !cbor)
         {
             throw new InvalidOperationException(
-                $"{what} is a {type.Name}, which has neither JSON metadata (add [JsonSerializable(typeof({type.Name}))] to a JsonSerializerContext and set CoapServerOptions.Handlers.JsonSerializerContext) "
+                $"{what} is a {type.Name}, which has neither JSON metadata (add [JsonSerializable(typeof({type.Name}))] to a JsonSerializerContext and set CoapServerOptions.Handlers.JsonTypeInfoResolver to it) "
                 + $"nor a CBOR contract (the source generator writes one for a type with public properties; else call CoapCbor.Register).");
         }
 
@@ -267,7 +267,7 @@ public abstract class CoapEndpointInvoker
             {
                 if (!policy(identity, request))
                 {
-                    return CoapResponse.Diagnostic(CoapCode.Forbidden, $"{identity} may not {request.Method} {request.Path}.");
+                    return CoapResponse.Diagnostic(CoapCode.Forbidden, $"{identity} may not {request.Method.Name ?? request.Method.ToString()} {request.Path}.");
                 }
             }
 

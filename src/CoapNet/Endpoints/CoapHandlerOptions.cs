@@ -1,4 +1,6 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
+using System.Text.Json.Serialization.Metadata;
 using CoapNet.Messages;
 
 namespace CoapNet.Endpoints;
@@ -10,12 +12,24 @@ namespace CoapNet.Endpoints;
 /// </summary>
 public sealed class CoapHandlerOptions
 {
+    private IJsonTypeInfoResolver? _json;
+    private JsonSerializerOptions? _jsonOptions;
+
     /// <summary>
     /// The source-generated System.Text.Json metadata (a <see cref="JsonSerializerContext"/> with
-    /// <c>[JsonSerializable(typeof(Lamp))]</c>) that reads JSON payloads (Content-Format 50) into parameters and writes
-    /// returned objects as JSON: no reflection, so a trimmed or Native AOT server keeps it. Null: no JSON.
+    /// <c>[JsonSerializable(typeof(Lamp))]</c>, or several combined) that reads JSON payloads (Content-Format 50) into
+    /// parameters and writes returned objects as JSON: no reflection, so a trimmed or Native AOT server keeps it. Null: no JSON.
     /// </summary>
-    public JsonSerializerContext? JsonSerializerContext { get; set; }
+    /// <remarks>An interface, so configuration binding (Hosting binds these options from "Coap") leaves it to code.</remarks>
+    public IJsonTypeInfoResolver? JsonTypeInfoResolver
+    {
+        get => _json;
+        set
+        {
+            _json = value;
+            _jsonOptions = null;
+        }
+    }
 
     /// <summary>
     /// The services handlers' parameters are resolved from (<c>[FromServices]</c>, or any parameter whose type the provider
@@ -29,6 +43,22 @@ public sealed class CoapHandlerOptions
     /// <see cref="CoapContentFormat.Json"/> (50). When the object's type has no metadata for it, the other is used.
     /// </summary>
     public ushort DefaultContentFormat { get; set; } = CoapContentFormat.Cbor;
+
+    /// <summary>The metadata of <paramref name="type"/>, or null when the resolver has none (or there is no resolver).</summary>
+    internal JsonTypeInfo? GetJsonTypeInfo(Type type)
+    {
+        switch (_json)
+        {
+            case null:
+                return null;
+            case JsonSerializerContext context:
+                return context.GetTypeInfo(type);
+            default:
+                // A resolver that is not a context (JsonTypeInfoResolver.Combine) hands out metadata for options it is given.
+                _jsonOptions ??= new JsonSerializerOptions { TypeInfoResolver = _json };
+                return _json.GetTypeInfo(type, _jsonOptions);
+        }
+    }
 
     internal void Validate()
     {

@@ -1,5 +1,4 @@
 using System.Text.Json;
-using System.Text.Json.Serialization;
 using System.Text.Json.Serialization.Metadata;
 using CoapNet.Messages;
 
@@ -19,7 +18,7 @@ internal static class ContentNegotiation
             return new CoapResponse(code);
         }
 
-        JsonTypeInfo<T>? json = JsonMetadata<T>.Get(context.Options.JsonSerializerContext);
+        JsonTypeInfo<T>? json = JsonMetadata<T>.Get(context.Options);
         bool cbor = CoapCbor.CanWrite<T>();
         ushort? accept = context.Request.Accept;
         ushort format;
@@ -45,7 +44,7 @@ internal static class ContentNegotiation
 
         if (accept is null)
         {
-            throw new InvalidOperationException($"{typeof(T).Name} has neither JSON metadata in CoapServerOptions.Handlers.JsonSerializerContext nor a CBOR contract.");
+            throw new InvalidOperationException($"{typeof(T).Name} has neither JSON metadata in CoapServerOptions.Handlers.JsonTypeInfoResolver nor a CBOR contract.");
         }
 
         string offered = (cbor, json is not null) switch
@@ -77,23 +76,24 @@ internal static class ContentNegotiation
     {
         private static Entry? s_last;
 
-        public static JsonTypeInfo<T>? Get(JsonSerializerContext? context)
+        public static JsonTypeInfo<T>? Get(CoapHandlerOptions options)
         {
-            if (context is null)
+            IJsonTypeInfoResolver? resolver = options.JsonTypeInfoResolver;
+            if (resolver is null)
             {
                 return null;
             }
 
             Entry? entry = Volatile.Read(ref s_last);
-            if (entry is null || !ReferenceEquals(entry.Context, context))
+            if (entry is null || !ReferenceEquals(entry.Resolver, resolver))
             {
-                entry = new Entry(context, context.GetTypeInfo(typeof(T)) as JsonTypeInfo<T>);
+                entry = new Entry(resolver, options.GetJsonTypeInfo(typeof(T)) as JsonTypeInfo<T>);
                 Volatile.Write(ref s_last, entry);
             }
 
             return entry.Info;
         }
 
-        private sealed record Entry(JsonSerializerContext Context, JsonTypeInfo<T>? Info);
+        private sealed record Entry(IJsonTypeInfoResolver Resolver, JsonTypeInfo<T>? Info);
     }
 }
