@@ -144,7 +144,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         string call = $"handler({string.Join(", ", Enumerable.Range(0, e.Parameters.Count).Select(i => "p" + i))})";
         if (e.IsAsync)
         {
-            call = $"await {call}.ConfigureAwait(false)";
+            call = $"await {call}.ConfigureAwait(context.ContinueOnCapturedContext)";
         }
 
         string response = e.Result switch

@@ -52,6 +52,14 @@ public sealed class CoapEndpointContext
     [System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
     public CoapResponse? BindingFailure { get; internal set; }
 
+    /// <summary>
+    /// What the generated code passes to ConfigureAwait: false, as library code awaits, except under the task scheduler a
+    /// test gives the server, where a continuation must stay on it (ConfigureAwait(false) would move it to the thread
+    /// pool, past the test's pump) as the server's own await does.
+    /// </summary>
+    [System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
+    public bool ContinueOnCapturedContext => _endpoint.ContinueOnCapturedContext;
+
     internal CoapEndpointInvoker Endpoint => _endpoint;
 
     internal CoapHandlerOptions Options => _endpoint.Options;

@@ -47,6 +47,9 @@ public abstract class CoapEndpointInvoker
 
     internal IServiceScopeFactory? ScopeFactory { get; private set; }
 
+    /// <summary>True under a test's task scheduler (CoapServerOptions.Scheduler), as the server's own await is; see <see cref="CoapEndpointContext.ContinueOnCapturedContext"/>.</summary>
+    internal bool ContinueOnCapturedContext { get; private set; }
+
     internal CoapParameterInfo Parameter(int index) => _parameters[index];
 
     /// <summary>True when a simple parameter is read from the route values rather than the Uri-Query.</summary>
@@ -66,7 +69,7 @@ public abstract class CoapEndpointInvoker
     /// produces and accepts, so the router answers 4.06 and 4.15 itself (RFC 7252 sections 5.10.4, 5.10.3) and
     /// discovery lists them ("ct", RFC 7252 section 7.2.1).
     /// </summary>
-    internal RouteHandler Attach(CoapRoute route, CoapHandlerOptions options, CoapEndpointBuilder builder)
+    internal RouteHandler Attach(CoapRoute route, CoapHandlerOptions options, CoapEndpointBuilder builder, bool continueOnCapturedContext)
     {
         if (_builder is not null)
         {
@@ -74,6 +77,7 @@ public abstract class CoapEndpointInvoker
         }
 
         _builder = builder;
+        ContinueOnCapturedContext = continueOnCapturedContext;
         Template = route.Template;
         Options = options;
         ScopeFactory = options.Services?.GetService<IServiceScopeFactory>();
@@ -208,11 +212,11 @@ public abstract class CoapEndpointInvoker
         CoapEndpointContext context = new(request, this, cancellationToken);
         try
         {
-            return await pipeline.Invoke(context).ConfigureAwait(false);
+            return await pipeline.Invoke(context).ConfigureAwait(ContinueOnCapturedContext);
         }
         finally
         {
-            await context.DisposeScopeAsync().ConfigureAwait(false);
+            await context.DisposeScopeAsync().ConfigureAwait(ContinueOnCapturedContext);
         }
     }
 

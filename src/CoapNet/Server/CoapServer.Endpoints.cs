@@ -28,7 +28,7 @@ public sealed partial class CoapServer : ICoapEndpointRouteBuilder
             }
 
             CoapEndpointBuilder endpoint = new(new CoapRouteBuilder(route, this));
-            route.SetHandler(method, invoker.Attach(route, _options.Handlers, endpoint));
+            route.SetHandler(method, invoker.Attach(route, _options.Handlers, endpoint, continueOnCapturedContext: _options.Scheduler is not null));
             return endpoint;
         }
     }

@@ -95,7 +95,7 @@ internal sealed class HandlerHost : IDisposable
     /// <summary>Delivers every datagram with the security context of its sender's identity, as a DTLS transport does after its handshake.</summary>
     private sealed class IdentifyingTransport(IDatagramTransport inner, Func<IPEndPoint, CoapPeerIdentity?> identities) : IDatagramTransport, IDatagramReceiver
     {
-        private readonly Dictionary<IPEndPoint, CoapSecurityContext> _sessions = [];
+        private readonly Dictionary<(IPEndPoint, CoapPeerIdentity), CoapSecurityContext> _sessions = [];
         private IDatagramReceiver? _receiver;
 
         public IPEndPoint LocalEndPoint => inner.LocalEndPoint;
@@ -115,10 +115,11 @@ internal sealed class HandlerHost : IDisposable
             {
                 lock (_sessions)
                 {
-                    if (!_sessions.TryGetValue(remote, out session))
+                    // A new identity from the same address is a new handshake, so a new session.
+                    if (!_sessions.TryGetValue((remote, identity), out session))
                     {
                         session = new CoapSecurityContext("DTLS 1.2", identity);
-                        _sessions[remote] = session;
+                        _sessions[(remote, identity)] = session;
                     }
                 }
             }
