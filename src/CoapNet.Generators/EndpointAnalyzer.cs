@@ -208,7 +208,7 @@ internal static class EndpointAnalyzer
             {
                 result = ResultKind.Memory;
             }
-            else if (metadata is "System.Collections.Generic.IAsyncEnumerable`1" || returnType.SpecialType == SpecialType.System_Object || returnType.TypeKind == TypeKind.Interface)
+            else if (metadata is "System.Collections.Generic.IAsyncEnumerable`1" || returnType.SpecialType == SpecialType.System_Object)
             {
                 diagnostics.Add(new DiagnosticInfo(Descriptors.UnsupportedResult.Id, where, new([display, returnType.ToDisplayString(), "return a concrete type, an ICoapResult or a CoapResponse"])));
             }
