@@ -204,20 +204,34 @@ internal sealed class CborAnalyzer
     {
         switch (type.SpecialType)
         {
-            case SpecialType.System_Boolean: return "bool";
-            case SpecialType.System_SByte: return "int8";
-            case SpecialType.System_Byte: return "uint8";
-            case SpecialType.System_Int16: return "int16";
-            case SpecialType.System_UInt16: return "uint16";
-            case SpecialType.System_Int32: return "int32";
-            case SpecialType.System_UInt32: return "uint32";
-            case SpecialType.System_Int64: return "int64";
-            case SpecialType.System_UInt64: return "uint64";
-            case SpecialType.System_Single: return "float";
-            case SpecialType.System_Double: return "double";
-            case SpecialType.System_Decimal: return "decimal";
-            case SpecialType.System_String: return "string";
-            case SpecialType.System_DateTime: return "datetime";
+            case SpecialType.System_Boolean:
+                return "bool";
+            case SpecialType.System_SByte:
+                return "int8";
+            case SpecialType.System_Byte:
+                return "uint8";
+            case SpecialType.System_Int16:
+                return "int16";
+            case SpecialType.System_UInt16:
+                return "uint16";
+            case SpecialType.System_Int32:
+                return "int32";
+            case SpecialType.System_UInt32:
+                return "uint32";
+            case SpecialType.System_Int64:
+                return "int64";
+            case SpecialType.System_UInt64:
+                return "uint64";
+            case SpecialType.System_Single:
+                return "float";
+            case SpecialType.System_Double:
+                return "double";
+            case SpecialType.System_Decimal:
+                return "decimal";
+            case SpecialType.System_String:
+                return "string";
+            case SpecialType.System_DateTime:
+                return "datetime";
         }
 
         if (type is IArrayTypeSymbol { Rank: 1, ElementType.SpecialType: SpecialType.System_Byte })

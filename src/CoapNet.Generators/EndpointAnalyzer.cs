@@ -277,11 +277,16 @@ internal static class EndpointAnalyzer
 
         switch (metadata)
         {
-            case "CoapNet.Server.CoapRequest": return Make(BindingKind.Request, "Request");
-            case "CoapNet.Channels.CoapPeer": return Make(BindingKind.Peer, "Peer");
-            case "CoapNet.Channels.CoapPeerIdentity": return Make(BindingKind.Identity, "Peer");
-            case "System.Threading.CancellationToken": return Make(BindingKind.CancellationToken, "Context");
-            case "CoapNet.Endpoints.CoapEndpointContext": return Make(BindingKind.Context, "Context");
+            case "CoapNet.Server.CoapRequest":
+                return Make(BindingKind.Request, "Request");
+            case "CoapNet.Channels.CoapPeer":
+                return Make(BindingKind.Peer, "Peer");
+            case "CoapNet.Channels.CoapPeerIdentity":
+                return Make(BindingKind.Identity, "Peer");
+            case "System.Threading.CancellationToken":
+                return Make(BindingKind.CancellationToken, "Context");
+            case "CoapNet.Endpoints.CoapEndpointContext":
+                return Make(BindingKind.Context, "Context");
         }
 
         if (fromServices)

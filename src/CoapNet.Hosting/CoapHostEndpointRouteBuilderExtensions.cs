@@ -14,7 +14,8 @@ namespace CoapNet.Hosting;
 /// </summary>
 /// <remarks>
 /// Like <see cref="CoapEndpointRouteBuilderExtensions"/>, each call is compiled by CoapNet's source generator into the
-/// handler's binding code; a call it did not compile throws <see cref="InvalidOperationException"/>.
+/// handler's binding code; a call it did not compile goes on to the server's own MapX, which throws
+/// <see cref="InvalidOperationException"/> saying what to do.
 /// </remarks>
 public static class CoapHostEndpointRouteBuilderExtensions
 {
@@ -25,31 +26,31 @@ public static class CoapHostEndpointRouteBuilderExtensions
     /// <returns>A builder for the endpoint's filters, authorization and discovery attributes.</returns>
     /// <exception cref="ArgumentException">The template is invalid, the method is already mapped on it, or a parameter cannot be bound.</exception>
     /// <exception cref="InvalidOperationException">The call was not compiled by the source generator, the host has no CoAP server (AddCoapServer), or it has started.</exception>
-    public static CoapEndpointBuilder MapGet(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapGet");
+    public static CoapEndpointBuilder MapGet(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapGet(template, handler);
 
     /// <summary>Maps POST on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapPost(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapPost");
+    public static CoapEndpointBuilder MapPost(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapPost(template, handler);
 
     /// <summary>Maps PUT on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapPut(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapPut");
+    public static CoapEndpointBuilder MapPut(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapPut(template, handler);
 
     /// <summary>Maps DELETE on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapDelete(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapDelete");
+    public static CoapEndpointBuilder MapDelete(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapDelete(template, handler);
 
     /// <summary>Maps FETCH (RFC 8132) on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapFetch(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapFetch");
+    public static CoapEndpointBuilder MapFetch(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapFetch(template, handler);
 
     /// <summary>Maps PATCH (RFC 8132) on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapPatch(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapPatch");
+    public static CoapEndpointBuilder MapPatch(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapPatch(template, handler);
 
     /// <summary>Maps iPATCH (RFC 8132) on the hosted server to a handler with bound parameters.</summary>
     /// <inheritdoc cref="MapGet(IHost, string, Delegate)"/>
-    public static CoapEndpointBuilder MapIPatch(this IHost host, string template, Delegate handler) => throw NotGenerated(host, template, handler, "MapIPatch");
+    public static CoapEndpointBuilder MapIPatch(this IHost host, string template, Delegate handler) => GetCoapRoutes(host).MapIPatch(template, handler);
 
     /// <summary>Makes a route group on the hosted server (see <see cref="CoapEndpointRouteBuilderExtensions.MapGroup"/>).</summary>
     /// <param name="host">The built host, before it runs.</param>
@@ -69,15 +70,5 @@ public static class CoapHostEndpointRouteBuilderExtensions
         ArgumentNullException.ThrowIfNull(host);
         return host.Services.GetService<CoapServer>()
             ?? throw new InvalidOperationException("The host has no CoAP server: call builder.Services.AddCoapServer() before builder.Build().");
-    }
-
-    private static InvalidOperationException NotGenerated(IHost host, string template, Delegate handler, string method)
-    {
-        ArgumentNullException.ThrowIfNull(host);
-        ArgumentNullException.ThrowIfNull(template);
-        ArgumentNullException.ThrowIfNull(handler);
-        return new InvalidOperationException(
-            $"app.{method}(\"{template}\", ...) was not compiled by CoapNet's source generator, which writes the binding code of a handler with parameters "
-            + "(CoapNet does not bind by reflection). Reference the CoapNet package with C# 12 or later and 'CoapNet.Generated' in InterceptorsNamespaces.");
     }
 }
