@@ -72,6 +72,8 @@ public static class CoapCbor
     public static T Deserialize<T>(ReadOnlyMemory<byte> cbor)
     {
         Func<CborReader, T> read = CborContract<T>.Read ?? throw NoContract(typeof(T));
+        // CborReader refuses nesting deeper than 64, so the generated readers, which recurse per level, stay shallow
+        // whatever a peer sends.
         CborReader reader = new(cbor, CborConformanceMode.Lax);
         T value = read(reader);
         if (reader.BytesRemaining != 0)

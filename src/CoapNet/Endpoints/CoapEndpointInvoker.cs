@@ -17,6 +17,7 @@ namespace CoapNet.Endpoints;
 public abstract class CoapEndpointInvoker
 {
     private readonly CoapParameterInfo[] _parameters;
+    private readonly object _building = new();
     private readonly bool _isAsync;
     private readonly Type? _resultType;
     private bool[] _fromRoute = [];
@@ -223,7 +224,7 @@ public abstract class CoapEndpointInvoker
     /// <summary>The filters and authorization of the endpoint and its groups, fixed at the first request.</summary>
     private Pipeline BuildPipeline()
     {
-        lock (_parameters)
+        lock (_building)
         {
             if (_pipeline is { } built)
             {

@@ -19,6 +19,14 @@ public sealed class LampPatch
     public string Secret { get; set; } = "kept";
 }
 
+/// <summary>A recursive type, read by generated code that recurses per level.</summary>
+public sealed class Tree
+{
+    public List<Tree> Children { get; set; } = [];
+
+    public int Depth() => 1 + (Children.Count == 0 ? 0 : Children.Max(child => child.Depth()));
+}
+
 /// <summary>The kinds a route or query value binds to by name.</summary>
 public enum LampColor
 {
@@ -62,6 +70,7 @@ public sealed class LampStoreData
 [JsonSerializable(typeof(Lamp))]
 [JsonSerializable(typeof(LampPatch))]
 [JsonSerializable(typeof(List<Lamp>))]
+[JsonSerializable(typeof(Lamp[]))]
 internal sealed partial class EndpointJsonContext : JsonSerializerContext
 {
 }

@@ -144,6 +144,53 @@ public sealed class ResultTests : IDisposable
     }
 
     [Fact]
+    public void ALargeObjectGoesBlockWiseUnchanged()
+    {
+        Lamp[] many = [.. Enumerable.Range(0, 100).Select(i => Desk with { Id = i })];
+        _host.Server.MapGet("/many", () => many);
+
+        CoapMessage first = _host.Send(CoapCode.Get, "/many", r => r.Accept = CoapContentFormat.Json);
+
+        first.Block2.Should().NotBeNull("RFC 7959: the block-wise stage cuts a typed result like any other body");
+        first.Block2!.Value.More.Should().BeTrue();
+        first.Payload.Length.Should().Be(first.Block2.Value.Size);
+        first.Size2.Should().Be((uint)JsonSerializer.SerializeToUtf8Bytes(many, EndpointJsonContext.Default.LampArray).Length);
+    }
+
+    [Fact]
+    public void DeeplyNestedCborIsABadRequestNotAStackOverflow()
+    {
+        int depth = -1;
+        _host.Server.MapPost("/trees", (Tree tree) => depth = tree.Depth());
+        System.Formats.Cbor.CborWriter writer = new();
+        for (int i = 0; i < 200; i++)
+        {
+            writer.WriteStartMap(1);
+            writer.WriteTextString("Children");
+            writer.WriteStartArray(1);
+        }
+
+        writer.WriteStartMap(0);
+        writer.WriteEndMap();
+        for (int i = 0; i < 200; i++)
+        {
+            writer.WriteEndArray();
+            writer.WriteEndMap();
+        }
+
+        CoapMessage response = _host.Send(CoapCode.Post, "/trees", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = writer.Encode();
+        });
+
+        // The generated reader recurses once per level; CborReader stops at 64 levels, whatever the peer sends.
+        response.Code.Should().Be(CoapCode.BadRequest);
+        response.GetPayloadString().Should().Contain("'tree'").And.Contain("depth");
+        depth.Should().Be(-1);
+    }
+
+    [Fact]
     public void AHandlerThatThrowsIsAServerErrorNotACrash()
     {
         _host.Server.MapGet("/broken/{id:int}", (int id) => id == 0 ? throw new InvalidOperationException("broken") : Desk);
