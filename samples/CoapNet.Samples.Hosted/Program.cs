@@ -1,10 +1,14 @@
-// The CoapNet server in the Generic Host: settings from appsettings.json ("Coap"), logging from the
-// host, Ctrl+C or SIGTERM drains and stops. GET coap://127.0.0.1/hello to see the scoped greeter at work.
+// The CoapNet server in the Generic Host, with handlers written as minimal APIs are: parameters bound from the route,
+// the payload and dependency injection; objects sent as CBOR or JSON by the request's Accept. Settings from
+// appsettings.json ("Coap"), logging from the host, Ctrl+C or SIGTERM drains and stops.
+//   coap-client-notls -A 60 coap://127.0.0.1/lamps/1   (CBOR)     coap-client-notls -A 50 coap://127.0.0.1/lamps/1   (JSON)
 // --Telemetry:Console=true prints CoapNet's metrics and traces through the OpenTelemetry console exporter.
 //   dotnet run --project samples/CoapNet.Samples.Hosted
 using CoapNet.Diagnostics;
+using CoapNet.Endpoints;
 using CoapNet.Hosting;
 using CoapNet.Samples.Hosted;
+using CoapNet.Server;
 using CoapNet.Transports;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
@@ -13,7 +17,8 @@ using OpenTelemetry.Trace;
 HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
 builder.Services.AddSingleton<VisitCounter>();
 builder.Services.AddScoped<Greeter>();
-builder.Services.AddCoapServer().MapResource<HelloResource>("/hello");
+builder.Services.AddSingleton<LampStore>();
+builder.Services.AddCoapServer(options => options.Handlers.JsonTypeInfoResolver = SampleJson.Default);
 if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
 {
     builder.Services.AddOpenTelemetry()
@@ -22,9 +27,22 @@ if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
         .WithTracing(tracing => tracing.AddSource(CoapInstrumentation.ActivitySourceName).AddConsoleExporter());
 }
 
+IHost app = builder.Build();
+app.MapGet("/hello", (Greeter greeter) => greeter.Greet()).WithTitle("Greeting");
+CoapRouteGroupBuilder lamps = app.MapGroup("/lamps").WithResourceType("lamp");
+lamps.MapGet("/", (LampStore store) => store.All());
+lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound($"No lamp {id}."))
+    .Observable();
+lamps.MapPut("/{id:int}", (int id, Lamp lamp, LampStore store, CoapServer server) =>
+{
+    bool existed = store.Save(lamp with { Id = id });
+    server.NotifyObservers($"/lamps/{id}");
+    return existed ? CoapResults.Changed() : CoapResults.Created($"/lamps/{id}");
+});
+
 try
 {
-    await builder.Build().RunAsync();
+    await app.RunAsync();
 }
 catch (CoapBindException e)
 {

@@ -47,7 +47,13 @@ public static class CoapServiceCollectionExtensions
                     CoapConfiguration.BindEndpoints(o, section);
                     CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapServerOptions.Endpoint)));
                 })
-                .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
+                .PostConfigure<IServiceProvider>((o, provider) =>
+                {
+                    CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>());
+
+                    // Handlers with bound parameters resolve their services from the host's, in a scope per request.
+                    o.Handlers.Services ??= provider;
+                });
         }
 
         if (configure is not null)

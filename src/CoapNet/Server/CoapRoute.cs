@@ -98,8 +98,8 @@ internal enum RouteSegmentKind
     CatchAll,
 }
 
-/// <summary>One segment of a route template.</summary>
-internal readonly record struct RouteSegment(RouteSegmentKind Kind, string Value)
+/// <summary>One segment of a route template; a parameter may carry a constraint ("{id:int}") its value must meet.</summary>
+internal readonly record struct RouteSegment(RouteSegmentKind Kind, string Value, RouteConstraint? Constraint = null)
 {
     /// <summary>Parses "/a/{b}/{*c}"; the template names the problem in an ArgumentException.</summary>
     public static RouteSegment[] Parse(string template)
@@ -125,6 +125,14 @@ internal readonly record struct RouteSegment(RouteSegmentKind Kind, string Value
             {
                 bool catchAll = part.Length > 2 && part[1] == '*';
                 string name = part[(catchAll ? 2 : 1)..^1];
+                RouteConstraint? constraint = null;
+                int colon = name.IndexOf(':', StringComparison.Ordinal);
+                if (colon >= 0 && !catchAll)
+                {
+                    constraint = RouteConstraint.Parse(name[(colon + 1)..], template);
+                    name = name[..colon];
+                }
+
                 if (name.Length == 0 || name.AsSpan().IndexOfAny("{}*/") >= 0)
                 {
                     throw new ArgumentException($"The route template '{template}' has an invalid parameter '{part}'.", nameof(template));
@@ -140,7 +148,7 @@ internal readonly record struct RouteSegment(RouteSegmentKind Kind, string Value
                     throw new ArgumentException($"The catch-all '{part}' must be the last segment of '{template}'.", nameof(template));
                 }
 
-                segments[i] = new RouteSegment(catchAll ? RouteSegmentKind.CatchAll : RouteSegmentKind.Parameter, name);
+                segments[i] = new RouteSegment(catchAll ? RouteSegmentKind.CatchAll : RouteSegmentKind.Parameter, name, constraint);
             }
             else if (part.AsSpan().IndexOfAny("{}") >= 0)
             {

@@ -27,7 +27,7 @@ internal sealed class CoapRouter
                 RouteSegmentKind.Literal => (node.Literals ??= new Dictionary<string, Node>(StringComparer.Ordinal)).TryGetValue(segment.Value, out Node? child)
                     ? child
                     : node.AddLiteral(segment.Value),
-                RouteSegmentKind.Parameter => node.Parameter ??= new Node(),
+                RouteSegmentKind.Parameter => node.AddParameter(segment, template),
                 _ => node.CatchAll ??= new Node(),
             };
         }
@@ -119,7 +119,8 @@ internal sealed class CoapRouter
             return found;
         }
 
-        if (node.Parameter is not null && segment.Length > 0 && Match(node.Parameter, path, index + 1) is { } parameter)
+        if (node.Parameter is not null && segment.Length > 0 && (node.Constraint is null || node.Constraint.Accepts(segment))
+            && Match(node.Parameter, path, index + 1) is { } parameter)
         {
             return parameter;
         }
@@ -155,7 +156,8 @@ internal sealed class CoapRouter
             return found;
         }
 
-        if (node.Parameter is not null && segment.Length > 0 && Match(node.Parameter, path, index + 1) is { } parameter)
+        if (node.Parameter is not null && segment.Length > 0 && (node.Constraint is null || node.Constraint.Accepts(segment))
+            && Match(node.Parameter, path, index + 1) is { } parameter)
         {
             return parameter;
         }
@@ -205,6 +207,27 @@ internal sealed class CoapRouter
         }
 
         public Node? Parameter { get; set; }
+
+        /// <summary>The constraint on <see cref="Parameter"/>'s value, or null; every template through this node shares it.</summary>
+        public RouteConstraint? Constraint { get; private set; }
+
+        public Node AddParameter(RouteSegment segment, string template)
+        {
+            if (Parameter is null)
+            {
+                Constraint = segment.Constraint;
+                return Parameter = new Node();
+            }
+
+            // One parameter node per position: two templates whose parameters there differ in constraint would need the
+            // router to try both, so they are refused rather than one silently shadowing the other.
+            if (Constraint?.Name != segment.Constraint?.Name)
+            {
+                throw new ArgumentException($"The route template '{template}' constrains '{{{segment.Value}}}' differently from a template mapped before it at the same position.", nameof(template));
+            }
+
+            return Parameter;
+        }
 
         public Node? CatchAll { get; set; }
 

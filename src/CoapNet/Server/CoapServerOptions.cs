@@ -115,6 +115,9 @@ public sealed class CoapServerOptions
         {
             throw new ArgumentException("LoadSheddingMaxAge must be between 0 and 2^32 - 1 seconds.", nameof(LoadSheddingMaxAge));
         }
+
+        ArgumentNullException.ThrowIfNull(Handlers);
+        Handlers.Validate();
     }
 
     /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
@@ -126,4 +129,10 @@ public sealed class CoapServerOptions
     /// TCP connections buffer and close as <see cref="Tcp"/> says. .NET's TLS has no pre-shared keys: certificates only.
     /// </summary>
     public CoapNet.Tls.TlsServerOptions Tls { get; set; } = new();
+
+    /// <summary>
+    /// What handlers with bound parameters take from the application (issue 26): JSON metadata, services, the default
+    /// format of returned objects; see <see cref="CoapNet.Endpoints.CoapHandlerOptions"/>.
+    /// </summary>
+    public CoapNet.Endpoints.CoapHandlerOptions Handlers { get; set; } = new();
 }
