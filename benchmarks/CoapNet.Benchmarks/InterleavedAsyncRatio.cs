@@ -99,7 +99,7 @@ internal static class InterleavedAsyncRatio
     private static void Complete(ValueTask task) => task.GetAwaiter().GetResult();
 
     /// <summary>Times <paramref name="batches"/> batches of each action, alternating A B B A, after a warmup that also sizes the batch.</summary>
-    private static (Side Sync, Side Async) Pair(Action sync, Action async, int batches, double batchMilliseconds)
+    internal static (Side Sync, Side Async) Pair(Action sync, Action async, int batches, double batchMilliseconds)
     {
         // Warm both paths past tiering (tier-0, then tier-1 after 30 calls plus a 100 ms background delay)
         // before sizing the batch, so neither the JIT nor tier-0 code is timed.
@@ -165,7 +165,7 @@ internal static class InterleavedAsyncRatio
     }
 
     /// <summary>One side's batch times, in ns per call.</summary>
-    private readonly struct Side
+    internal readonly struct Side
     {
         public Side(double[] times)
         {

@@ -20,6 +20,11 @@ internal static class Program
             }
         }
 
+        if (InterleavedBoundHandler.IsRequested(args))
+        {
+            return InterleavedBoundHandler.Run(args[1..]);
+        }
+
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it
         // by accident: it joins the switcher only when named (`--filter *Gigabyte*`) or when listing.
         List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks), typeof(BoundHandlerBenchmarks)];
