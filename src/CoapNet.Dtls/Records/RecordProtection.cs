@@ -49,7 +49,7 @@ internal sealed class RecordProtection : IDisposable
 
     // The keys wait as bytes until Activate: a session quiet since its handshake keeps BouncyCastle's layer for up to
     // 240 s, and should not hold expanded ciphers twice meanwhile.
-    private RecordProtection(bool gcm, ReadOnlySpan<byte> encryptKey, ReadOnlySpan<byte> decryptKey, int tagLength, byte[] encryptSalt, byte[] decryptSalt, byte[]? writeConnectionId, byte[]? readConnectionId, int epoch)
+    internal RecordProtection(bool gcm, ReadOnlySpan<byte> encryptKey, ReadOnlySpan<byte> decryptKey, int tagLength, byte[] encryptSalt, byte[] decryptSalt, byte[]? writeConnectionId, byte[]? readConnectionId, int epoch)
     {
         _gcm = gcm;
         _encryptKey = encryptKey.ToArray();
