@@ -29,7 +29,7 @@ internal static class EndpointAnalyzer
     public static bool IsCandidate(SyntaxNode node)
         => node is InvocationExpressionSyntax { Expression: MemberAccessExpressionSyntax access } invocation
             && ((Methods.ContainsKey(access.Name.Identifier.ValueText) && invocation.ArgumentList.Arguments.Count == 2)
-                || (access.Name is GenericNameSyntax && access.Name.Identifier.ValueText is "Content" or "Created" or "Changed"));
+                || (access.Name.Identifier.ValueText is "Content" or "Created" or "Changed" && invocation.ArgumentList.Arguments.Count > 0));
 
     public static CallModel? Analyze(GeneratorSyntaxContext context, CancellationToken cancellationToken)
     {

@@ -267,7 +267,8 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        public static void EnsureRegistered()");
         _text.AppendLine("        {");
         _text.AppendLine("            if (global::System.Threading.Interlocked.Exchange(ref s_registered, 1) != 0) return;");
-        foreach (CborType type in registered.Where(t => roots.Contains(t.Key)))
+        // Every type reached, not only the roots: a handler may return CoapResults.Content(lamp.Owner) as well as the lamp.
+        foreach (CborType type in registered)
         {
             int id = Id(type.Key);
             string read = Readable(type.Key) ? $"R{id}" : "null";

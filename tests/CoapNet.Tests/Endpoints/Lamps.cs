@@ -19,6 +19,9 @@ public sealed class LampPatch
     public string Secret { get; set; } = "kept";
 }
 
+/// <summary>A type that only a CoapResults.Content call names: the generator finds it there.</summary>
+public sealed record LampOwner(string Name, int Lamps);
+
 /// <summary>A recursive type, read by generated code that recurses per level.</summary>
 public sealed class Tree
 {

@@ -50,6 +50,20 @@ public sealed class ResultTests : IDisposable
     }
 
     [Fact]
+    public void AnObjectOnlyCoapResultsContentNamesHasACborContractToo()
+    {
+        _host.Server.MapGet("/owner", () => CoapResults.Content(new LampOwner("ada", 3)));
+
+        CoapMessage cbor = _host.Send(CoapCode.Get, "/owner", r => r.Accept = CoapContentFormat.Cbor);
+        CoapMessage json = _host.Send(CoapCode.Get, "/owner", r => r.Accept = CoapContentFormat.Json);
+
+        cbor.ContentFormat.Should().Be(CoapContentFormat.Cbor);
+        CoapCbor.Deserialize<LampOwner>(cbor.Payload).Should().Be(new LampOwner("ada", 3));
+        json.Code.Should().Be(CoapCode.NotAcceptable, "the test's JSON context has no LampOwner");
+        json.GetPayloadString().Should().Contain("60 (application/cbor)");
+    }
+
+    [Fact]
     public void AnAcceptNeitherFormatFitsIsNotAcceptable()
     {
         _host.Server.MapGet("/desk", () => Desk);
