@@ -9,7 +9,8 @@ namespace CoapNet.Dtls.Configuration;
 /// <summary>
 /// Reads <see cref="DtlsServerOptions"/> and <see cref="DtlsClientOptions"/> from a configuration section whose names
 /// are the options' own, with the credentials as text or files: pre-shared keys as text, hexadecimal or a file, raw
-/// public keys and certificates as PEM files, trust roots as a PEM bundle. Keys are never put in an error message.
+/// public keys and certificates as PEM files (a certificate also from the certificate store by thumbprint), trust roots
+/// as a PEM bundle. Keys are never put in an error message.
 /// </summary>
 /// <example>
 /// <code>
@@ -38,7 +39,8 @@ public static class DtlsConfiguration
     /// "ADDRESS:PORT" ("[::]:5684", "0.0.0.0:5684"); without it, one endpoint at "Address" and "Port" (default
     /// [::]:5684). Credentials: "PskKeys" (a list of "Identity" with "Key", "KeyHex" or "KeyFile"),
     /// "PskIdentityHint", "RawPublicKeyFile", "TrustedRawPublicKeyFiles", "CertificateFile" with
-    /// "CertificateKeyFile", "TrustedRootsFile"; and the bounds by their option names.
+    /// "CertificateKeyFile" (or "CertificateThumbprint" in the certificate store, "CertificateStoreName" and
+    /// "CertificateStoreLocation"), "TrustedRootsFile"; and the bounds by their option names.
     /// </summary>
     /// <param name="section">The section ("Coap:Dtls").</param>
     /// <returns>The options, one per endpoint; none when the section is empty.</returns>
@@ -163,6 +165,11 @@ public static class DtlsConfiguration
             }
         }
 
+        if (section["CertificateThumbprint"] is { Length: > 0 } thumbprint)
+        {
+            options.Certificate = FromStore(section, thumbprint);
+        }
+
         if (File(section, "TrustedRootsFile") is { } rootsFile)
         {
             X509Certificate2Collection roots = [];
@@ -177,6 +184,41 @@ public static class DtlsConfiguration
 
             options.TrustedRoots = roots;
         }
+    }
+
+    // The certificate store: "CertificateThumbprint" in "CertificateStoreName" (default My) of
+    // "CertificateStoreLocation" (default CurrentUser), with its private key.
+    private static X509Certificate2 FromStore(IConfiguration section, string thumbprint)
+    {
+        string path = Path(section, "CertificateThumbprint");
+        StoreName name = Enum.TryParse(section["CertificateStoreName"] ?? nameof(StoreName.My), ignoreCase: true, out StoreName parsedName)
+            ? parsedName
+            : throw new FormatException($"{Path(section, "CertificateStoreName")} is '{section["CertificateStoreName"]}', which is not a store name such as My or Root.");
+        StoreLocation location = Enum.TryParse(section["CertificateStoreLocation"] ?? nameof(StoreLocation.CurrentUser), ignoreCase: true, out StoreLocation parsedLocation)
+            ? parsedLocation
+            : throw new FormatException($"{Path(section, "CertificateStoreLocation")} is '{section["CertificateStoreLocation"]}', which is neither CurrentUser nor LocalMachine.");
+        using X509Store store = new(name, location);
+        store.Open(OpenFlags.ReadOnly | OpenFlags.OpenExistingOnly);
+        X509Certificate2Collection found = store.Certificates.Find(X509FindType.FindByThumbprint, thumbprint, validOnly: false);
+        try
+        {
+            foreach (X509Certificate2 certificate in found)
+            {
+                if (certificate.HasPrivateKey)
+                {
+                    return new X509Certificate2(certificate);
+                }
+            }
+        }
+        finally
+        {
+            foreach (X509Certificate2 certificate in found)
+            {
+                certificate.Dispose();
+            }
+        }
+
+        throw new FormatException($"{path} is '{thumbprint}': no certificate with that thumbprint and its private key is in {location}\\{name}.");
     }
 
     // A key as UTF-8 text (libcoap's -k), hexadecimal, or a file whose text is the key (a final newline is not part of it).

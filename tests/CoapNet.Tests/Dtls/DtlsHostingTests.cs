@@ -84,6 +84,35 @@ public sealed class DtlsHostingTests
     }
 
     [Fact]
+    public void ACertificateIsFoundInTheCertificateStoreByItsThumbprint()
+    {
+        using X509Certificate2 ca = DtlsKeys.NewAuthority("CoapNet Test CA");
+        using X509Certificate2 leaf = DtlsKeys.NewLeaf(ca, "stored-" + Guid.NewGuid().ToString("N"));
+        using X509Store store = new(StoreName.My, StoreLocation.CurrentUser);
+        store.Open(OpenFlags.ReadWrite);
+        store.Add(leaf);
+        try
+        {
+            IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+            {
+                ["Coap:Dtls:CertificateThumbprint"] = leaf.Thumbprint,
+            }).Build();
+            IConfiguration missing = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Dtls:CertificateThumbprint"] = "00" }).Build();
+
+            DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection(DtlsConfiguration.ServerSection)).Single();
+            Action readMissing = () => DtlsConfiguration.ReadServerOptions(missing.GetSection(DtlsConfiguration.ServerSection));
+
+            options.Certificate!.Thumbprint.Should().Be(leaf.Thumbprint);
+            options.Certificate.HasPrivateKey.Should().BeTrue();
+            readMissing.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Dtls:CertificateThumbprint");
+        }
+        finally
+        {
+            store.Remove(leaf);
+        }
+    }
+
+    [Fact]
     public void WithoutADtlsSectionTheServerGetsNoCoapsEndpoint()
     {
         using IHost host = BuildHost([]);
