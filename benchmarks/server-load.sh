@@ -199,8 +199,8 @@ wait_for_quiet() {
 }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-# "tid switches" for every thread of the process.
-switches() { for f in /proc/"$1"/task/*/status; do awk -v t="${f%/status}" '/^voluntary_ctxt_switches/ { n = split(t, p, "/"); print p[n], $2 }' "$f" 2> /dev/null; done; }
+# "tid switches" for every thread of the process (a thread that ends meanwhile is skipped, not an error).
+switches() { for f in /proc/"$1"/task/*/status; do awk -v t="${f%/status}" '/^voluntary_ctxt_switches/ { n = split(t, p, "/"); print p[n], $2 }' "$f" 2> /dev/null || true; done; }
 hz=$(getconf CLK_TCK)
 field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
@@ -221,6 +221,7 @@ printf 'round\tsockets\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tloa
 measure() {
   local r=$1 c=$2 type=$3 i=$4 out before after rps t0 t1 dv pid=${spids[$4]}
   wait_for_quiet
+  kill -0 "$pid" 2> /dev/null || die "${names[i]} (pid $pid) is gone before round $r, $c sockets, $type: $(tail -3 "$work/${names[i]}.log")"
   before=$(load1)
   t0=$(cpu_ticks "$pid")
   switches "$pid" > "$work/switches0"
