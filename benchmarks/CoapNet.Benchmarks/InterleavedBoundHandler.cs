@@ -1,6 +1,5 @@
 using System.Globalization;
 using CoapNet.Scenarios;
-using ScenarioCommandLine = CoapNet.Scenarios.CommandLine;
 
 namespace CoapNet.Benchmarks;
 
@@ -9,47 +8,20 @@ namespace CoapNet.Benchmarks;
 /// (batches alternate A B B A, each side's figure the minimum and the median over its batches) so that other processes'
 /// load falls on both sides alike, with the bytes each call allocates (GC.GetAllocatedBytesForCurrentThread). The binding
 /// layer's cost is Bound minus PlainWithSameEncoder, which writes the same CBOR with the same contract.
-/// <c>dotnet run -c Release --project benchmarks/CoapNet.Benchmarks -- interleaved-bound [--batches 60] [--batch-ms 10]</c>
+/// <c>dotnet run -c Release --project benchmarks/CoapNet.Benchmarks -- interleaved-bound</c>
 /// </summary>
 internal static class InterleavedBoundHandler
 {
     public const string Command = "interleaved-bound";
 
-    private const string Usage = """
-        interleaved-bound [--batches 60] [--batch-ms 10]
-          --batches   timed batches per side
-          --batch-ms  about how long one batch runs
-        """;
+    // 100 batches of about 10 ms per side: the interleaved-async harness's batch length, with more batches for a stable minimum.
+    private const int Batches = 100;
+    private const double BatchMilliseconds = 10;
 
     public static bool IsRequested(string[] args) => args.Length > 0 && args[0] == Command;
 
-    public static int Run(string[] args)
+    public static int Run()
     {
-        int batches = 60;
-        double batchMilliseconds = 10;
-        try
-        {
-            ScenarioCommandLine.Parse(args, Usage, [], (name, value) =>
-            {
-                switch (name)
-                {
-                    case "--batches":
-                        batches = ScenarioCommandLine.ParseCount(name, value, 1);
-                        return true;
-                    case "--batch-ms":
-                        batchMilliseconds = ScenarioCommandLine.ParseCount(name, value, 1);
-                        return true;
-                    default:
-                        return false;
-                }
-            });
-        }
-        catch (ArgumentException exception)
-        {
-            Console.Error.WriteLine(exception.Message);
-            return 2;
-        }
-
         BoundHandlerBenchmarks bench = new();
 
         // Past tiering and dynamic PGO for all three first: the first pair timed otherwise runs partly on early code.
@@ -61,19 +33,19 @@ internal static class InterleavedBoundHandler
             }
         }
 
-        Console.WriteLine($"# Bound handler against plain handlers, interleaved, {batches} batches per side of about {batchMilliseconds} ms; ns per call: min (median)");
+        Console.WriteLine($"# Bound handler against plain handlers, interleaved, {Batches} batches per side of about {BatchMilliseconds} ms; ns per call: min (median)");
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, load {LoadAverage.Read():F2}"));
         Console.WriteLine("| pair | plain | bound | bound - plain (min) | bound - plain (median) | plain B/call | bound B/call | bound - plain B |");
         Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|");
-        Row("same encoder (the binding layer)", () => bench.PlainWithSameEncoder(), () => bench.Bound(), batches, batchMilliseconds);
-        Row("hand-written CborWriter (today)", () => bench.PlainHandWritten(), () => bench.Bound(), batches, batchMilliseconds);
+        Row("same encoder (the binding layer)", () => bench.PlainWithSameEncoder(), () => bench.Bound());
+        Row("hand-written CborWriter (today)", () => bench.PlainHandWritten(), () => bench.Bound());
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# load {LoadAverage.Read():F2} at the end"));
         return 0;
     }
 
-    private static void Row(string name, Action plain, Action bound, int batches, double batchMilliseconds)
+    private static void Row(string name, Action plain, Action bound)
     {
-        (InterleavedAsyncRatio.Side plainSide, InterleavedAsyncRatio.Side boundSide) = InterleavedAsyncRatio.Pair(plain, bound, batches, batchMilliseconds);
+        (InterleavedAsyncRatio.Side plainSide, InterleavedAsyncRatio.Side boundSide) = InterleavedAsyncRatio.Pair(plain, bound, Batches, BatchMilliseconds);
         double plainBytes = BytesPerCall(plain);
         double boundBytes = BytesPerCall(bound);
         Console.WriteLine(string.Create(

@@ -22,7 +22,7 @@ internal static class Program
 
         if (InterleavedBoundHandler.IsRequested(args))
         {
-            return InterleavedBoundHandler.Run(args[1..]);
+            return InterleavedBoundHandler.Run();
         }
 
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it

@@ -58,6 +58,29 @@ public sealed class EndpointGenerator : IIncrementalGenerator
 internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<string> roots)
 {
     private const string Binder = "global::CoapNet.Endpoints.CoapBinder";
+
+    /// <summary>How each scalar is written ({0}: the value) and read, by CBOR major type (RFC 8949 section 3.1).</summary>
+    private static readonly Dictionary<string, (string Write, string Read)> PrimitiveCode = new()
+    {
+        ["bool"] = ("w.WriteBoolean({0});", "r.ReadBoolean()"),
+        ["int8"] = ("w.WriteInt32({0});", "checked((sbyte)r.ReadInt32())"),
+        ["uint8"] = ("w.WriteUInt32({0});", "checked((byte)r.ReadUInt32())"),
+        ["int16"] = ("w.WriteInt32({0});", "checked((short)r.ReadInt32())"),
+        ["uint16"] = ("w.WriteUInt32({0});", "checked((ushort)r.ReadUInt32())"),
+        ["int32"] = ("w.WriteInt32({0});", "r.ReadInt32()"),
+        ["uint32"] = ("w.WriteUInt32({0});", "r.ReadUInt32()"),
+        ["int64"] = ("w.WriteInt64({0});", "r.ReadInt64()"),
+        ["uint64"] = ("w.WriteUInt64({0});", "r.ReadUInt64()"),
+        ["float"] = ("w.WriteSingle({0});", "(float)ReadDouble(r)"),
+        ["double"] = ("w.WriteDouble({0});", "ReadDouble(r)"),
+        ["decimal"] = ("w.WriteDecimal({0});", "ReadDecimal(r)"),
+        ["string"] = ("if ({0} is null) w.WriteNull(); else w.WriteTextString({0});", "ReadString(r)"),
+        ["bytes"] = ("if ({0} is null) w.WriteNull(); else w.WriteByteString({0});", "ReadBytes(r)"),
+        ["guid"] = ("w.WriteTextString({0}.ToString(\"D\"));", "global::System.Guid.Parse(r.ReadTextString())"),
+        ["datetimeoffset"] = ("w.WriteDateTimeOffset({0});", "r.ReadDateTimeOffset()"),
+        ["datetime"] = ("w.WriteDateTimeOffset(new global::System.DateTimeOffset({0}.ToUniversalTime(), global::System.TimeSpan.Zero));", "r.ReadDateTimeOffset().UtcDateTime"),
+        ["timespan"] = ("w.WriteTextString({0}.ToString(\"c\", global::System.Globalization.CultureInfo.InvariantCulture));", "global::System.TimeSpan.ParseExact(r.ReadTextString(), \"c\", global::System.Globalization.CultureInfo.InvariantCulture)"),
+    };
     private readonly StringBuilder _text = new();
     private readonly Dictionary<string, int> _ids = new();
     private readonly Dictionary<string, bool> _readable = new();
@@ -309,23 +332,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             return $"W{Id(typeKey)}(w, {value});";
         }
 
-        return type.Primitive switch
-        {
-            "bool" => $"w.WriteBoolean({value});",
-            "int8" or "int16" or "int32" => $"w.WriteInt32({value});",
-            "uint8" or "uint16" or "uint32" => $"w.WriteUInt32({value});",
-            "int64" => $"w.WriteInt64({value});",
-            "uint64" => $"w.WriteUInt64({value});",
-            "float" => $"w.WriteSingle({value});",
-            "double" => $"w.WriteDouble({value});",
-            "decimal" => $"w.WriteDecimal({value});",
-            "string" => $"if ({value} is null) w.WriteNull(); else w.WriteTextString({value});",
-            "bytes" => $"if ({value} is null) w.WriteNull(); else w.WriteByteString({value});",
-            "guid" => $"w.WriteTextString({value}.ToString(\"D\"));",
-            "datetimeoffset" => $"w.WriteDateTimeOffset({value});",
-            "datetime" => $"w.WriteDateTimeOffset(new global::System.DateTimeOffset({value}.ToUniversalTime(), global::System.TimeSpan.Zero));",
-            _ => $"w.WriteTextString({value}.ToString(\"c\", global::System.Globalization.CultureInfo.InvariantCulture));",
-        };
+        return string.Format(System.Globalization.CultureInfo.InvariantCulture, PrimitiveCode[type.Primitive].Write, value);
     }
 
     private string ReadExpression(string typeKey)
@@ -341,33 +348,8 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             return $"R{Id(typeKey)}(r)";
         }
 
-        return type.Primitive switch
-        {
-            "bool" => "r.ReadBoolean()",
-            "int8" => "checked((sbyte)r.ReadInt32())",
-            "uint8" => "checked((byte)r.ReadUInt32())",
-            "int16" => "checked((short)r.ReadInt32())",
-            "uint16" => "checked((ushort)r.ReadUInt32())",
-            "int32" => "r.ReadInt32()",
-            "uint32" => "r.ReadUInt32()",
-            "int64" => "r.ReadInt64()",
-            "uint64" => "r.ReadUInt64()",
-            "float" => "(float)ReadDouble(r)",
-            "double" => "ReadDouble(r)",
-            "decimal" => "ReadDecimal(r)",
-            "string" => "ReadString(r)",
-            "bytes" => "ReadBytes(r)",
-            "guid" => "global::System.Guid.Parse(r.ReadTextString())",
-            "datetimeoffset" => "r.ReadDateTimeOffset()",
-            "datetime" => "r.ReadDateTimeOffset().UtcDateTime",
-            _ => "global::System.TimeSpan.ParseExact(r.ReadTextString(), \"c\", global::System.Globalization.CultureInfo.InvariantCulture)",
-        };
+        return PrimitiveCode[type.Primitive].Read;
     }
-
-    private bool IsReferenceLike(CborType type) => type.Kind is CborKind.Array or CborKind.List or CborKind.Enumerable or CborKind.Dictionary or CborKind.Nullable
-        || (type.Kind == CborKind.Object && !_valueTypes.Contains(type.Key));
-
-    private readonly HashSet<string> _valueTypes = [];
 
     private void EmitWriter(CborType type)
     {
