@@ -66,6 +66,13 @@ public sealed class CoapServerOptions
     /// separate response (<see cref="CoapEndpointOptions.SeparateResponseDelay"/>). Asynchronous handlers are bounded only by <see cref="MaxPendingRequests"/>,
     /// since one that awaits holds no thread.
     /// </summary>
+    /// <remarks>
+    /// A handler, synchronous or not, that has returned within 1 ms on each of its last calls (16 at first) runs where its
+    /// request was routed instead of being handed on: on the UDP receive thread while nothing is queued, which wakes no
+    /// other thread, else on the dispatch block; at most this many of its calls at once, and only while none waits on its
+    /// lane. A call that takes longer sends it back to its lane until it has shown twice as many quick calls; a handler
+    /// that blocks never leaves it.
+    /// </remarks>
     public int MaxDegreeOfParallelism { get; set; } = Environment.ProcessorCount;
 
     /// <summary>The Max-Age of a 5.03 sent when shedding load: when the client may try again (default 5 s).</summary>
