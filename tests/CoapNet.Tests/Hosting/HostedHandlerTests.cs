@@ -35,6 +35,9 @@ public sealed class HostedHandlerTests : IAsyncLifetime
         lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound());
         lamps.MapPut("/{id:int}", (int id, Lamp lamp, LampStore store) => store.Save(lamp with { Id = id }));
         _host.MapGet("/hello", (string? name) => $"Hello, {name ?? "CoAP"}!");
+
+        // The hosted server is a service too: a handler may take it (to notify observers, as the hosted sample's PUT does).
+        _host.MapGet("/routes", (CoapServer server) => string.Join(' ', server.Routes));
         await _host.StartAsync();
         _base = _host.Services.GetRequiredService<CoapServer>().LocalUris.Single();
     }
@@ -55,11 +58,13 @@ public sealed class HostedHandlerTests : IAsyncLifetime
         get.Accept = CoapContentFormat.Json;
         CoapResponse json = await client.SendAsync(get, new IPEndPoint(IPAddress.Loopback, _base.Port));
         CoapResponse hello = await client.GetAsync(new Uri(_base, "/hello?name=host"));
+        CoapResponse routes = await client.GetAsync(new Uri(_base, "/routes"));
 
         put.Code.Should().Be(CoapCode.Changed);
         json.ContentFormat.Should().Be(CoapContentFormat.Json);
         JsonSerializer.Deserialize(json.Payload.Span, EndpointJsonContext.Default.Lamp).Should().Be(new Lamp(4, "porch", true, 1));
         hello.GetPayloadString().Should().Be("Hello, host!");
+        routes.GetPayloadString().Should().Contain("/lamps/{id:int}").And.Contain("/routes");
         _data.Disposed.Should().Be(2, "each request's scoped store is disposed with its scope");
     }
 
