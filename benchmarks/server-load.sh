@@ -177,9 +177,10 @@ if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.
 for i in "${!dlls[@]}"; do
   run=("${dlls[i]}") # a native executable runs as it is
   [[ "${dlls[i]}" == *.dll ]] && run=(dotnet "${dlls[i]}")
-  # coaps off in the builds that have it (--dtls-port, a UTF-16 string in the assembly): several builds side by side
-  # would all ask for port 5684, and the UDP rounds do not use it.
+  # coaps and coaps+tcp off in the builds that have them (--dtls-port, --tls-port: UTF-16 strings in the assembly):
+  # several builds side by side would all ask for port 5684, and the rounds do not use them.
   LC_ALL=C grep -qaP -- '-\x00-\x00d\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--dtls-port 0)
+  LC_ALL=C grep -qaP -- '-\x00-\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--tls-port 0)
   if ((pre_tcp[i])); then
     start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@
   elif ((use_tcp)); then

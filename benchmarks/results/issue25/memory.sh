@@ -12,13 +12,16 @@
 #   other-anon    every other anonymous mapping: thread stacks, malloc arenas, the runtime's own heaps
 #
 #   benchmarks/results/issue25/memory.sh --config LABEL=PATH[@VAR=VALUE,VAR=VALUE] [--config ...]... [--rounds 3]
-#       [--seconds 10] [--sockets 512] [--window 2] [--non]
+#       [--seconds 10] [--sockets 512] [--window 2] [--non] [--all-endpoints]
 #
 #   PATH is CoapNet.Samples.Server.dll (run with dotnet) or its Native AOT executable; VAR=VALUE pairs are environment
-#   variables for that process only (DOTNET_GCgen0size=0x400000, say). Needs cc and taskset.
+#   variables for that process only (DOTNET_GCgen0size=400000, say: hexadecimal, and Native AOT reads no 0x prefix).
+#   The server serves UDP only (--tcp-port 0, --dtls-port 0, and --tls-port 0 in builds that have coaps+tcp), as in
+#   the load; --all-endpoints leaves TCP, DTLS and TLS on, each on a free port of its own, to show what they hold
+#   (their libraries and keys) while only UDP is loaded. Needs cc, taskset and python3 (for free ports).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-rounds=3 seconds=10 sockets=512 window=2 non=()
+rounds=3 seconds=10 sockets=512 window=2 non=() all_endpoints=0
 labels=() paths=() envs=()
 while (($#)); do
   case "$1" in
@@ -32,6 +35,7 @@ while (($#)); do
     --sockets) sockets=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
     --non) non=(-n); shift ;;
+    --all-endpoints) all_endpoints=1; shift ;;
     *) echo "memory: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -82,8 +86,22 @@ for ((r = 1; r <= rounds; r++)); do
     port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     run=("${paths[i]}")
     [[ "${paths[i]}" == *.dll ]] && run=(dotnet "${paths[i]}")
+    # --tls-port exists only in builds with coaps+tcp: found as the UTF-16 string the argument parser compares with.
+    has_tls=0
+    LC_ALL=C grep -qaP -- '-\x00-\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${paths[i]}" && has_tls=1
+    if ((all_endpoints)); then
+      free=($(python3 -c 'import socket
+ss = [socket.socket(socket.AF_INET, t) for t in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_STREAM)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))'))
+      run+=(--tcp-port "${free[0]}" --dtls-port "${free[1]}")
+      ((has_tls)) && run+=(--tls-port "${free[2]}")
+    else
+      run+=(--tcp-port 0 --dtls-port 0)
+      ((has_tls)) && run+=(--tls-port 0)
+    fi
     IFS=, read -r -a vars <<< "${envs[i]}"
-    env "${vars[@]}" taskset -c 0 "${run[@]}" --address 127.0.0.1 --port "$port" --tcp-port 0 --dtls-port 0 > "$work/server.log" 2>&1 &
+    env "${vars[@]}" taskset -c 0 "${run[@]}" --address 127.0.0.1 --port "$port" > "$work/server.log" 2>&1 &
     server=$!
     for _ in $(seq 60); do taskset -c 1 "$work/load" -p "$port" -u /hello -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1 && break; done
     taskset -c 1 "$work/load" -p "$port" -u /hello -c "$sockets" -w "$window" -d 3 "${non[@]}" > /dev/null # warm-up (tiered JIT)
