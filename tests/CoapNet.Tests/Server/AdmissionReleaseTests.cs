@@ -1,6 +1,4 @@
-using System.Net;
 using CoapNet.Messages;
-using CoapNet.Messaging;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
 
@@ -19,20 +17,8 @@ public sealed class AdmissionReleaseTests
     [InlineData(CoapMessageType.NonConfirmable)]
     public void ARequestSentAsTheAnswerBeforeItArrivesIsAdmittedAtTheLimit(CoapMessageType type)
     {
-        ManualTimeProvider time = new();
-        ManualTaskScheduler scheduler = new();
-        InMemoryNetwork network = new(time) { DeliversImmediately = true };
-        IPEndPoint address = InMemoryNetwork.EndPoint("10.0.0.2");
-        using CoapServer server = new(new CoapServerOptions
-        {
-            DatagramTransports = [network.CreateTransport(address)],
-            Scheduler = scheduler,
-            MaxPendingRequests = 1,
-            Endpoint = new CoapEndpointOptions { TimeProvider = time },
-        });
-        server.MapGet("/hello", _ => CoapResponse.Content("hello"));
-        server.Start();
-        using TestPeer peer = new(network, "10.0.0.1");
+        using VirtualTimeServer fixture = new(server => server.MapGet("/hello", _ => CoapResponse.Content("hello")), maxPendingRequests: 1, deliversImmediately: true);
+        TestPeer peer = fixture.Peer;
 
         const int Requests = 5;
         ushort next = 1;
@@ -40,14 +26,14 @@ public sealed class AdmissionReleaseTests
         {
             if (received.Parsed.Code != CoapCode.Empty && next < Requests)
             {
-                self.Send(Get(type, ++next), address);
+                self.Send(Get(type, ++next), VirtualTimeServer.Address);
             }
         };
-        peer.Send(Get(type, next), address);
-        scheduler.Settle(network);
+        fixture.Send(Get(type, next));
+        fixture.Settle();
 
         peer.Received.Select(r => r.Parsed.Code).Should().Equal(Enumerable.Repeat(CoapCode.Content, Requests), "one request in flight at a time never exceeds MaxPendingRequests = 1");
-        server.PendingRequests.Should().Be(0);
+        fixture.Server.PendingRequests.Should().Be(0);
     }
 
     private static CoapMessage Get(CoapMessageType type, ushort messageId)

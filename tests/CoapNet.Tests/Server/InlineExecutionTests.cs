@@ -1,4 +1,3 @@
-using System.Net;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 using CoapNet.Server;
@@ -15,12 +14,7 @@ namespace CoapNet.Tests.Server;
 /// </summary>
 public sealed class InlineExecutionTests : IDisposable
 {
-    private static readonly IPEndPoint ServerAddress = InMemoryNetwork.EndPoint("10.0.0.2");
-    private readonly ManualTimeProvider _time = new();
-    private readonly ManualTaskScheduler _scheduler = new();
-    private readonly InMemoryNetwork _network;
-    private readonly TestPeer _peer;
-    private readonly CoapServer _server;
+    private readonly VirtualTimeServer _fixture;
     private readonly ReceiveThread _receiving = new();
     private readonly DatagramReceiveThread.Scope _scope;
     private readonly List<string> _calls = [];
@@ -28,92 +22,76 @@ public sealed class InlineExecutionTests : IDisposable
 
     public InlineExecutionTests()
     {
-        _network = new InMemoryNetwork(_time);
-        _server = new CoapServer(new CoapServerOptions
+        _fixture = new VirtualTimeServer(server =>
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
-            Scheduler = _scheduler,
-            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
-        });
-        _server.MapGet("/sync", request =>
-        {
-            _calls.Add("sync " + request.Message.MessageId);
+            server.MapGet("/sync", request =>
+            {
+                _calls.Add("sync " + request.Message.MessageId);
 
-            // Inside the call, as a handler that blocks would spend it: timers due meanwhile fire here.
-            _time.Advance(_handlerTakes);
-            return CoapResponse.Content("sync");
+                // Inside the call, as a handler that blocks would spend it: timers due meanwhile fire here.
+                _fixture!.Time.Advance(_handlerTakes);
+                return CoapResponse.Content("sync");
+            });
+            server.MapGet("/async", (request, _) =>
+            {
+                _calls.Add("async " + request.Message.MessageId);
+                return ValueTask.FromResult(CoapResponse.Content("async"));
+            });
         });
-        _server.MapGet("/async", (request, _) =>
-        {
-            _calls.Add("async " + request.Message.MessageId);
-            return ValueTask.FromResult(CoapResponse.Content("async"));
-        });
-        _server.Start();
-        _peer = new TestPeer(_network, "10.0.0.1");
 
         // From here on the test's thread delivers datagrams as a transport's receive thread would.
         _scope = _receiving.Enter();
     }
 
+    private TestPeer Peer => _fixture.Peer;
+
+    private InMemoryNetwork Network => _fixture.Network;
+
     [Fact]
     public void ASynchronousHandlerIsHandedToItsLaneUntilItHasShownItReturnsQuicklyThenRunsAsTheRequestArrives()
     {
-        for (int i = 0; i < InlineGate.FirstStreak; i++)
-        {
-            Send("/sync", (ushort)(i + 1));
-            _network.DeliverAll();
-            _peer.Received.Should().HaveCount(i, "a handler not yet trusted runs on its lane, which waits for the pump");
-            _scheduler.Settle(_network);
-        }
-
+        Trust("/sync");
         Send("/sync", 100);
-        _network.DeliverAll();
+        Network.DeliverAll();
 
-        CoapMessage response = _peer.Last.Parsed;
+        CoapMessage response = Peer.Last.Parsed;
         response.MessageId.Should().Be(100, "answered while the request was delivered, with no pump");
         response.Type.Should().Be(CoapMessageType.Acknowledgement);
         response.GetPayloadString().Should().Be("sync");
-        _scheduler.QueuedCount.Should().Be(0);
+        _fixture.Scheduler.QueuedCount.Should().Be(0);
     }
 
     [Fact]
     public void AnAsyncHandlerThatCompletesAtOnceRunsAsTheRequestArrivesOnceTrusted()
     {
-        for (int i = 0; i < InlineGate.FirstStreak; i++)
-        {
-            Send("/async", (ushort)(i + 1));
-            _network.DeliverAll();
-            _peer.Received.Should().HaveCount(i, "an async handler not yet trusted starts on the dispatch block");
-            _scheduler.Settle(_network);
-        }
-
+        Trust("/async");
         Send("/async", 100);
-        _network.DeliverAll();
+        Network.DeliverAll();
 
-        _peer.Last.Parsed.MessageId.Should().Be(100);
-        _peer.Last.Parsed.GetPayloadString().Should().Be("async");
+        Peer.Last.Parsed.MessageId.Should().Be(100);
+        Peer.Last.Parsed.GetPayloadString().Should().Be("async");
     }
 
     [Fact]
     public void UnderLoadTheRequestIsHandedOffAndALaterOneDoesNotOvertakeIt()
     {
         Trust("/sync");
-        int before = _peer.Received.Count;
+        int before = Peer.Received.Count;
 
         // More datagrams wait on the socket: the first request goes to the dispatch block.
         _receiving.Busy = true;
         Send("/sync", 200);
-        _network.DeliverAll();
+        Network.DeliverAll();
 
         // The socket is empty again, but the dispatch block still holds the first: the second queues behind it.
         _receiving.Busy = false;
         Send("/sync", 201);
-        _network.DeliverAll();
-        _peer.Received.Should().HaveCount(before, "neither ran on the receiving thread");
+        Network.DeliverAll();
+        Peer.Received.Should().HaveCount(before, "neither ran on the receiving thread");
 
-        _scheduler.Settle(_network);
+        _fixture.Settle();
 
-        _peer.Received.Skip(before).Select(r => r.Parsed.MessageId).Should().Equal((ushort)200, (ushort)201);
+        Peer.Received.Skip(before).Select(r => r.Parsed.MessageId).Should().Equal((ushort)200, (ushort)201);
         _calls.TakeLast(2).Should().Equal("sync 200", "sync 201");
     }
 
@@ -122,13 +100,13 @@ public sealed class InlineExecutionTests : IDisposable
     {
         Trust("/sync");
         byte[] request = Send("/sync", 300);
-        _network.DeliverAll();
-        byte[] answer = _peer.Last.Bytes;
+        Network.DeliverAll();
+        byte[] answer = Peer.Last.Bytes;
 
-        _peer.SendBytes(request, ServerAddress);
-        _network.DeliverAll();
+        Peer.SendBytes(request, VirtualTimeServer.Address);
+        Network.DeliverAll();
 
-        _peer.Last.Bytes.Should().Equal(answer, "RFC 7252 section 4.5: the duplicate gets the same piggybacked response");
+        Peer.Last.Bytes.Should().Equal(answer, "RFC 7252 section 4.5: the duplicate gets the same piggybacked response");
         _calls.Count(c => c == "sync 300").Should().Be(1);
     }
 
@@ -138,8 +116,8 @@ public sealed class InlineExecutionTests : IDisposable
         Trust("/sync");
         _handlerTakes = InlineGate.QuickLimit + TimeSpan.FromMilliseconds(1);
         Send("/sync", 400);
-        _network.DeliverAll();
-        _peer.Last.Parsed.MessageId.Should().Be(400, "this call was already inline");
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(400, "this call was already inline");
 
         _handlerTakes = TimeSpan.Zero;
         int quickOnLane = 0;
@@ -147,13 +125,13 @@ public sealed class InlineExecutionTests : IDisposable
         {
             ushort id = (ushort)(401 + quickOnLane);
             Send("/sync", id);
-            _network.DeliverAll();
-            if (_peer.Last.Parsed.MessageId == id)
+            Network.DeliverAll();
+            if (Peer.Last.Parsed.MessageId == id)
             {
                 break;
             }
 
-            _scheduler.Settle(_network);
+            _fixture.Settle();
             quickOnLane++;
             quickOnLane.Should().BeLessThan(1000);
         }
@@ -166,11 +144,11 @@ public sealed class InlineExecutionTests : IDisposable
     {
         Trust("/sync");
         _handlerTakes = TimeSpan.FromMilliseconds(150);
-        int before = _peer.Received.Count;
+        int before = Peer.Received.Count;
         Send("/sync", 500);
-        _network.DeliverAll();
+        Network.DeliverAll();
 
-        List<CoapMessage> answers = _peer.Received.Skip(before).Select(r => r.Parsed).ToList();
+        List<CoapMessage> answers = Peer.Received.Skip(before).Select(r => r.Parsed).ToList();
         answers.Should().HaveCount(2);
         answers[0].Type.Should().Be(CoapMessageType.Acknowledgement);
         answers[0].Code.Should().Be(CoapCode.Empty, "RFC 7252 section 5.2.2: the timer acknowledged the request while the handler ran");
@@ -182,19 +160,22 @@ public sealed class InlineExecutionTests : IDisposable
     public void Dispose()
     {
         _scope.Dispose();
-        _scheduler.Settle(_network);
-        using CancellationTokenSource bound = new(Wait.DefaultBound);
-        _server.Stop(bound.Token);
-        _peer.Dispose();
+        _fixture.Dispose();
     }
 
-    /// <summary>Sends quick calls through the lane until the handler answers as its request arrives.</summary>
+    /// <summary>
+    /// Sends quick calls until the handler is trusted to answer as its request arrives, each shown to wait for the pump
+    /// before: it ran off the receiving thread.
+    /// </summary>
     private void Trust(string path)
     {
         for (int i = 0; i < InlineGate.FirstStreak; i++)
         {
+            int before = Peer.Received.Count;
             Send(path, (ushort)(1000 + i));
-            _scheduler.Settle(_network);
+            Network.DeliverAll();
+            Peer.Received.Should().HaveCount(before, "a handler not yet trusted runs on its lane or the dispatch block, which wait for the pump");
+            _fixture.Settle();
         }
     }
 
@@ -202,7 +183,7 @@ public sealed class InlineExecutionTests : IDisposable
     {
         CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = messageId, Token = new byte[] { (byte)(messageId >> 8), (byte)messageId } };
         request.UriPath = path;
-        return _peer.Send(request, ServerAddress);
+        return _fixture.Send(request);
     }
 
     /// <summary>The test's thread as a transport's receive thread; <see cref="Busy"/> plays a socket with a backlog.</summary>
