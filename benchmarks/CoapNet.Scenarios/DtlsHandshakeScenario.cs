@@ -64,10 +64,10 @@ internal static class DtlsHandshakeScenario
             }),
         })
         {
-            await RunAsync(target, options, 20, concurrency);
+            await HandshakesAsync(target, options, 20, concurrency);
             TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime;
             long start = Stopwatch.GetTimestamp();
-            int failed = await RunAsync(target, options, count, concurrency);
+            int failed = await HandshakesAsync(target, options, count, concurrency);
             double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
             double cpuMs = (Process.GetCurrentProcess().TotalProcessorTime - cpu).TotalMilliseconds / count;
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{kind}: {count / seconds:N0} handshakes/s, {cpuMs:N2} ms CPU per handshake (client and server), {failed} failed"));
@@ -76,7 +76,8 @@ internal static class DtlsHandshakeScenario
         return 0;
     }
 
-    private static async Task<int> RunAsync(IPEndPoint target, Func<DtlsClientOptions> options, int count, int concurrency)
+    /// <summary>Runs <paramref name="count"/> full handshakes against <paramref name="target"/>, <paramref name="concurrency"/> at a time; returns how many failed.</summary>
+    internal static async Task<int> HandshakesAsync(IPEndPoint target, Func<DtlsClientOptions> options, int count, int concurrency)
     {
         int next = -1;
         int failed = 0;

@@ -116,34 +116,8 @@ internal static class DtlsScenario
     private static DtlsClientOptions Credentials(Settings settings)
         => new() { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = settings.Identity, PskKey = System.Text.Encoding.UTF8.GetBytes(settings.Key) };
 
-    private static async Task<int> HandshakesAsync(Settings settings, IPEndPoint server, int count)
-    {
-        int next = -1;
-        int failed = 0;
-        Task[] workers = new Task[settings.HandshakeConcurrency];
-        for (int w = 0; w < workers.Length; w++)
-        {
-            workers[w] = Task.Run(async () =>
-            {
-                while (Interlocked.Increment(ref next) < count)
-                {
-                    await using DtlsClientTransport transport = new(Credentials(settings));
-                    transport.Start(new Ignore());
-                    try
-                    {
-                        await transport.ConnectAsync(server);
-                    }
-                    catch (Exception e) when (e is TimeoutException or System.Security.Authentication.AuthenticationException)
-                    {
-                        Interlocked.Increment(ref failed);
-                    }
-                }
-            });
-        }
-
-        await Task.WhenAll(workers);
-        return failed;
-    }
+    private static Task<int> HandshakesAsync(Settings settings, IPEndPoint server, int count)
+        => DtlsHandshakeScenario.HandshakesAsync(server, () => Credentials(settings), count, settings.HandshakeConcurrency);
 
     private static long ResidentKilobytes(int pid)
     {
