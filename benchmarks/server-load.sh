@@ -5,7 +5,7 @@
 #
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
 #                             [--rounds N] [--seconds S] [--warmup S] [--sockets C[,C...]] [--window W]
-#                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-udp-echo]
+#                             [--max-load L] [--max-wait S] [--no-libcoap] [--no-libcoap-fresh] [--no-udp-echo]
 #                             [--tcp] [--tcp-connections C] [--tcp-window W] [--aot] [--rate R[,R...]]
 #
 #   --dll LABEL=PATH          a CoapNet.Samples.Server.dll that takes --address, --port and --tcp-port, or the
@@ -25,6 +25,7 @@
 #   --window W     requests outstanding per socket (default 2)
 #   --max-load L   before each round, wait until the 1-minute load average is below L (default 1.0)
 #   --max-wait S   ... but at most S seconds; the round then runs anyway and its load is recorded (default 300)
+#   --no-libcoap-fresh  leave out the second libcoap, the one restarted before each of its rounds (see "libcoap")
 #   --tcp          also a TCP round per server that speaks coap+tcp (libcoap on the same port, the CoapNet
 #                  builds on a --tcp-port of their own), driven by benchmarks/tools/coap-tcp-load.c: C
 #                  connections (default 64), each with a CSM first and then W requests pipelined (default
@@ -47,6 +48,14 @@
 # within that time once R/C exceeds 265 requests/s, and be answered from the cache. coap-udp-load
 # moves such a client to a new socket (a new peer) first; the "renewed" column counts the moves.
 #
+# libcoap: coap-server-notls keeps a session for every peer it has heard from until the session has been idle for
+# 300 s (libcoap 4.3's COAP_DEFAULT_SESSION_TIMEOUT) and looks a datagram's peer up in them, so its rate falls as peers
+# accumulate: measured here, 122k req/s at 16 client sockets when fresh, 44k after six 16 + 512 socket runs. A sweep
+# shows it at every stage of that, so two libcoaps are measured side by side: "libcoap", which runs through the whole
+# sweep like a server that has been up for a while (every client socket of the sweep is a peer to it), and
+# "libcoap-fresh", restarted before each of its rounds so it knows only that round's peers (its best case). CoapNet
+# is compared with both; the fresh one is the conservative comparison.
+#
 # Needs: cc, taskset, dotnet (for CoapNet), coap-server-notls (libcoap3-bin) unless --no-libcoap.
 # The load tools are the C programs in benchmarks/tools (coap-udp-load.c, udp-echo.c, coap-tcp-load.c,
 # coap-rate-load.c), built by this script into a temporary directory.
@@ -55,7 +64,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/benchmarks/tools"
 rounds=3 seconds=8 warmup=3 sockets_list=16,64,256,512 window=2 max_load=1.0 max_wait=300
-use_libcoap=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
+use_libcoap=1 use_fresh=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
 labels=() dlls=() pre_tcp=()
 
 die() { echo "server-load: $*" >&2; exit 2; }
@@ -74,7 +83,8 @@ while (($#)); do
     --window) window=$2; shift 2 ;;
     --max-load) max_load=$2; shift 2 ;;
     --max-wait) max_wait=$2; shift 2 ;;
-    --no-libcoap) use_libcoap=0; shift ;;
+    --no-libcoap) use_libcoap=0 use_fresh=0; shift ;;
+    --no-libcoap-fresh) use_fresh=0; shift ;;
     --no-udp-echo) use_echo=0; shift ;;
     --tcp) use_tcp=1; shift ;;
     --tcp-connections) tcp_connections=$2; shift 2 ;;
@@ -143,7 +153,7 @@ free_port() {
   done
 }
 
-names=() ports=() tports=() paths=() spids=()
+names=() ports=() tports=() paths=() spids=() cmds=()
 start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own" for @TPORT@, "none")
   local name=$1 path=$2 tcp=$3 port tport=
   shift 3
@@ -160,20 +170,32 @@ start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own"
   taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  # Ready when it answers: coap-udp-load exits 0 once any response came back.
+  wait_answering "$name" "$pid" "$port" "$path"
+  names+=("$name") ports+=("$port") tports+=("$tport") paths+=("$path") spids+=("$pid") cmds+=("$(printf '%q ' "${args[@]}")")
+}
+# Ready when it answers: coap-udp-load exits 0 once any response came back.
+wait_answering() { # name pid port path
   local i
   for ((i = 0; i < 60; i++)); do
-    kill -0 "$pid" 2> /dev/null || { cat "$work/$name.log" >&2; die "$name exited at start"; }
-    if taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$port" -u "$path" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1; then
-      names+=("$name") ports+=("$port") tports+=("$tport") paths+=("$path") spids+=("$pid")
-      return
-    fi
+    kill -0 "$2" 2> /dev/null || { cat "$work/$1.log" >&2; die "$1 exited at start"; }
+    taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$3" -u "$4" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1 && return
   done
-  die "$name did not answer on 127.0.0.1:$port within 60 s"
+  die "$1 did not answer on 127.0.0.1:$3 within 60 s"
+}
+# Server i stopped and started again with the same command and port (libcoap-fresh, before each of its rounds).
+restart_server() {
+  local i=$1 pid=${spids[$1]}
+  kill "$pid" 2> /dev/null || true
+  wait "$pid" 2> /dev/null || true
+  eval "exec taskset -c 0 ${cmds[i]}" >> "$work/${names[i]}.log" 2>&1 &
+  pid=$!
+  pids+=("$pid") spids[i]=$pid
+  wait_answering "${names[i]}" "$pid" "${ports[i]}" "${paths[i]}"
 }
 
 if ((use_echo)); then start_server udp-echo / none "$work/udp-echo" @PORT@; fi
 if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
+if ((use_fresh)); then start_server libcoap-fresh / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
 for i in "${!dlls[@]}"; do
   run=("${dlls[i]}") # a native executable runs as it is
   [[ "${dlls[i]}" == *.dll ]] && run=(dotnet "${dlls[i]}")
@@ -220,7 +242,9 @@ printf 'round\tsockets\ttype\tserver\trps\tp50_us\tp99_us\ttimeouts\trss_kb\tloa
 
 # One recorded round: round, client sockets (connections for TCP), type, server index.
 measure() {
-  local r=$1 c=$2 type=$3 i=$4 out before after rps t0 t1 dv pid=${spids[$4]}
+  local r=$1 c=$2 type=$3 i=$4 out before after rps t0 t1 dv pid
+  [[ ${names[i]} == libcoap-fresh ]] && restart_server "$i"
+  pid=${spids[i]}
   wait_for_quiet
   kill -0 "$pid" 2> /dev/null || die "${names[i]} (pid $pid) is gone before round $r, $c sockets, $type: $(tail -3 "$work/${names[i]}.log")"
   before=$(load1)
@@ -294,6 +318,7 @@ header="| sockets | type |" rule="|---:|---|"
 for name in "${names[@]}"; do header+=" $name |" rule+="---:|"; done
 for i in "${!labels[@]}"; do
   ((use_libcoap)) && header+=" ${labels[i]} / libcoap |" rule+="---:|"
+  ((use_fresh)) && header+=" ${labels[i]} / libcoap-fresh |" rule+="---:|"
   ((use_echo)) && header+=" ${labels[i]} / udp-echo |" rule+="---:|"
   ((i > 0)) && header+=" ${labels[i]} / ${labels[0]} |" rule+="---:|"
 done
@@ -309,6 +334,7 @@ for s in "${series[@]}"; do
   for i in "${!labels[@]}"; do
     own=${med[$s,${labels[i]}]:-0}
     if ((use_libcoap)); then line+=" $(ratio "$own" "${med[$s,libcoap]:-0}")x |"; fi
+    if ((use_fresh)); then line+=" $(ratio "$own" "${med[$s,libcoap-fresh]:-0}")x |"; fi
     if ((use_echo)); then if [[ $type == TCP ]]; then line+=" - |"; else line+=" $(ratio "$own" "${med[$s,udp-echo]:-0}")x |"; fi; fi
     if ((i > 0)); then line+=" $(ratio "$own" "${med[$s,${labels[0]}]:-0}")x |"; fi
   done
@@ -323,6 +349,7 @@ if ((${#rates[@]})); then
     for i in "${!labels[@]}"; do
       line="  $type ${labels[i]}:"
       ((use_libcoap)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,libcoap]}")x libcoap's p99,"
+      ((use_fresh)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,libcoap-fresh]}")x libcoap-fresh's p99,"
       ((use_echo)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,udp-echo]}")x udp-echo's p99,"
       echo "${line%,}"
     done
