@@ -74,13 +74,7 @@ int main(int argc, char **argv) {
             rate, sockets, (int)(rate * 247 / 65536) + 1);
     return 2;
   }
-  struct addrinfo hints = {0}, *ai;
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_DGRAM;
-  if (getaddrinfo(host, port, &hints, &ai) != 0) {
-    fprintf(stderr, "coap-rate-load: cannot resolve %s\n", host);
-    return 2;
-  }
+  struct addrinfo *ai = resolve_udp("coap-rate-load", host, port);
 
   int *fd = calloc((size_t)sockets, sizeof *fd);
   uint16_t *next_mid = calloc((size_t)sockets, sizeof *next_mid);

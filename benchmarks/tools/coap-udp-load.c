@@ -213,20 +213,9 @@ int main(int argc, char **argv) {
   }
 
   /* Up to two descriptors per client (one draining) plus a few: raise the soft limit as far as the hard one allows. */
-  struct rlimit files;
-  rlim_t need = (rlim_t)sockets * 2 + 16;
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < need) {
-    files.rlim_cur = files.rlim_max < need ? files.rlim_max : need;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
+  raise_open_files((rlim_t)sockets * 2 + 16);
 
-  struct addrinfo hints = {0};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_DGRAM;
-  if (getaddrinfo(host, port, &hints, &server) != 0) {
-    fprintf(stderr, "coap-udp-load: cannot resolve %s port %s\n", host, port);
-    return 2;
-  }
+  server = resolve_udp("coap-udp-load", host, port);
   clients = calloc((size_t)sockets, sizeof *clients);
   slots = calloc((size_t)sockets * (size_t)window, sizeof *slots);
   ep = epoll_create1(0);

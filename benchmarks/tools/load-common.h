@@ -6,8 +6,12 @@
 #ifndef COAPNET_LOAD_COMMON_H
 #define COAPNET_LOAD_COMMON_H
 
+#include <netdb.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static uint64_t now_us(void) {
@@ -51,6 +55,27 @@ static uint64_t percentile(const uint64_t *hist, int buckets, uint64_t width, do
     if ((double)acc >= share * (double)total) return (uint64_t)(b + 1) * width;
   }
   return (uint64_t)buckets * width;
+}
+
+/* Raises the soft limit on open files to need, as far as the hard limit allows (a socket per client). */
+static inline void raise_open_files(rlim_t need) {
+  struct rlimit files;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < need) {
+    files.rlim_cur = files.rlim_max < need ? files.rlim_max : need;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
+/* The UDP address of host and port (IPv4 or IPv6); exits with status 2, naming tool, when it cannot be resolved. */
+static inline struct addrinfo *resolve_udp(const char *tool, const char *host, const char *port) {
+  struct addrinfo hints = {0}, *found = NULL;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(host, port, &hints, &found) != 0) {
+    fprintf(stderr, "%s: cannot resolve %s port %s\n", tool, host, port);
+    exit(2);
+  }
+  return found;
 }
 
 #endif
