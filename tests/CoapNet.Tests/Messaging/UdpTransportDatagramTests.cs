@@ -1,0 +1,91 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using CoapNet.Tests.Infrastructure;
+using CoapNet.Transports;
+
+namespace CoapNet.Tests.Messaging;
+
+/// <summary>
+/// What <see cref="UdpTransport"/> moves, whichever calls move it (on Linux the C library's recvfrom and sendto, issue
+/// 25; elsewhere <see cref="Socket"/>'s): whole datagrams with their sender, answers that reach IPv4 and IPv6 peers of
+/// one dual-stack socket, and a datagram too long for the receive buffer dropped without stopping the socket.
+/// Real sockets on loopback; waits are liveness bounds only.
+/// </summary>
+public class UdpTransportDatagramTests
+{
+    [Fact]
+    public void ADatagramLongerThanTheReceiveBufferIsDroppedAndTheSocketKeepsServing()
+    {
+        Recorder receiver = new();
+        using UdpTransport transport = new(new IPEndPoint(IPAddress.Loopback, 0), new UdpTransportOptions { ReceiveBufferSize = 1024 });
+        using UdpClient sender = new(new IPEndPoint(IPAddress.Loopback, 0));
+        transport.Start(receiver);
+
+        byte[] tooLong = new byte[1500];
+        tooLong.AsSpan().Fill(0xAB);
+        sender.Send(tooLong, transport.LocalEndPoint);
+        sender.Send([1, 2, 3], transport.LocalEndPoint);
+        byte[] fits = new byte[1024];
+        fits.AsSpan().Fill(0xCD);
+        sender.Send(fits, transport.LocalEndPoint);
+
+        Wait.Until(() => receiver.Datagrams.Count == 2, "the two datagrams that fit arrive");
+        receiver.Datagrams.Select(d => d.Bytes).Should().BeEquivalentTo([new byte[] { 1, 2, 3 }, fits], options => options.WithStrictOrdering(), "the 1,500-byte one is dropped, not cut to 1,024 bytes and delivered");
+        receiver.Datagrams.Should().OnlyContain(d => d.From.Equals(sender.Client.LocalEndPoint));
+    }
+
+    [Fact]
+    public void ADualStackSocketAnswersIPv4AndIPv6PeersAtTheAddressTheyCameFrom()
+    {
+        if (!Socket.OSSupportsIPv6)
+        {
+            return;
+        }
+
+        UdpTransport? transport = null;
+        Echo echo = new(() => transport!);
+        transport = new UdpTransport(new IPEndPoint(IPAddress.IPv6Any, 0));
+        using (transport)
+        {
+            transport.Start(echo);
+            int port = transport.LocalEndPoint.Port;
+            using UdpClient v4 = new(new IPEndPoint(IPAddress.Loopback, 0));
+            using UdpClient v6 = new(new IPEndPoint(IPAddress.IPv6Loopback, 0));
+            v4.Client.ReceiveTimeout = v6.Client.ReceiveTimeout = (int)Wait.DefaultBound.TotalMilliseconds;
+
+            for (byte i = 1; i <= 3; i++)
+            {
+                v4.Send([4, i], new IPEndPoint(IPAddress.Loopback, port));
+                v6.Send([6, i], new IPEndPoint(IPAddress.IPv6Loopback, port));
+                IPEndPoint? from4 = null, from6 = null;
+                v4.Receive(ref from4).Should().Equal(4, i);
+                v6.Receive(ref from6).Should().Equal(6, i);
+                from4!.Port.Should().Be(port);
+                from6!.Port.Should().Be(port);
+            }
+
+            echo.Senders.Should().Contain(e => e.AddressFamily == AddressFamily.InterNetwork, "an IPv4 peer of a dual-stack socket is seen as IPv4 (mapped addresses normalized)");
+            echo.Senders.Should().Contain(e => e.AddressFamily == AddressFamily.InterNetworkV6);
+        }
+    }
+
+    private sealed class Recorder : IDatagramReceiver
+    {
+        public ConcurrentQueue<(byte[] Bytes, IPEndPoint From)> Datagrams { get; } = new();
+
+        public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote) => Datagrams.Enqueue((datagram.ToArray(), remote));
+    }
+
+    /// <summary>Sends each datagram back to its sender through the transport.</summary>
+    private sealed class Echo(Func<UdpTransport> transport) : IDatagramReceiver
+    {
+        public ConcurrentBag<IPEndPoint> Senders { get; } = [];
+
+        public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+        {
+            Senders.Add(remote);
+            transport().Send(datagram, remote);
+        }
+    }
+}
