@@ -516,7 +516,9 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnRequest(DatagramChannel channel, CoapMessage request)
     {
-        if (IsDuplicate(channel, request, out DeduplicationCache.Ticket ticket))
+        // One reading of the clock for the deduplication entry and the separate-response delay.
+        long now = _time.GetTimestamp();
+        if (IsDuplicate(channel, request, now, out DeduplicationCache.Ticket ticket))
         {
             return;
         }
@@ -530,7 +532,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
                 _deduplication.SetExchange(ticket, exchange);
             }
 
-            _separateAcks?.Watch(exchange);
+            _separateAcks?.Watch(exchange, now);
         }
 
         _upper!.OnRequest(exchange);
@@ -541,7 +543,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// is a duplicate; a duplicate CON gets the recorded ACK, RST or piggybacked response again, and
     /// nothing above sees it twice. Sends outside the lock, like every send.
     /// </summary>
-    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, out DeduplicationCache.Ticket ticket)
+    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, long now, out DeduplicationCache.Ticket ticket)
     {
         bool confirmable = message.Type == CoapMessageType.Confirmable;
         bool duplicate;
@@ -549,7 +551,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         CoapExchange? inProgress;
         lock (_gate)
         {
-            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, _time.GetTimestamp(), confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress);
+            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, now, confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress);
         }
 
         if (!duplicate || !confirmable)
@@ -577,7 +579,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnResponse(DatagramChannel channel, CoapMessage response)
     {
-        if (IsDuplicate(channel, response, out DeduplicationCache.Ticket ticket))
+        if (IsDuplicate(channel, response, _time.GetTimestamp(), out DeduplicationCache.Ticket ticket))
         {
             return;
         }

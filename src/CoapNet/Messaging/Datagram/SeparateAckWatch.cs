@@ -17,26 +17,43 @@ internal sealed class SeparateAckWatch : IDisposable
     private readonly Dictionary<CoapExchange, long> _unanswered = [];
     private readonly TimeProvider _time;
     private readonly long _delayTicks;
+    private readonly TimeSpan _delay;
+    private readonly TimeSpan _slack;
     private readonly ITimer _timer;
+
+    // True while the timer is set; guarded by _gate. Set by the first request watched after the timer went quiet.
+    private bool _armed;
 
     public SeparateAckWatch(TimeProvider time, TimeSpan delay)
     {
         _time = time;
+        _delay = delay;
         _delayTicks = (long)(delay.TotalSeconds * time.TimestampFrequency);
 
-        // A quarter of the delay (at least a millisecond): an empty ACK goes out between 1 and 1.25 delays after arrival.
-        TimeSpan tick = TimeSpan.FromTicks(Math.Max(delay.Ticks / 4, TimeSpan.TicksPerMillisecond));
-        _timer = time.CreateTimer(static state => ((SeparateAckWatch)state!).AcceptSlowExchanges(), this, tick, tick);
+        // A quarter of the delay (at least a millisecond) is the most an empty ACK is late: it goes out between 1 and 1.25
+        // delays after arrival. The timer runs only while requests are watched: an idle endpoint has no timer firing, and a
+        // busy one whose requests are answered at once (the usual case) sees it fire about once per delay, not per quarter:
+        // every firing wakes a thread-pool worker, which costs a one-core server more than the scan (issue 25).
+        _slack = TimeSpan.FromTicks(Math.Max(delay.Ticks / 4, TimeSpan.TicksPerMillisecond));
+        _timer = time.CreateTimer(static state => ((SeparateAckWatch)state!).AcceptSlowExchanges(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
-    /// <summary>A confirmable request arrived and goes up to its handler.</summary>
-    public void Watch(CoapExchange exchange)
+    /// <summary>A confirmable request arrived at <paramref name="arrived"/> (<see cref="TimeProvider.GetTimestamp"/>) and goes up to its handler.</summary>
+    public void Watch(CoapExchange exchange, long arrived)
     {
-        long now = _time.GetTimestamp();
         lock (_gate)
         {
-            _unanswered.Add(exchange, now);
+            _unanswered.Add(exchange, arrived);
+            if (_armed)
+            {
+                return;
+            }
+
+            _armed = true;
         }
+
+        // Set outside the gate (the timer takes locks of its own); a firing before this line finds the request and sets it again.
+        _timer.Change(_delay, Timeout.InfiniteTimeSpan);
     }
 
     /// <summary>The request was answered (piggybacked, separately, with an empty ACK or RST): no empty ACK is due.</summary>
@@ -56,6 +73,7 @@ internal sealed class SeparateAckWatch : IDisposable
     {
         long now = _time.GetTimestamp();
         List<CoapExchange>? slow = null;
+        long oldest = long.MaxValue;
         lock (_gate)
         {
             foreach (KeyValuePair<CoapExchange, long> pair in _unanswered)
@@ -64,7 +82,21 @@ internal sealed class SeparateAckWatch : IDisposable
                 {
                     (slow ??= []).Add(pair.Key);
                 }
+                else if (pair.Value < oldest)
+                {
+                    oldest = pair.Value;
+                }
             }
+
+            _armed = oldest != long.MaxValue;
+        }
+
+        if (oldest != long.MaxValue)
+        {
+            // Next when the oldest request still waiting is due, but not sooner than the slack: many requests a little
+            // apart are taken in one firing, each at most that late.
+            TimeSpan due = TimeSpan.FromSeconds((double)(oldest + _delayTicks - now) / _time.TimestampFrequency);
+            _timer.Change(due > _slack ? due : _slack, Timeout.InfiniteTimeSpan);
         }
 
         if (slow is not null)
