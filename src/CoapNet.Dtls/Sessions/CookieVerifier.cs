@@ -11,7 +11,11 @@ namespace CoapNet.Dtls.Sessions;
 /// source and the ClientHello under a secret replaced every <see cref="DtlsServerOptions.CookieSecretLifetime"/>;
 /// the previous secret is still accepted, so a client that got its cookie just before the change is not refused.
 /// </summary>
-/// <remarks>Used on the transport's receive thread only, so it needs no lock.</remarks>
+/// <remarks>
+/// Called on the transport's receive threads: one, and briefly two while one takes over a socket from a stalled call,
+/// or several with <see cref="UdpTransportOptions.ReceiveSockets"/> above 1; a lock orders them (its cost is nothing
+/// beside a ClientHello's HMAC).
+/// </remarks>
 internal sealed class CookieVerifier
 {
     private readonly TlsCrypto _crypto;
@@ -38,6 +42,14 @@ internal sealed class CookieVerifier
     /// after answering a well-formed one with a HelloVerifyRequest carrying the current cookie.
     /// </summary>
     public DtlsRequest? Verify(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        lock (_capture)
+        {
+            return VerifyLocked(datagram, remote);
+        }
+    }
+
+    private DtlsRequest? VerifyLocked(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         if (_time.GetElapsedTime(_madeAt) >= _lifetime)
         {

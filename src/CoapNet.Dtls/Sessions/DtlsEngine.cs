@@ -18,13 +18,15 @@ namespace CoapNet.Dtls.Sessions;
 /// </summary>
 /// <remarks>
 /// Every received datagram arrives on the UDP transport's receive thread. A datagram from an address with an
-/// established session is decrypted there and its plaintext handed up with the session's context; one from an address
+/// established session is decrypted there and its plaintext handed up with the session's context, on that thread, so
+/// the server may answer it there too (<see cref="IInlineDatagramReceiver"/>: a request then costs no hand-off to
+/// another thread, as over plain UDP); one from an address
 /// whose handshake runs is queued for its handshake thread; anything else goes to <see cref="OnUnknownDatagram"/>
 /// (the server verifies ClientHello cookies there). Sessions are kept in two concurrent maps: by address for
 /// receiving, by <see cref="CoapSecurityContext"/> (compared by reference) for sending, so a message goes out in the
 /// session it names or not at all (RFC 7252 section 9.1.1).
 /// </remarks>
-internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
+internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposable
 {
     private const int PlaintextSize = 16_384;
 
@@ -34,9 +36,17 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
     private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
+    // The receiving thread's copy of a datagram and room for its plaintext, one pair per thread: a call that runs the
+    // server's work inline may outlast the UDP transport's stall check, and the thread that takes the socket over then
+    // decrypts while the first still reads its datagram's further records.
+    [ThreadStatic]
+    private static byte[]? t_received;
+
+    [ThreadStatic]
+    private static byte[]? t_plaintext;
+
     private readonly ITimer _sweep;
-    private readonly byte[] _received;
-    private readonly byte[] _plaintext = new byte[PlaintextSize];
+    private readonly int _maxDatagramSize;
     private readonly PlaintextReceived _deliver;
     private readonly Action<DtlsSession> _onClosed;
     private readonly Action<DtlsSession, IPEndPoint> _onMoved;
@@ -52,7 +62,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         Options = options;
         Time = options.TimeProvider;
         Logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Dtls");
-        _received = new byte[options.MaxDatagramSize];
+        _maxDatagramSize = options.MaxDatagramSize;
         _deliver = Deliver;
         _onClosed = Forget;
         _onMoved = Move;
@@ -281,16 +291,18 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
     private void ReceiveEstablished(DtlsSession session, ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
-        if (datagram.Length > _received.Length)
+        if (datagram.Length > _maxDatagramSize)
         {
             return;
         }
 
         // The receive thread's own copy: BouncyCastle reads records from arrays.
-        datagram.CopyTo(_received);
+        byte[] received = t_received is { } buffer && buffer.Length >= _maxDatagramSize ? buffer : (t_received = new byte[_maxDatagramSize]);
+        byte[] plaintext = t_plaintext ??= new byte[PlaintextSize];
+        datagram.CopyTo(received);
         lock (session.ReceiveGate)
         {
-            session.Receive(_received, datagram.Length, _plaintext, _deliver, remote, Time.GetTimestamp());
+            session.Receive(received, datagram.Length, plaintext, _deliver, remote, Time.GetTimestamp());
         }
     }
 

@@ -35,9 +35,9 @@ internal sealed class ServerEngine : DtlsEngine
         }
 
         // RFC 6347 section 4.2.1: without a cookie proving the source, the answer is a HelloVerifyRequest and no state.
-        // Made on the first ClientHello (on the receive thread, the only one that verifies), with the crypto.
-        _cookies ??= new CookieVerifier(Crypto, _options.TimeProvider, _options.CookieSecretLifetime, Network);
-        DtlsRequest? request = _cookies.Verify(datagram, remote);
+        // Made on the first ClientHello, with the crypto (once, whichever receive thread gets there first).
+        CookieVerifier cookies = LazyInitializer.EnsureInitialized(ref _cookies, () => new CookieVerifier(Crypto, _options.TimeProvider, _options.CookieSecretLifetime, Network));
+        DtlsRequest? request = cookies.Verify(datagram, remote);
         if (request is null)
         {
             return;

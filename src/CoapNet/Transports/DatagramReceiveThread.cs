@@ -48,8 +48,8 @@ internal abstract class DatagramReceiveThread
 /// <summary>
 /// A receiver that may do a datagram's work on the receive thread (it reads <see cref="DatagramReceiveThread.Current"/>)
 /// and may be called from several threads at once, so a transport can hand a stalled socket to a new thread while an
-/// earlier call still runs. The datagram channels are one; a secure transport's engine, which keeps per-thread buffers
-/// and session locks, is not, so its calls never stall on work above it.
+/// earlier call still runs. The datagram channels are one, and the DTLS engine above a UDP socket (CoapNet.Dtls), which
+/// keeps its buffers per thread and orders each session's records under that session's lock.
 /// </summary>
 internal interface IInlineDatagramReceiver : IDatagramReceiver
 {
