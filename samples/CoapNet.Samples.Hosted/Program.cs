@@ -4,6 +4,8 @@
 //   coap-client-notls -A 60 coap://127.0.0.1/lamps/1   (CBOR)     coap-client-notls -A 50 coap://127.0.0.1/lamps/1   (JSON)
 // --Telemetry:Console=true prints CoapNet's metrics and traces through the OpenTelemetry console exporter.
 //   dotnet run --project samples/CoapNet.Samples.Hosted
+// coaps+tcp (CoAP over TLS) is off until Coap:Tls names an endpoint and a certificate (PEM files), in appsettings.json or:
+//   dotnet run --project samples/CoapNet.Samples.Hosted -- --Coap:Tls:Endpoints:0=[::]:5684 --Coap:Tls:CertificateFile=server.pem --Coap:Tls:CertificateKeyFile=server.key
 using CoapNet.Diagnostics;
 using CoapNet.Endpoints;
 using CoapNet.Hosting;
@@ -47,7 +49,7 @@ try
 catch (CoapBindException e)
 {
     // The host has logged the failure; this line says what to change, and the exit code says it failed.
-    Console.Error.WriteLine($"{e.Message} Set other endpoints in Coap:Endpoints (appsettings.json, or --Coap:Endpoints:0=udp://[::]:5684).");
+    Console.Error.WriteLine($"{e.Message} Set other endpoints in Coap:Endpoints or Coap:Tls:Endpoints (appsettings.json, or --Coap:Endpoints:0=udp://[::]:5684).");
     return 1;
 }
 

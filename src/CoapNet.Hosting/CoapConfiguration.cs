@@ -4,6 +4,7 @@ using CoapNet.Client;
 using CoapNet.Messaging;
 using CoapNet.Messaging.Retransmission;
 using CoapNet.Server;
+using CoapNet.Transports;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 
@@ -59,16 +60,17 @@ internal static class CoapConfiguration
             {
                 "udp" or "coap" => options.Endpoints,
                 "tcp" or "coap+tcp" => options.TcpEndpoints,
+                "coaps+tcp" => throw new FormatException($"{entry.Path} is '{endpoint}': coaps+tcp endpoints go in Coap:Tls:Endpoints, beside the server's certificate."),
                 _ => throw new FormatException($"{entry.Path} is '{endpoint}', which is neither udp://ADDRESS:PORT nor tcp://ADDRESS:PORT."),
             };
-            list.Add(ParseEndPoint(scheme < 0 ? endpoint : endpoint[(scheme + 3)..], entry.Path, endpoint));
+            list.Add(ParseEndPoint(scheme < 0 ? endpoint : endpoint[(scheme + 3)..], entry.Path, UdpTransportOptions.DefaultPort, endpoint));
         }
 
         foreach (IConfigurationSection entry in section.GetSection(nameof(CoapServerOptions.TcpEndpoints)).GetChildren())
         {
             if (entry.Value is string endpoint)
             {
-                options.TcpEndpoints.Add(ParseEndPoint(endpoint, entry.Path, endpoint));
+                options.TcpEndpoints.Add(ParseEndPoint(endpoint, entry.Path, UdpTransportOptions.DefaultPort));
             }
         }
     }
@@ -84,7 +86,7 @@ internal static class CoapConfiguration
         IConfigurationSection entry = section.GetSection(nameof(CoapClientOptions.LocalEndPoint));
         if (entry.Value is string text)
         {
-            options.LocalEndPoint = ParseEndPoint(text, entry.Path, text);
+            options.LocalEndPoint = ParseEndPoint(text, entry.Path, UdpTransportOptions.DefaultPort);
         }
     }
 
@@ -129,15 +131,22 @@ internal static class CoapConfiguration
         }
     }
 
-    // "ADDRESS[:PORT]" with an IP literal; a URI parses both bracketed IPv6 and the default port.
-    private static IPEndPoint ParseEndPoint(string text, string path, string original)
+    /// <summary>"ADDRESS[:PORT]" with an IP literal ("[::]", "0.0.0.0"), <paramref name="defaultPort"/> when the port is left out.</summary>
+    /// <param name="text">The address and port.</param>
+    /// <param name="path">The configuration path of the value, for the error.</param>
+    /// <param name="defaultPort">The port when the text has none.</param>
+    /// <param name="original">The value as configured, for the error, when <paramref name="text"/> is part of it.</param>
+    /// <returns>The endpoint.</returns>
+    /// <exception cref="FormatException">The text is not an IP address with an optional port; the message quotes it.</exception>
+    internal static IPEndPoint ParseEndPoint(string text, string path, int defaultPort, string? original = null)
     {
+        // A URI parses both bracketed IPv6 and the missing port.
         if (Uri.TryCreate("coap://" + text, UriKind.Absolute, out Uri? uri) && uri.AbsolutePath == "/" && uri.Query.Length == 0
             && IPAddress.TryParse(uri.HostNameType == UriHostNameType.IPv6 ? uri.Host.Trim('[', ']') : uri.Host, out IPAddress? address))
         {
-            return new IPEndPoint(address, uri.Port < 0 ? CoapNet.Transports.UdpTransportOptions.DefaultPort : uri.Port);
+            return new IPEndPoint(address, uri.Port < 0 ? defaultPort : uri.Port);
         }
 
-        throw new FormatException(string.Create(CultureInfo.InvariantCulture, $"{path} is '{original}', which is not an IP address with an optional port, such as [::]:5683 or 127.0.0.1:5683."));
+        throw new FormatException(string.Create(CultureInfo.InvariantCulture, $"{path} is '{original ?? text}', which is not an IP address with an optional port, such as [::]:{defaultPort} or 127.0.0.1:{defaultPort}."));
     }
 }

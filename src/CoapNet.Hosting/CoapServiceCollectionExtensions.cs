@@ -16,7 +16,9 @@ public static class CoapServiceCollectionExtensions
     /// Registers a <see cref="CoapServer"/> singleton that runs as a hosted service: it starts with the host
     /// and drains its requests in flight when the host stops. Its <see cref="CoapServerOptions"/> are bound from the
     /// "Coap" configuration section (the same names as the properties: "Endpoint", "Udp", "Tcp", "Connections",
-    /// "Observe", ...; "Endpoints" and "TcpEndpoints" as text such as "udp://[::]:5683"), then
+    /// "Observe", ...; "Endpoints" and "TcpEndpoints" as text such as "udp://[::]:5683"; "Tls" for coaps+tcp, with its
+    /// "Endpoints" and the certificate and trust roots from files or the certificate store, read by
+    /// <see cref="CoapCredentialConfiguration"/>), then
     /// <paramref name="configure"/> may change them; logging and the clock (<see cref="TimeProvider"/>, when
     /// registered) come from the host unless code set them.
     /// </summary>
@@ -46,6 +48,7 @@ public static class CoapServiceCollectionExtensions
                     IConfigurationSection section = configuration.GetSection(CoapConfiguration.ServerSection);
                     CoapConfiguration.BindEndpoints(o, section);
                     CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapServerOptions.Endpoint)));
+                    TlsConfiguration.BindServer(o.Tls, section.GetSection(nameof(CoapServerOptions.Tls)));
                 })
                 .PostConfigure<IServiceProvider>((o, provider) =>
                 {
@@ -92,7 +95,8 @@ public static class CoapServiceCollectionExtensions
 
     /// <summary>
     /// Registers a <see cref="CoapClient"/> singleton whose <see cref="CoapClientOptions"/> are bound from the
-    /// "Coap:Client" configuration section ("LocalEndPoint" as text such as "0.0.0.0:0"), then changed by
+    /// "Coap:Client" configuration section ("LocalEndPoint" as text such as "0.0.0.0:0"; "Tls" for coaps+tcp, with the
+    /// trust roots and client certificate read by <see cref="CoapCredentialConfiguration"/>), then changed by
     /// <paramref name="configure"/>; logging and the clock come from the host unless code set them. The container
     /// disposes it, closing its socket and connections.
     /// </summary>
@@ -108,6 +112,7 @@ public static class CoapServiceCollectionExtensions
                 IConfigurationSection section = configuration.GetSection(CoapConfiguration.ClientSection);
                 CoapConfiguration.BindLocalEndPoint(o, section);
                 CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapClientOptions.Endpoint)));
+                TlsConfiguration.BindClient(o.Tls, section.GetSection(nameof(CoapClientOptions.Tls)));
             })
             .PostConfigure<IServiceProvider>((o, provider) => CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>()));
         if (configure is not null)

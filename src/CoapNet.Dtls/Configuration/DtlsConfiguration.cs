@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Security.Cryptography;
-using System.Security.Cryptography.X509Certificates;
+using CoapNet.Hosting;
 using Microsoft.Extensions.Configuration;
 
 namespace CoapNet.Dtls.Configuration;
@@ -9,8 +9,9 @@ namespace CoapNet.Dtls.Configuration;
 /// <summary>
 /// Reads <see cref="DtlsServerOptions"/> and <see cref="DtlsClientOptions"/> from a configuration section whose names
 /// are the options' own, with the credentials as text or files: pre-shared keys as text, hexadecimal or a file, raw
-/// public keys and certificates as PEM files (a certificate also from the certificate store by thumbprint), trust roots
-/// as a PEM bundle. Keys are never put in an error message.
+/// public keys as PEM files; certificates and trust roots by the keys every secure transport shares, read by
+/// <see cref="CoapCredentialConfiguration"/> (PEM files, an encrypted key with its password, or the certificate store).
+/// Keys are never put in an error message.
 /// </summary>
 /// <example>
 /// <code>
@@ -39,8 +40,9 @@ public static class DtlsConfiguration
     /// "ADDRESS:PORT" ("[::]:5684", "0.0.0.0:5684"); without it, one endpoint at "Address" and "Port" (default
     /// [::]:5684). Credentials: "PskKeys" (a list of "Identity" with "Key", "KeyHex" or "KeyFile"),
     /// "PskIdentityHint", "RawPublicKeyFile", "TrustedRawPublicKeyFiles", "CertificateFile" with
-    /// "CertificateKeyFile" (or "CertificateThumbprint" in the certificate store, "CertificateStoreName" and
-    /// "CertificateStoreLocation"), "TrustedRootsFile"; and the bounds by their option names.
+    /// "CertificateKeyFile" and "CertificateKeyPassword" (or "CertificateThumbprint" in the certificate store,
+    /// "CertificateStoreName" and "CertificateStoreLocation"), "TrustedRootsFile" or "TrustedRootsStoreName" (see
+    /// <see cref="CoapCredentialConfiguration"/>); and the bounds by their option names.
     /// </summary>
     /// <param name="section">The section ("Coap:Dtls").</param>
     /// <returns>The options, one per endpoint; none when the section is empty.</returns>
@@ -135,15 +137,16 @@ public static class DtlsConfiguration
             options.UseConnectionId = bool.TryParse(cid, out bool use) ? use : throw new FormatException($"{Path(section, nameof(DtlsOptions.UseConnectionId))} is '{cid}', which is neither true nor false.");
         }
 
-        if (File(section, "RawPublicKeyFile") is { } rawKeyFile)
+        if (section["RawPublicKeyFile"] is { Length: > 0 })
         {
-            options.RawPublicKeyPair = Pem(rawKeyFile, Path(section, "RawPublicKeyFile"));
+            options.RawPublicKeyPair = Pem(section, "RawPublicKeyFile");
         }
 
         List<byte[]> trusted = [];
-        foreach (IConfigurationSection entry in section.GetSection("TrustedRawPublicKeyFiles").GetChildren())
+        IConfigurationSection trustedFiles = section.GetSection("TrustedRawPublicKeyFiles");
+        foreach (IConfigurationSection entry in trustedFiles.GetChildren())
         {
-            using ECDsa key = Pem(entry.Value ?? string.Empty, entry.Path);
+            using ECDsa key = Pem(trustedFiles, entry.Key);
             trusted.Add(key.ExportSubjectPublicKeyInfo());
         }
 
@@ -152,73 +155,9 @@ public static class DtlsConfiguration
             options.TrustedRawPublicKeys = DtlsOptions.RawPublicKeyTable(trusted);
         }
 
-        if (File(section, "CertificateFile") is { } certificateFile)
-        {
-            string keyFile = File(section, "CertificateKeyFile") ?? certificateFile;
-            try
-            {
-                options.Certificate = X509Certificate2.CreateFromPemFile(certificateFile, keyFile);
-            }
-            catch (CryptographicException e)
-            {
-                throw new FormatException($"{Path(section, "CertificateFile")} ('{certificateFile}') with its key ('{keyFile}') is not a PEM certificate and private key: {e.Message}", e);
-            }
-        }
-
-        if (section["CertificateThumbprint"] is { Length: > 0 } thumbprint)
-        {
-            options.Certificate = FromStore(section, thumbprint);
-        }
-
-        if (File(section, "TrustedRootsFile") is { } rootsFile)
-        {
-            X509Certificate2Collection roots = [];
-            try
-            {
-                roots.ImportFromPemFile(rootsFile);
-            }
-            catch (CryptographicException e)
-            {
-                throw new FormatException($"{Path(section, "TrustedRootsFile")} ('{rootsFile}') is not a PEM certificate bundle: {e.Message}", e);
-            }
-
-            options.TrustedRoots = roots;
-        }
-    }
-
-    // The certificate store: "CertificateThumbprint" in "CertificateStoreName" (default My) of
-    // "CertificateStoreLocation" (default CurrentUser), with its private key.
-    private static X509Certificate2 FromStore(IConfiguration section, string thumbprint)
-    {
-        string path = Path(section, "CertificateThumbprint");
-        StoreName name = Enum.TryParse(section["CertificateStoreName"] ?? nameof(StoreName.My), ignoreCase: true, out StoreName parsedName)
-            ? parsedName
-            : throw new FormatException($"{Path(section, "CertificateStoreName")} is '{section["CertificateStoreName"]}', which is not a store name such as My or Root.");
-        StoreLocation location = Enum.TryParse(section["CertificateStoreLocation"] ?? nameof(StoreLocation.CurrentUser), ignoreCase: true, out StoreLocation parsedLocation)
-            ? parsedLocation
-            : throw new FormatException($"{Path(section, "CertificateStoreLocation")} is '{section["CertificateStoreLocation"]}', which is neither CurrentUser nor LocalMachine.");
-        using X509Store store = new(name, location);
-        store.Open(OpenFlags.ReadOnly | OpenFlags.OpenExistingOnly);
-        X509Certificate2Collection found = store.Certificates.Find(X509FindType.FindByThumbprint, thumbprint, validOnly: false);
-        try
-        {
-            foreach (X509Certificate2 certificate in found)
-            {
-                if (certificate.HasPrivateKey)
-                {
-                    return new X509Certificate2(certificate);
-                }
-            }
-        }
-        finally
-        {
-            foreach (X509Certificate2 certificate in found)
-            {
-                certificate.Dispose();
-            }
-        }
-
-        throw new FormatException($"{path} is '{thumbprint}': no certificate with that thumbprint and its private key is in {location}\\{name}.");
+        // Certificates and trust roots by the keys every secure transport shares (CoapNet.Hosting reads them for coaps+tcp too).
+        options.Certificate = CoapCredentialConfiguration.ReadCertificate(section) ?? options.Certificate;
+        options.TrustedRoots = CoapCredentialConfiguration.ReadTrustedRoots(section) ?? options.TrustedRoots;
     }
 
     // A key as UTF-8 text (libcoap's -k), hexadecimal, or a file whose text is the key (a final newline is not part of it).
@@ -241,13 +180,13 @@ public static class DtlsConfiguration
             }
         }
 
-        return File(section, file) is { } path ? System.Text.Encoding.UTF8.GetBytes(ReadText(path, Path(section, file)).TrimEnd('\r', '\n')) : null;
+        return CoapCredentialConfiguration.ReadFileText(section, file) is { } key ? System.Text.Encoding.UTF8.GetBytes(key.TrimEnd('\r', '\n')) : null;
     }
 
-    // An EC key from a PEM file: a private key (PKCS#8 or SEC 1, as libcoap's -M takes) or a public key alone.
-    private static ECDsa Pem(string file, string path)
+    // An EC key from the PEM file the key names: a private key (PKCS#8 or SEC 1, as libcoap's -M takes) or a public key alone.
+    private static ECDsa Pem(IConfiguration section, string name)
     {
-        string text = ReadText(file, path);
+        string text = CoapCredentialConfiguration.ReadFileText(section, name) ?? throw new FormatException($"{Path(section, name)} must name a PEM file.");
         ECDsa key = ECDsa.Create();
         try
         {
@@ -257,21 +196,7 @@ public static class DtlsConfiguration
         catch (Exception e) when (e is ArgumentException or CryptographicException)
         {
             key.Dispose();
-            throw new FormatException($"{path} names '{file}', which holds no PEM EC key: {e.Message}", e);
-        }
-    }
-
-    private static string? File(IConfiguration section, string name) => section[name] is { Length: > 0 } path ? path : null;
-
-    private static string ReadText(string file, string path)
-    {
-        try
-        {
-            return System.IO.File.ReadAllText(file);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException)
-        {
-            throw new IOException($"{path} names '{file}', which cannot be read: {e.Message}", e);
+            throw new FormatException($"{Path(section, name)} names '{section[name]}', which holds no PEM EC key: {e.Message}", e);
         }
     }
 

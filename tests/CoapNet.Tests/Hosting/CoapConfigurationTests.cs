@@ -16,7 +16,7 @@ public sealed class CoapConfigurationTests
     [Fact]
     public void BindsEveryLevelOfTheServerOptionsFromTheCoapSection()
     {
-        CoapServerOptions options = BindServer(new Dictionary<string, string?>
+        CoapServerOptions options = BoundOptions.Server(new Dictionary<string, string?>
         {
             ["Coap:Endpoints:0"] = "udp://[::]:5683",
             ["Coap:Endpoints:1"] = "tcp://0.0.0.0",
@@ -62,7 +62,7 @@ public sealed class CoapConfigurationTests
     public void CodeChangesTheOptionsAfterConfigurationIsBound()
     {
         ServiceCollection services = new();
-        services.AddSingleton<IConfiguration>(Configuration(new() { ["Coap:MaxPendingRequests"] = "16", ["Coap:Endpoint:MaxPeers"] = "100" }));
+        services.AddSingleton<IConfiguration>(BoundOptions.Configuration(new() { ["Coap:MaxPendingRequests"] = "16", ["Coap:Endpoint:MaxPeers"] = "100" }));
         services.AddCoapServer(options =>
         {
             options.MaxPendingRequests *= 2;
@@ -80,7 +80,7 @@ public sealed class CoapConfigurationTests
     {
         TimeProvider clock = new ManualTimeProvider();
         ServiceCollection services = new();
-        services.AddSingleton<IConfiguration>(Configuration([]));
+        services.AddSingleton<IConfiguration>(BoundOptions.Configuration([]));
         services.AddSingleton(clock);
         services.AddSingleton<ILoggerFactory>(NullLoggerFactory.Instance);
         services.AddCoapServer();
@@ -94,9 +94,9 @@ public sealed class CoapConfigurationTests
     [Fact]
     public void TheRetransmissionPolicyIsNamedInConfiguration()
     {
-        CoapServerOptions cocoa = BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Cocoa", ["Coap:Endpoint:Cocoa:MaxTimeout"] = "00:00:10" });
-        CoapServerOptions rfc = BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "rfc7252" });
-        Action unknown = () => BindServer(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Reno" });
+        CoapServerOptions cocoa = BoundOptions.Server(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Cocoa", ["Coap:Endpoint:Cocoa:MaxTimeout"] = "00:00:10" });
+        CoapServerOptions rfc = BoundOptions.Server(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "rfc7252" });
+        Action unknown = () => BoundOptions.Server(new() { ["Coap:Endpoint:RetransmissionPolicy"] = "Reno" });
 
         cocoa.Endpoint.RetransmissionPolicy.Should().BeOfType<CoapNet.Messaging.Retransmission.CocoaRetransmissionPolicy>()
             .Which.MaxTimeout.Should().Be(TimeSpan.FromSeconds(10), "the Cocoa subsection binds onto CocoaOptions");
@@ -111,7 +111,7 @@ public sealed class CoapConfigurationTests
     [InlineData("udp://127.0.0.1:5683/path")]
     public void AnEndpointThatIsNotSchemeAddressAndPortIsRefusedWithItsText(string endpoint)
     {
-        Action bind = () => BindServer(new() { ["Coap:Endpoints:0"] = endpoint });
+        Action bind = () => BoundOptions.Server(new() { ["Coap:Endpoints:0"] = endpoint });
 
         bind.Should().Throw<FormatException>().WithMessage($"Coap:Endpoints:0 is '{endpoint}'*");
     }
@@ -119,8 +119,7 @@ public sealed class CoapConfigurationTests
     [Fact]
     public void BindsTheClientSection()
     {
-        ServiceCollection services = new();
-        services.AddSingleton<IConfiguration>(Configuration(new()
+        CoapClientOptions options = BoundOptions.Client(new()
         {
             ["Coap:Client:LocalEndPoint"] = "127.0.0.1:0",
             ["Coap:Client:UseNonConfirmable"] = "true",
@@ -128,11 +127,7 @@ public sealed class CoapConfigurationTests
             ["Coap:Client:Endpoint:Blockwise:BlockSize"] = "128",
             ["Coap:Client:Udp:SocketReceiveBufferSize"] = "65536",
             ["Coap:Client:Connections:ConnectTimeout"] = "00:00:05",
-        }));
-        services.AddCoapClient();
-        using ServiceProvider provider = services.BuildServiceProvider();
-
-        CoapClientOptions options = provider.GetRequiredService<IOptions<CoapClientOptions>>().Value;
+        });
 
         options.LocalEndPoint.Should().Be(new IPEndPoint(IPAddress.Loopback, 0));
         options.UseNonConfirmable.Should().BeTrue();
@@ -140,16 +135,5 @@ public sealed class CoapConfigurationTests
         options.Endpoint.Blockwise.BlockSize.Should().Be(128);
         options.Udp.SocketReceiveBufferSize.Should().Be(65536);
         options.Connections.ConnectTimeout.Should().Be(TimeSpan.FromSeconds(5));
-    }
-
-    private static IConfiguration Configuration(Dictionary<string, string?> values) => new ConfigurationBuilder().AddInMemoryCollection(values).Build();
-
-    private static CoapServerOptions BindServer(Dictionary<string, string?> values)
-    {
-        ServiceCollection services = new();
-        services.AddSingleton(Configuration(values));
-        services.AddCoapServer();
-        using ServiceProvider provider = services.BuildServiceProvider();
-        return provider.GetRequiredService<IOptions<CoapServerOptions>>().Value;
     }
 }

@@ -62,6 +62,34 @@ public sealed class HostedSampleTests
         sample.Output.Should().Contain("Application is shutting down...");
     }
 
+    [SkippableFact]
+    public async Task TheSampleServesCoapsTcpOnceItsSettingsNameAnEndpointAndACertificate()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        using CoapNet.Tests.Tls.PemFiles pem = new();
+        List<string> arguments = ["--Coap:Endpoints:0", "udp://127.0.0.1:0", "--Coap:Endpoints:1", "tcp://127.0.0.1:0"];
+
+        // What the sample's header says to add to turn coaps+tcp on; its appsettings.json leaves the keys empty.
+        arguments.AddRange(["--Coap:Tls:Endpoints:0", "127.0.0.1:0", "--Coap:Tls:CertificateFile", pem["server.pem"], "--Coap:Tls:CertificateKeyFile", pem["server.key"]]);
+        TaskCompletionSource<Uri> coapsTcp = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), arguments, line =>
+        {
+            int at = line.IndexOf("listening on coaps+tcp://", StringComparison.Ordinal);
+            if (at >= 0)
+            {
+                coapsTcp.TrySetResult(new Uri(line[(at + "listening on ".Length)..].Trim()));
+            }
+        });
+        Uri listening = await coapsTcp.Task.WaitAsync(Liveness);
+        await using CoapClient client = CoapNet.Tests.Tls.TlsLoopback.Client();
+
+        CoapResponse hello = await client.GetAsync(new Uri(listening, "/hello"));
+
+        hello.GetPayloadString().Should().Be("Hello, CoAP! You are visitor 1.");
+        await sample.SignalAsync("TERM");
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
+    }
+
     [Fact]
     public async Task OnABusyPortTheSampleSaysWhichEndpointAndWhatToChangeAndExitsWithOne()
     {
