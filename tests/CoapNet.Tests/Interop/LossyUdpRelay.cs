@@ -1,5 +1,4 @@
 using System.Net;
-using System.Net.Sockets;
 
 namespace CoapNet.Tests.Interop;
 
@@ -9,30 +8,22 @@ namespace CoapNet.Tests.Interop;
 /// </summary>
 public sealed class LossyUdpRelay : IAsyncDisposable
 {
-    private readonly UdpClient _clientSide = new(new IPEndPoint(IPAddress.Loopback, 0));
-    private readonly UdpClient _serverSide = new(new IPEndPoint(IPAddress.Loopback, 0));
-    private readonly IPEndPoint _server;
     private readonly double _dropShare;
     private readonly Random _random;
     private readonly object _gate = new();
-    private readonly CancellationTokenSource _stop = new();
-    private readonly Task _toServer;
-    private readonly Task _toClient;
     private readonly List<RelayedDatagram>? _log;
-    private IPEndPoint? _client;
+    private readonly UdpRelay _relay;
 
     public LossyUdpRelay(IPEndPoint server, double dropShare, int seed, bool record = false)
     {
-        _server = server;
         _dropShare = dropShare;
         _random = new Random(seed);
         _log = record ? [] : null;
-        _toServer = Task.Run(() => PumpAsync(_clientSide, toServer: true));
-        _toClient = Task.Run(() => PumpAsync(_serverSide, toServer: false));
+        _relay = new UdpRelay(server, Pass);
     }
 
     /// <summary>Where the client sends instead of the server.</summary>
-    public IPEndPoint EndPoint => (IPEndPoint)_clientSide.Client.LocalEndPoint!;
+    public IPEndPoint EndPoint => _relay.EndPoint;
 
     public int DroppedToServer { get; private set; }
 
@@ -54,63 +45,23 @@ public sealed class LossyUdpRelay : IAsyncDisposable
         }
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        await _stop.CancelAsync();
-        _clientSide.Dispose();
-        _serverSide.Dispose();
-        await Task.WhenAll(_toServer, _toClient).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        _stop.Dispose();
-    }
+    public ValueTask DisposeAsync() => _relay.DisposeAsync();
 
-    private async Task PumpAsync(UdpClient from, bool toServer)
+    // The relay calls this for one datagram at a time per direction; the lock orders both directions' log and random draws.
+    private IReadOnlyList<byte[]> Pass(bool toServer, byte[] datagram)
     {
-        while (!_stop.IsCancellationRequested)
+        lock (_gate)
         {
-            UdpReceiveResult received;
-            try
+            bool drop = _random.NextDouble() < _dropShare;
+            _log?.Add(new RelayedDatagram(toServer, datagram, drop));
+            if (drop)
             {
-                received = await from.ReceiveAsync(_stop.Token);
-            }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
-            {
-                return;
+                _ = toServer ? DroppedToServer++ : DroppedToClient++;
+                return [];
             }
 
-            IPEndPoint? destination;
-            bool drop;
-            lock (_gate)
-            {
-                if (toServer)
-                {
-                    _client = received.RemoteEndPoint;
-                }
-
-                destination = toServer ? _server : _client;
-                drop = _random.NextDouble() < _dropShare;
-                _log?.Add(new RelayedDatagram(toServer, received.Buffer, drop));
-                if (drop)
-                {
-                    _ = toServer ? DroppedToServer++ : DroppedToClient++;
-                }
-                else
-                {
-                    _ = toServer ? ForwardedToServer++ : ForwardedToClient++;
-                }
-            }
-
-            if (!drop && destination is not null)
-            {
-                UdpClient to = toServer ? _serverSide : _clientSide;
-                try
-                {
-                    await to.SendAsync(received.Buffer, destination, _stop.Token);
-                }
-                catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
-                {
-                    return;
-                }
-            }
+            _ = toServer ? ForwardedToServer++ : ForwardedToClient++;
+            return [datagram];
         }
     }
 }
