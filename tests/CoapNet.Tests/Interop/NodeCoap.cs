@@ -25,12 +25,7 @@ internal static class NodeCoap
         if (!installed)
         {
             bool unavailable = string.Equals(Environment.GetEnvironmentVariable("COAPNET_NODE_COAP"), "unavailable", StringComparison.Ordinal);
-            if (LibCoap.IsCi && !unavailable)
-            {
-                throw new InvalidOperationException(InstallHint);
-            }
-
-            Skip.If(true, InstallHint);
+            LibCoap.Missing(InstallHint, mayBeAbsentInCi: unavailable);
         }
 
         return directory!;
