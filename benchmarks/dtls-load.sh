@@ -91,7 +91,7 @@ free_port() {
     port=$((20000 + RANDOM % 12000))
     ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
     ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
-    return
+    return 0
   done
 }
 
