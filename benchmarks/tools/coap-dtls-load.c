@@ -19,8 +19,8 @@
  *   -a  handshakes in flight at once while sessions are set up (default 8)
  *   -H  instead of a load run: N full handshakes (-a at once), each session closed with close_notify once it is up;
  *       prints the rate and the handshake times
- *   -I  instead of a load run: set up the -c sessions, send one GET in each, print "idle sessions=N" once every
- *       session has its answer, hold them all idle for -d seconds, then close each with close_notify (a process
+ *   -I  instead of a load run: set up the -c sessions, each sending one GET as soon as its handshake is over (as a
+ *       device that connects to report does), print "idle sessions=N" once every session has its answer, hold them all idle for -d seconds, then close each with close_notify (a process
  *       beside it reads the server's memory per idle session meanwhile)
  *
  * Requests are GETs with a 4-byte token and the path's Uri-Path options, one per DTLS record; a response is matched by
@@ -86,6 +86,7 @@ static size_t request_length;
 static uint32_t next_token;
 static uint64_t sent, ok, bad, max_us;
 static int follow_up = 1; /* a slot sends its next request once answered (not in -I) */
+static int get_when_up = 0; /* -I: each session sends its GET as soon as its handshake is over, as a device would */
 static const char *identity = "coapnet";
 static uint8_t key[256];
 static size_t key_length;
@@ -143,6 +144,8 @@ static void finish(session_t *s, int notify) {
   }
 }
 
+static void send_request(int i, int k, uint64_t now);
+
 /* Drives the handshakes of sessions [0, count) to the end, at most at_once in flight; returns how many failed.
  * With close_each, a session is closed with close_notify as soon as it is up (the -H measurement). */
 static int handshake_all(int count, int close_each, uint64_t handshake_timeout_us) {
@@ -170,6 +173,7 @@ static int handshake_all(int count, int close_each, uint64_t handshake_timeout_u
         hist[took < HIST_BUCKETS ? took : HIST_BUCKETS - 1]++;
         s->state = READY;
         if (close_each) finish(s, 1);
+        else if (get_when_up) send_request((int)events[e].data.u32, 0, now);
         done++, in_flight--;
       } else if (SSL_get_error(s->ssl, r) != SSL_ERROR_WANT_READ) {
         s->state = FAILED;
@@ -372,6 +376,11 @@ int main(int argc, char **argv) {
     return failed == 0 ? 0 : 1;
   }
 
+  if (idle) {
+    window = 1;
+    follow_up = 0;
+    get_when_up = 1;
+  }
   int failed = handshake_all(count, 0, 10000000u);
   double setup = (double)(now_us() - t0) / 1e6;
   if (failed) fprintf(stderr, "coap-dtls-load: %d of %d handshakes failed\n", failed, count);
@@ -385,11 +394,7 @@ int main(int argc, char **argv) {
   uint64_t timeouts = 0;
 
   if (idle) {
-    /* One GET per session, then quiet: the server holds N established, idle sessions. */
-    window = 1;
-    follow_up = 0;
-    for (int i = 0; i < count; i++)
-      if (sessions[i].state == READY) send_request(i, 0, now_us());
+    /* One GET per session, sent when its handshake was over; then quiet: the server holds N established, idle sessions. */
     uint64_t deadline = now_us() + 30000000u;
     while (ok + bad < (uint64_t)(count - failed) && now_us() < deadline) pump(count, now_us() + 100000, timeout_us, &timeouts);
     printf("idle sessions=%llu cipher=%s\n", (unsigned long long)(ok + bad), negotiated);
