@@ -4,6 +4,7 @@ using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Simulation;
 using CoapNet.Transports;
 
 namespace CoapNet.Scenarios;
@@ -103,7 +104,8 @@ internal static class DtlsMemoryScenario
     /// <summary>A client that handshakes (and GETs once); with <paramref name="cut"/> its socket then goes silent and it is dropped.</summary>
     private static async Task OpenAsync(Uri uri, byte[] key, bool handshakeOnly, bool cut)
     {
-        SilencedTransport network = new();
+        // When cut, its socket sends nothing more, so the server never hears this client close.
+        SilenceableUdpTransport network = new();
         DtlsClientTransport transport = new(network, new DtlsClientOptions { PskIdentity = "coapnet", PskKey = key });
         await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
         if (handshakeOnly)
@@ -117,36 +119,6 @@ internal static class DtlsMemoryScenario
         }
 
         network.Silent = cut;
-    }
-
-    /// <summary>UDP on 127.0.0.1 that can be told to send nothing more, so the server never hears this client close.</summary>
-    private sealed class SilencedTransport : IDatagramTransport
-    {
-        private readonly UdpTransport _udp = new(new IPEndPoint(IPAddress.Loopback, 0));
-
-        public volatile bool Silent;
-
-        public IPEndPoint LocalEndPoint => _udp.LocalEndPoint;
-
-        public void Start(IDatagramReceiver receiver) => _udp.Start(receiver);
-
-        public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
-        {
-            if (!Silent)
-            {
-                _udp.Send(datagram, remote);
-            }
-        }
-
-        public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
-        {
-            Send(datagram.Span, remote);
-            return ValueTask.CompletedTask;
-        }
-
-        public void Dispose() => _udp.Dispose();
-
-        public ValueTask DisposeAsync() => _udp.DisposeAsync();
     }
 
     private sealed class Ignore : IDatagramReceiver
