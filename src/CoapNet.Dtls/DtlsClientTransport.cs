@@ -16,6 +16,11 @@ namespace CoapNet.Dtls;
 /// so the request carries its session and its response is matched only when it comes back in that same session
 /// (RFC 7252 section 9.1.1). A handshake that fails fails the request with
 /// <see cref="System.Security.Authentication.AuthenticationException"/>; nothing is ever sent in the clear.
+/// A session ends when the server sends close_notify or a fatal alert, when it ages out here, or when a confirmable
+/// message in it goes unacknowledged through all its retransmissions: a server that restarted has lost the session and
+/// drops its records unanswered (RFC 6347 sections 4.1.2.7 and 4.2.8). The client is told (what was pending in the
+/// session fails with a <c>CoapConnectionException</c> that says why, an observation registers again), and its next
+/// request handshakes again.
 /// </remarks>
 public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTransport
 {

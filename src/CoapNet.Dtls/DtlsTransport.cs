@@ -38,6 +38,15 @@ public abstract class DtlsTransport : IDatagramTransport
     /// <param name="securityContext">The session.</param>
     public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext) => _engine.Send(datagram, securityContext);
 
+    /// <summary>
+    /// A confirmable message in <paramref name="securityContext"/> went unacknowledged after MAX_RETRANSMIT (RFC 7252
+    /// section 4.2): a client takes it as the server having lost the session and ends it (reported to the receiver as a
+    /// lost session); a server keeps it until it ages out or the client handshakes again.
+    /// </summary>
+    /// <param name="remote">The destination.</param>
+    /// <param name="securityContext">The session.</param>
+    void IDatagramTransport.OnUnacknowledged(IPEndPoint remote, CoapSecurityContext? securityContext) => _engine.OnUnacknowledged(securityContext);
+
     /// <summary>Not used on a secure transport: a datagram without a session is dropped, never sent in the clear.</summary>
     /// <param name="datagram">The bytes.</param>
     /// <param name="remote">The destination.</param>

@@ -74,10 +74,24 @@ internal sealed class ClientEngine : DtlsEngine
         return cancellationToken.CanBeCanceled ? connected.WaitAsync(cancellationToken) : connected;
     }
 
+    protected override string PeerName => "the server";
+
     protected override void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         // A client answers nobody it did not call: stray datagrams are dropped.
     }
+
+    /// <summary>
+    /// A confirmable message in <paramref name="session"/> went unacknowledged through all its retransmissions: the
+    /// server has evidently lost the session. A server that restarted knows nothing of it and drops its records
+    /// unanswered (RFC 6347 section 4.1.2.7: invalid records are silently discarded), so silence is all the client can
+    /// observe; an alert it might send in the clear would not authenticate, and must not end a session, or anyone could
+    /// end it. The session is closed (close_notify, for a server that still has it), which fails what is pending in it
+    /// and lets the next request handshake again, which a restarted server answers on the same address and port as a
+    /// new association (section 4.2.8).
+    /// </summary>
+    protected override void OnUnacknowledged(DtlsSession session)
+        => session.Close($"{PeerName} acknowledged no confirmable message through all its retransmissions (RFC 7252 section 4.2), so it has evidently lost the session (a restart, RFC 6347 section 4.2.8); the next request makes a new one");
 
     protected override void OnEstablished(DtlsSession session)
     {

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Net;
 using CoapNet.Channels;
 using CoapNet.Dtls.Records;
+using CoapNet.Messaging;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -142,10 +143,10 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             return false;
         }
 
-        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed, _onMoved);
+        DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed, _onMoved, PeerName);
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
-            old.MarkClosed();
+            old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)");
             Forget(old);
         }
 
@@ -187,6 +188,26 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
 
     /// <summary>A datagram from an address with no session, or a ClientHello from one with an established session.</summary>
     protected abstract void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote);
+
+    /// <summary>Who is at the other end of this engine's sessions, as the reasons they close name it ("the server").</summary>
+    protected abstract string PeerName { get; }
+
+    /// <summary>
+    /// The layer above gave up on a confirmable message sent in <paramref name="context"/> (RFC 7252 section 4.2): the
+    /// session's own engine decides whether that ends it (<see cref="OnUnacknowledged(DtlsSession)"/>).
+    /// </summary>
+    public void OnUnacknowledged(CoapSecurityContext? context)
+    {
+        if (context is not null && _byContext.TryGetValue(context, out DtlsSession? session))
+        {
+            OnUnacknowledged(session);
+        }
+    }
+
+    /// <summary>A confirmable message in <paramref name="session"/> went unacknowledged; by default the session goes on.</summary>
+    protected virtual void OnUnacknowledged(DtlsSession session)
+    {
+    }
 
     /// <summary>Called on the handshake thread once a session is established (the client completes its waiters).</summary>
     protected virtual void OnEstablished(DtlsSession session)
@@ -267,7 +288,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         _sweep.Dispose();
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close();
+            pair.Value.Close(DisposedReason);
         }
 
         Network.Dispose();
@@ -283,7 +304,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         await _sweep.DisposeAsync().ConfigureAwait(false);
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close();
+            pair.Value.Close(DisposedReason);
         }
 
         await Network.DisposeAsync().ConfigureAwait(false);
@@ -345,8 +366,8 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
                 }
                 else
                 {
-                    // Closed or replaced while it finished: the new association is dropped at once.
-                    session.Close();
+                    // Closed or replaced while it finished: the new association is dropped at once (and was never reported up).
+                    session.Close("it was closed or replaced while its handshake finished");
                     OnHandshakeFailed(session, new ObjectDisposedException(nameof(DtlsEngine)));
                 }
             }
@@ -356,7 +377,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1).
             Log.HandshakeFailed(Logger, session.Remote, e.Message);
             session.Failure = e;
-            session.MarkClosed();
+            session.MarkClosed(e.Message);
             Forget(session);
             OnHandshakeFailed(session, e);
         }
@@ -366,7 +387,11 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         }
     }
 
-    /// <summary>Removes a closed session from the maps, once.</summary>
+    /// <summary>
+    /// Removes a closed session from the maps, once, and tells the layer above that an established one is lost, with
+    /// why: what waits for an answer in it, and an observation registered in it, can never hear from it again (RFC 7252
+    /// section 9.1.1). Removed first, so a client that reacts by asking for a session gets a new one.
+    /// </summary>
     private void Forget(DtlsSession session)
     {
         _byAddress.TryRemove(new KeyValuePair<IPEndPoint, DtlsSession>(session.Remote, session));
@@ -375,10 +400,22 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             _byConnectionId.TryRemove(new KeyValuePair<ulong, DtlsSession>(connectionId, session));
         }
 
-        if (session.Context is { } context && _byContext.TryRemove(new KeyValuePair<CoapSecurityContext, DtlsSession>(context, session)))
+        if (session.Context is not { } context || !_byContext.TryRemove(new KeyValuePair<CoapSecurityContext, DtlsSession>(context, session)))
         {
-            Interlocked.Decrement(ref _sessions);
-            Log.Closed(Logger, session.Remote, context);
+            return;
+        }
+
+        Interlocked.Decrement(ref _sessions);
+        string reason = session.CloseReason ?? "it closed";
+        Log.Closed(Logger, session.Remote, context, reason);
+        try
+        {
+            _upper?.OnSessionLost(session.Remote, context, new CoapConnectionException($"The DTLS session with {session.Remote} was lost: {reason}.", session.Remote));
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // As for a received message: the layer above must not throw, and the engine goes on if it does.
+            Log.ReceiverFailed(Logger, e);
         }
     }
 
@@ -401,7 +438,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             if (Time.GetElapsedTime(session.LastReceived) >= Options.SessionIdleTimeout)
             {
                 Log.Aged(Logger, session.Remote, pair.Key);
-                session.Close();
+                session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)");
             }
             else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
             {
@@ -415,6 +452,8 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         }
     }
 
+    private const string DisposedReason = "the DTLS transport was disposed";
+
     private static partial class Log
     {
         [LoggerMessage(1, LogLevel.Debug, "DTLS session established with {Remote}: {Context}")]
@@ -423,8 +462,8 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         [LoggerMessage(2, LogLevel.Information, "DTLS handshake with {Remote} failed: {Reason}")]
         public static partial void HandshakeFailed(ILogger logger, IPEndPoint remote, string reason);
 
-        [LoggerMessage(3, LogLevel.Debug, "DTLS session with {Remote} closed: {Context}")]
-        public static partial void Closed(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
+        [LoggerMessage(3, LogLevel.Debug, "DTLS session with {Remote} closed: {Context}: {Reason}")]
+        public static partial void Closed(ILogger logger, IPEndPoint remote, CoapSecurityContext context, string reason);
 
         [LoggerMessage(4, LogLevel.Debug, "DTLS session with {Remote} aged out: {Context}")]
         public static partial void Aged(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
@@ -441,7 +480,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         [LoggerMessage(9, LogLevel.Debug, "DTLS session moved from {Old} to {Remote} by its Connection ID: {Context}")]
         public static partial void Moved(ILogger logger, IPEndPoint old, IPEndPoint remote, CoapSecurityContext context);
 
-        [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message")]
+        [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message or a lost session")]
         public static partial void ReceiverFailed(ILogger logger, Exception exception);
     }
 }

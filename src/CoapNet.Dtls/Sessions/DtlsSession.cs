@@ -38,6 +38,7 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly int _datagramLimit;
     private readonly Action<DtlsSession> _onClosed;
     private readonly Action<DtlsSession, IPEndPoint>? _onMoved;
+    private readonly string _peerName;
     private DtlsRecordCallback? _onRecord;
     private readonly object _queueGate = new();
     private Queue<byte[]>? _handshakeQueue = new();
@@ -51,6 +52,7 @@ internal sealed class DtlsSession : DatagramTransport
     private RecordProtection? _ready;
     private RecordProtection? _protection;
     private long _written = -1;
+    private string? _closeReason;
 
     /// <param name="network">The datagram transport underneath.</param>
     /// <param name="remote">The peer's address.</param>
@@ -58,8 +60,10 @@ internal sealed class DtlsSession : DatagramTransport
     /// <param name="now">The time, for ageing.</param>
     /// <param name="onClosed">Called once the session closed.</param>
     /// <param name="onMoved">Called when a record carrying our Connection ID authenticated, is the newest yet, and came from another address (RFC 9146 section 6).</param>
-    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed, Action<DtlsSession, IPEndPoint>? onMoved)
+    /// <param name="peerName">"the server" or "the client", for the reason it closed.</param>
+    public DtlsSession(IDatagramTransport network, IPEndPoint remote, int datagramLimit, long now, Action<DtlsSession> onClosed, Action<DtlsSession, IPEndPoint>? onMoved, string peerName)
     {
+        _peerName = peerName;
         _network = network;
         _remote = remote;
         _datagramLimit = datagramLimit;
@@ -91,6 +95,9 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>When the handshake completed (a <see cref="TimeProvider"/> timestamp).</summary>
     public long EstablishedAt { get; private set; }
+
+    /// <summary>Why the session closed, once it has: the first reason given (an alert by name, ageing, our own close), or null when none was.</summary>
+    public string? CloseReason => Volatile.Read(ref _closeReason);
 
     /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
     public Exception? Failure { get; set; }
@@ -225,10 +232,15 @@ internal sealed class DtlsSession : DatagramTransport
                 HandOver(datagram.AsSpan(0, length));
             }
         }
-        catch (IOException)
+        catch (IOException e)
         {
             // A fatal alert received or raised: the association is over (RFC 5246 section 7.2.2).
-            MarkClosed();
+            MarkClosed(e switch
+            {
+                TlsFatalAlertReceived received => $"{_peerName} sent a fatal alert, {AlertDescription.GetText(received.AlertDescription)}",
+                TlsFatalAlert raised => $"a record from {_peerName} raised a fatal alert, {AlertDescription.GetText(raised.AlertDescription)}",
+                _ => $"reading a record from {_peerName} failed: {e.Message}",
+            });
         }
         finally
         {
@@ -238,6 +250,8 @@ internal sealed class DtlsSession : DatagramTransport
 
         if (_state == Closed)
         {
+            // Closed without an exception: BouncyCastle read the peer's close_notify and closed (RFC 5246 section 7.2.1).
+            MarkClosed(ClosedByPeer);
             _onClosed(this);
         }
     }
@@ -250,11 +264,22 @@ internal sealed class DtlsSession : DatagramTransport
             return false;
         }
 
-        if (_protection is { } protection)
+        bool sent = _protection is { } protection
+            ? SendProtected(protection, RecordProtection.ApplicationData, plaintext)
+            : SendBeforeHandOver(plaintext);
+
+        // A send that closed the session reports it here, outside the session's locks.
+        if (!sent && _state == Closed)
         {
-            return SendProtected(protection, RecordProtection.ApplicationData, plaintext);
+            _onClosed(this);
         }
 
+        return sent;
+    }
+
+    /// <summary>Sends through BouncyCastle's record layer, or through ours when the hand-over came first; false when it cannot.</summary>
+    private bool SendBeforeHandOver(ReadOnlySpan<byte> plaintext)
+    {
         try
         {
             // Serialized with the hand-over, which reads the last sequence number BouncyCastle wrote.
@@ -275,10 +300,9 @@ internal sealed class DtlsSession : DatagramTransport
                 return true;
             }
         }
-        catch (IOException)
+        catch (IOException e)
         {
-            MarkClosed();
-            _onClosed(this);
+            MarkClosed($"sending in it failed: {e.Message}");
             return false;
         }
     }
@@ -294,12 +318,18 @@ internal sealed class DtlsSession : DatagramTransport
         }
     }
 
+    /// <summary>The reason of a close_notify from the peer.</summary>
+    private string ClosedByPeer => $"{_peerName} sent close_notify";
+
     /// <summary>Moves the session to <paramref name="remote"/> (RFC 9146).</summary>
     public void MoveTo(IPEndPoint remote) => Volatile.Write(ref _remote, remote);
 
     /// <summary>Sends close_notify when established (RFC 5246 section 7.2.1) and forgets the session; a handshake under way is failed.</summary>
-    public void Close()
+    /// <param name="reason">Why this side closes it, for the exchanges that fail with it.</param>
+    public void Close(string reason)
     {
+        // Recorded first: sending close_notify may itself fail and close the session, and this is the reason.
+        Interlocked.CompareExchange(ref _closeReason, reason, null);
         BcDtlsTransport? dtls = _dtls;
         if (_protection is { } protection && _state == Established)
         {
@@ -317,13 +347,19 @@ internal sealed class DtlsSession : DatagramTransport
             }
         }
 
-        MarkClosed();
+        MarkClosed(reason);
         _onClosed(this);
     }
 
     /// <summary>Marks the session closed and wakes a handshake thread waiting for a datagram.</summary>
-    public void MarkClosed()
+    /// <param name="reason">Why, when this is the first reason given; null to leave it to the caller that knows.</param>
+    public void MarkClosed(string? reason)
     {
+        if (reason is not null)
+        {
+            Interlocked.CompareExchange(ref _closeReason, reason, null);
+        }
+
         lock (_queueGate)
         {
             _state = Closed;
@@ -365,8 +401,9 @@ internal sealed class DtlsSession : DatagramTransport
     /// <inheritdoc/>
     void TlsCloseable.Close()
     {
-        // BouncyCastle closes its transport after close_notify or a fatal alert, either way: the association is over.
-        MarkClosed();
+        // BouncyCastle closes its transport after close_notify or a fatal alert, either way: the association is over. Its
+        // caller (our receive or send) names which, after this returns.
+        MarkClosed(null);
     }
 
     private int Receive(Span<byte> buffer, int waitMillis)
@@ -536,7 +573,7 @@ internal sealed class DtlsSession : DatagramTransport
             else if (type == RecordProtection.Alert && received == 2 && (plaintext[0] == 2 || plaintext[1] == 0))
             {
                 // RFC 5246 section 7.2: a fatal alert or close_notify ends the association.
-                MarkClosed();
+                MarkClosed(plaintext[1] == 0 ? ClosedByPeer : $"{_peerName} sent a fatal alert, {AlertDescription.GetText(plaintext[1])}");
             }
         }
 
@@ -568,9 +605,8 @@ internal sealed class DtlsSession : DatagramTransport
         }
         catch (Exception e) when (e is IOException or ObjectDisposedException)
         {
-            // The socket closed, or the session did while this was written.
-            MarkClosed();
-            _onClosed(this);
+            // The socket closed, or the session did while this was written; the caller reports it, outside its locks.
+            MarkClosed("the socket closed");
             return false;
         }
         finally

@@ -26,6 +26,12 @@ internal sealed class ServerEngine : DtlsEngine
 
     protected override bool RestartsOnClientHello => true;
 
+    protected override string PeerName => "the client";
+
+    // OnUnacknowledged keeps the session: a client that lost it comes back with a ClientHello from the same address,
+    // which replaces it (RFC 6347 section 4.2.8), and one that went away ages out, so an unacknowledged notification
+    // alone does not end it.
+
     protected override void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         // Only a ClientHello may begin an association; any other record from an unknown address is dropped unanswered.

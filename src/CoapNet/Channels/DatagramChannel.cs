@@ -45,6 +45,9 @@ internal sealed class DatagramChannel : IPeerChannel
     /// <exception cref="System.Net.Sockets.SocketException">The network refused it.</exception>
     /// <exception cref="ObjectDisposedException">The transport is closed.</exception>
     public void Send(ReadOnlySpan<byte> datagram) => _transport.Send(datagram, Peer.EndPoint, Peer.SecurityContext);
+
+    /// <summary>Tells the transport that a confirmable message to the peer went unacknowledged after MAX_RETRANSMIT (RFC 7252 section 4.2).</summary>
+    public void ReportUnacknowledged() => _transport.OnUnacknowledged(Peer.EndPoint, Peer.SecurityContext);
 }
 
 /// <summary>What the datagram channels hand received messages to: the datagram message layer.</summary>
@@ -55,6 +58,9 @@ internal interface IDatagramChannelReceiver
 
     /// <summary>A datagram that is not a valid CoAP message arrived; <paramref name="datagram"/> is valid only during the call.</summary>
     void OnMalformed(DatagramChannel channel, ReadOnlySpan<byte> datagram, CoapFormatError error);
+
+    /// <summary>The transport ended the session of <paramref name="peer"/> (<see cref="IDatagramReceiver.OnSessionLost"/>): nothing more comes or goes in it.</summary>
+    void OnPeerLost(CoapPeer peer, Exception reason);
 }
 
 /// <summary>
@@ -130,6 +136,26 @@ internal sealed class DatagramChannels : IInlineDatagramReceiver
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote) => Receive(datagram, remote, null);
 
     void IDatagramReceiver.OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext) => Receive(datagram, remote, securityContext);
+
+    void IDatagramReceiver.OnSessionLost(IPEndPoint remote, CoapSecurityContext securityContext, Exception reason)
+    {
+        CoapPeer peer;
+        lock (_channels)
+        {
+            // The cached channel of a session that ended holds nothing a new session could use.
+            if (_channels.TryGetValue(remote, out DatagramChannel? channel) && ReferenceEquals(channel.Peer.SecurityContext, securityContext))
+            {
+                _channels.Remove(remote);
+                peer = channel.Peer;
+            }
+            else
+            {
+                peer = new CoapPeer(_scheme, remote, securityContext);
+            }
+        }
+
+        _receiver?.OnPeerLost(peer, reason);
+    }
 
     private void Receive(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
     {

@@ -13,16 +13,33 @@ namespace CoapNet.Client;
 /// the exchange is dropped, so a further notification gets RST, and a GET with Observe=1 is sent).
 /// </summary>
 /// <remarks>
+/// <para>
+/// Each registration first asks the client for its path to the server: over DTLS the session (RFC 7252 section 9.1:
+/// the established one, or a new handshake when the last one ended), over UDP and TCP the peer itself; the connection
+/// layer opens a lost TCP or TLS connection again by itself. A new registration is a new exchange, so the Observe
+/// stage's sequence check starts again with its first notification (RFC 7641 section 3.4).
+/// </para>
+/// <para>
+/// One policy for every transport when the path is lost (a connection closed, a DTLS session ended) after the server
+/// accepted the observation: register again at once, on a new path. A registration that then loses its path too, or
+/// fails otherwise (the handshake or the connection fails: the server is gone), ends the observation with that error.
+/// A registration lost while it waited for its answer counts as the loss itself: the re-registration that finds a DTLS
+/// session dead (its server restarted) goes once more, in a new session. Leaving after a loss, before a registration
+/// on a new path was accepted, sends no deregistration: the server's registration went with the path, and nothing is
+/// opened or handshaken just to say so.
+/// </para>
+/// <para>
 /// Notifications wait for the reader in a small buffer that drops the oldest: only the latest state
 /// matters (section 1.3), so a slow reader costs no memory. The last one (an error, or a response
 /// without Observe) is never dropped: it is written last.
+/// </para>
 /// </remarks>
 internal sealed class ClientObservation : IDisposable
 {
     private const int Buffered = 16;
     private readonly ExchangeLayer _exchanges;
     private readonly CoapMessage _template;
-    private readonly CoapPeer _peer;
+    private readonly Func<CoapPeer, CancellationToken, ValueTask<CoapPeer>> _path;
     private readonly TimeProvider _time;
     private readonly TimeSpan _margin;
     private readonly Channel<CoapResponse> _channel = Channel.CreateBounded<CoapResponse>(
@@ -40,11 +57,24 @@ internal sealed class ClientObservation : IDisposable
     private bool _accepted;
     private bool _ended;
 
-    public ClientObservation(ExchangeLayer exchanges, CoapMessage request, CoapPeer peer, TimeProvider time, TimeSpan margin)
+    // The server, in the session of the last registration sent (over DTLS); guarded by _gate.
+    private CoapPeer _peer;
+
+    // The path of the accepted registration was lost and no registration on a new one has been accepted since.
+    private bool _pathLost;
+
+    /// <param name="exchanges">The exchange layer of the endpoint that speaks the peer's scheme.</param>
+    /// <param name="request">The registration, Observe=0 set; copied for each registration.</param>
+    /// <param name="peer">The server as addressed.</param>
+    /// <param name="path">Finds the path for a registration: the peer in its DTLS session (made when there is none), or the peer itself.</param>
+    /// <param name="time">The clock of the silence timer.</param>
+    /// <param name="margin">How long past Max-Age silence means the observation may be lost.</param>
+    public ClientObservation(ExchangeLayer exchanges, CoapMessage request, CoapPeer peer, Func<CoapPeer, CancellationToken, ValueTask<CoapPeer>> path, TimeProvider time, TimeSpan margin)
     {
         _exchanges = exchanges;
         _template = request;
         _peer = peer;
+        _path = path;
         _time = time;
         _margin = margin;
     }
@@ -71,8 +101,17 @@ internal sealed class ClientObservation : IDisposable
     /// </summary>
     public Task<Task<CoapMessage>?> Deregistration => _deregistration.Task;
 
-    /// <summary>The server the observation is with.</summary>
-    public CoapPeer Peer => _peer;
+    /// <summary>The server the observation is with, in the session of its last registration.</summary>
+    public CoapPeer Peer
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _peer;
+            }
+        }
+    }
 
     /// <summary>Sends the registration.</summary>
     public void Start() => Register();
@@ -83,7 +122,7 @@ internal sealed class ClientObservation : IDisposable
     private void Register()
     {
         CancellationTokenSource cancel = new();
-        CoapMessage request = CopyTemplate(_template, 0);
+        CoapPeer peer;
         lock (_gate)
         {
             if (_ended)
@@ -96,6 +135,58 @@ internal sealed class ClientObservation : IDisposable
             _current = cancel;
             _firstDelivered = false;
             _early = null;
+            peer = _peer;
+        }
+
+        ValueTask<CoapPeer> path;
+        try
+        {
+            path = _path(peer, cancel.Token);
+        }
+        catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
+        {
+            End(e, deregister: false);
+            return;
+        }
+
+        if (path.IsCompletedSuccessfully)
+        {
+            Send(path.Result, cancel);
+            return;
+        }
+
+        // A handshake under way (coaps): the registration goes once the session is there.
+        path.AsTask().ContinueWith(task => OnPath(task, cancel), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    private void OnPath(Task<CoapPeer> task, CancellationTokenSource cancel)
+    {
+        if (IsSuperseded(cancel))
+        {
+            return;
+        }
+
+        if (!task.IsCompletedSuccessfully)
+        {
+            // No path (the handshake failed: the server is gone, or refuses us): the observation ends with why.
+            End(task.Exception?.InnerException ?? new OperationCanceledException(), deregister: false);
+            return;
+        }
+
+        Send(task.Result, cancel);
+    }
+
+    private void Send(CoapPeer peer, CancellationTokenSource cancel)
+    {
+        CoapMessage request = CopyTemplate(_template, 0);
+        lock (_gate)
+        {
+            if (_ended || !ReferenceEquals(cancel, _current))
+            {
+                return;
+            }
+
+            _peer = peer;
 
             // RFC 7641 section 3.3.1: a re-registration uses the observation's token, so the server updates its entry.
             request.Token = _token;
@@ -104,7 +195,7 @@ internal sealed class ClientObservation : IDisposable
         Task<CoapMessage> first;
         try
         {
-            first = _exchanges.SendForManyResponsesAsync(request, _peer, m => OnLater(cancel, m), cancel.Token, e => OnLost(cancel, e));
+            first = _exchanges.SendForManyResponsesAsync(request, peer, m => OnLater(cancel, m), cancel.Token, e => OnLost(cancel, e));
         }
         catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
         {
@@ -118,6 +209,14 @@ internal sealed class ClientObservation : IDisposable
         }
 
         first.ContinueWith(task => OnFirst(task, cancel), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    private bool IsSuperseded(CancellationTokenSource cancel)
+    {
+        lock (_gate)
+        {
+            return _ended || !ReferenceEquals(cancel, _current);
+        }
     }
 
     private void OnFirst(Task<CoapMessage> task, CancellationTokenSource cancel)
@@ -141,7 +240,14 @@ internal sealed class ClientObservation : IDisposable
 
         if (!task.IsCompletedSuccessfully)
         {
-            End(task.Exception?.InnerException ?? new OperationCanceledException(), deregister: false);
+            Exception failure = task.Exception?.InnerException ?? new OperationCanceledException();
+            if (TakeRetryAfterLoss(failure))
+            {
+                Reregister();
+                return;
+            }
+
+            End(failure, deregister: false);
             return;
         }
 
@@ -172,7 +278,7 @@ internal sealed class ClientObservation : IDisposable
         Deliver(notification);
     }
 
-    /// <summary>The path to the server was lost after the registration (a connection closed): register again.</summary>
+    /// <summary>The path to the server was lost after the registration (a connection closed, a DTLS session ended): register again.</summary>
     private void OnLost(CancellationTokenSource cancel, Exception reason)
     {
         lock (_gate)
@@ -181,14 +287,35 @@ internal sealed class ClientObservation : IDisposable
             {
                 return;
             }
+
+            _pathLost = true;
         }
 
         Reregister();
     }
 
+    /// <summary>
+    /// True when a registration that failed with <paramref name="failure"/> goes once more, on a new path: the observation
+    /// was accepted, the failure is its path lost (<see cref="CoapConnectionException"/>: a connection, or a DTLS session
+    /// whose server restarted), and no loss is being recovered from already. Notes the loss.
+    /// </summary>
+    private bool TakeRetryAfterLoss(Exception failure)
+    {
+        lock (_gate)
+        {
+            if (failure is not CoapConnectionException || !_accepted || _pathLost)
+            {
+                return false;
+            }
+
+            _pathLost = true;
+            return true;
+        }
+    }
+
     private void Deliver(CoapMessage message)
     {
-        CoapResponse response = new(message, _peer.EndPoint);
+        CoapResponse response = new(message, Peer.EndPoint);
         if (message.Observe is null)
         {
             // RFC 7641 sections 3.2 and 4.2: a response without Observe (the server would not, or an error) ends the observation.
@@ -205,6 +332,7 @@ internal sealed class ClientObservation : IDisposable
             }
 
             _accepted = true;
+            _pathLost = false;
 
             // RFC 7641 section 3.3.1: silence past Max-Age (default 60 s) and a margin means the observation may be lost.
             TimeSpan due = TimeSpan.FromSeconds(message.MaxAge ?? 60) + _margin;
@@ -238,6 +366,7 @@ internal sealed class ClientObservation : IDisposable
         CancellationTokenSource? current;
         bool sendDeregistration;
         ReadOnlyMemory<byte> token;
+        CoapPeer peer;
         lock (_gate)
         {
             if (_ended)
@@ -249,13 +378,16 @@ internal sealed class ClientObservation : IDisposable
             current = _current;
             _current = null;
             _silence?.Dispose();
-            sendDeregistration = deregister && _accepted;
+
+            // After a loss the server's registration went with the path: nothing to deregister, no path to open for it.
+            sendDeregistration = deregister && _accepted && !_pathLost;
             token = _token;
+            peer = _peer;
         }
 
         current?.Cancel();
         current?.Dispose();
-        _deregistration.TrySetResult(sendDeregistration ? Deregister(token) : null);
+        _deregistration.TrySetResult(sendDeregistration ? Deregister(peer, token) : null);
         _channel.Writer.TryComplete(failure);
     }
 
@@ -263,13 +395,13 @@ internal sealed class ClientObservation : IDisposable
     /// RFC 7641 section 3.6: a GET with Observe=1 and the observation's token. Nothing here waits for its answer; the
     /// task is kept for a caller that does (<see cref="CoapObservation.DeregisterAsync"/>). Null when it could not be sent.
     /// </summary>
-    private Task<CoapMessage>? Deregister(ReadOnlyMemory<byte> token)
+    private Task<CoapMessage>? Deregister(CoapPeer peer, ReadOnlyMemory<byte> token)
     {
         CoapMessage request = CopyTemplate(_template, 1);
         request.Token = token;
         try
         {
-            Task<CoapMessage> sent = _exchanges.SendAsync(request, _peer, CancellationToken.None);
+            Task<CoapMessage> sent = _exchanges.SendAsync(request, peer, CancellationToken.None);
 
             // Observed here, so a failure nobody awaits is not reported as unobserved.
             _ = sent.ContinueWith(

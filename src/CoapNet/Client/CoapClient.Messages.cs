@@ -106,7 +106,7 @@ public sealed partial class CoapClient
 
         CoapMessage registration = request.CopyWithout(CoapOptionNumber.Observe);
         registration.Observe = 0;
-        return ObserveCore(registration, InSession(peer, cancellationToken), onNotification, onError, cancellationToken);
+        return ObserveCore(registration, peer, onNotification, onError, cancellationToken);
     }
 
     /// <summary>Starts an observation with <paramref name="request"/> (Observe=0 set) and returns once its first response was handled.</summary>

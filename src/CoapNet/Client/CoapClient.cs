@@ -321,12 +321,15 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// Observes a resource (RFC 7641): sends GET with Observe=0 and yields the response, then every
     /// notification, newest state last. Notifications older than the last one are dropped (section
     /// 3.4); a CON notification is acknowledged; when they stop for longer than Max-Age plus
-    /// <see cref="CoapClientOptions.ObserveReregistrationMargin"/>, or the connection is lost, the client
-    /// registers again. The sequence ends after a response without Observe (the server would not
+    /// <see cref="CoapClientOptions.ObserveReregistrationMargin"/>, or the connection or DTLS session is
+    /// lost, the client registers again, on a new connection or in a new session (section 3.3.1), and the
+    /// notifications go on in the same sequence; if that registration fails too (the server is gone), the
+    /// sequence ends with its error. The sequence ends after a response without Observe (the server would not
     /// observe, or sent an error); canceling <paramref name="cancellationToken"/> or leaving the loop
-    /// deregisters (a GET with Observe=1, and RST for any later notification).
+    /// deregisters (a GET with Observe=1, and RST for any later notification); not after a loss that no new
+    /// registration has made good, when the server has nothing left to deregister.
     /// </summary>
-    /// <param name="uri">A coap:// or coap+tcp:// URI.</param>
+    /// <param name="uri">A coap://, coaps://, coap+tcp:// or coaps+tcp:// URI.</param>
     /// <param name="cancellationToken">Ends the observation.</param>
     /// <returns>The responses, the registration's first.</returns>
     /// <exception cref="CoapTimeoutException">The registration was not answered in time.</exception>
@@ -356,7 +359,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(onNotification);
         CoapMessage request = BuildObserveRequest(uri);
-        return ObserveCore(request, InSession(ResolveDestination(uri), cancellationToken), onNotification, onError, cancellationToken);
+        return ObserveCore(request, ResolveDestination(uri), onNotification, onError, cancellationToken);
     }
 
     /// <summary>Closes the socket and the connections; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
@@ -481,8 +484,13 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             : throw new ArgumentException("The body stream cannot be read.", nameof(body));
     }
 
+    /// <summary>
+    /// An observation of <paramref name="peer"/> as addressed: each of its registrations finds its path through
+    /// <see cref="InSessionAsync"/>, so over coaps the first one handshakes (or reuses the session) and one after a lost
+    /// session handshakes again.
+    /// </summary>
     private ClientObservation CreateObservation(CoapMessage request, CoapPeer peer)
-        => new(EndpointFor(peer.Scheme).Exchanges, request, peer, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+        => new(EndpointFor(peer.Scheme).Exchanges, request, peer, InSessionAsync, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
 
     private CoapMessage BuildObserveRequest(Uri uri)
     {
@@ -493,7 +501,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, [EnumeratorCancellation] CancellationToken cancellationToken)
     {
-        CoapPeer peer = await InSessionAsync(await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
         using ClientObservation observation = CreateObservation(request, peer);
         observation.Start();
         ChannelReader<CoapResponse> reader = observation.Reader;

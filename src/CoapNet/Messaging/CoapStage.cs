@@ -47,7 +47,7 @@ internal abstract class CoapStage
     /// <summary>A response on its way down to the layer below.</summary>
     public virtual void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next) => next(exchange, response);
 
-    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed): forget what the stage holds for it.</summary>
+    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed, a DTLS session ended): forget what the stage holds for it.</summary>
     public virtual void OnPeerLost(CoapPeer peer)
     {
         // Most stages hold nothing per peer beyond what expires by itself.

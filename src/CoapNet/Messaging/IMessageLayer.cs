@@ -140,7 +140,7 @@ internal interface IExchangeLayer
     /// <returns>True when an outstanding request with its token took it; false when none did, so a CON gets RST.</returns>
     bool OnResponse(CoapPeer peer, CoapMessage response);
 
-    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed or aborted): fail its exchanges with <paramref name="reason"/>.</summary>
+    /// <summary>The path to <paramref name="peer"/> is gone (a connection closed or aborted, a DTLS session ended): fail its exchanges with <paramref name="reason"/>.</summary>
     void OnPeerLost(CoapPeer peer, Exception reason);
 }
 

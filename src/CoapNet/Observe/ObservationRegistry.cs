@@ -138,7 +138,7 @@ internal sealed partial class ObservationRegistry
         Log.Removed(_logger, observation.Peer, observation.Path, reason);
     }
 
-    /// <summary>Removes every observation of <paramref name="peer"/> (its connection is gone).</summary>
+    /// <summary>Removes every observation of <paramref name="peer"/> (its connection or DTLS session is gone: notifications can go in no other, RFC 7252 section 9.1.1).</summary>
     public void RemovePeer(CoapPeer peer)
     {
         List<Observation> gone = [];
@@ -165,7 +165,7 @@ internal sealed partial class ObservationRegistry
 
         foreach (Observation observation in gone)
         {
-            Log.Removed(_logger, peer, observation.Path, "the connection is gone");
+            Log.Removed(_logger, peer, observation.Path, "its connection or session is gone");
         }
     }
 

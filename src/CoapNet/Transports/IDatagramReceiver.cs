@@ -20,4 +20,19 @@ public interface IDatagramReceiver
     /// <param name="securityContext">The session it came in; null on an unsecured transport, as in <see cref="OnDatagram(ReadOnlySpan{byte}, IPEndPoint)"/>.</param>
     /// <remarks>The message's <see cref="Channels.CoapPeer"/> carries the context, so its answers go back in the same session (RFC 7252 section 9.1.1).</remarks>
     void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote, Channels.CoapSecurityContext? securityContext) => OnDatagram(datagram, remote);
+
+    /// <summary>
+    /// Called by a secure transport when the session <paramref name="securityContext"/> with <paramref name="remote"/>
+    /// has ended (the peer's close_notify or fatal alert, ageing, our own close): nothing more is received or sent in it,
+    /// so what waits for an answer in it never gets one, and an observation registered in it is gone (RFC 7252 section
+    /// 9.1.1: a response matches only in the session of its request). The layer above fails those with
+    /// <paramref name="reason"/>; a client makes a new session on its next request.
+    /// </summary>
+    /// <param name="remote">The peer's address, as its datagrams were delivered.</param>
+    /// <param name="securityContext">The session that ended.</param>
+    /// <param name="reason">Why, for the exchanges it fails: a <see cref="Messaging.CoapConnectionException"/> that names the cause (the alert), never a key.</param>
+    /// <remarks>Called once per session, on whichever thread ended it; return quickly. An unsecured transport never calls it.</remarks>
+    void OnSessionLost(IPEndPoint remote, Channels.CoapSecurityContext securityContext, Exception reason)
+    {
+    }
 }

@@ -41,6 +41,19 @@ public interface IDatagramTransport : IAsyncDisposable, IDisposable
     /// <exception cref="ObjectDisposedException">The transport is disposed.</exception>
     void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote, Channels.CoapSecurityContext? securityContext) => Send(datagram, remote);
 
+    /// <summary>
+    /// Told by the message layer when a confirmable message to <paramref name="remote"/> in <paramref name="securityContext"/>
+    /// got neither ACK nor RST after MAX_RETRANSMIT retransmissions (RFC 7252 section 4.2), before the exchange fails.
+    /// A transport with sessions may take it as the evidence that the peer no longer has the session (a server that
+    /// restarted drops records of sessions it does not know, RFC 6347 section 4.1.2.7) and end it, reporting that
+    /// through <see cref="IDatagramReceiver.OnSessionLost"/>; the default does nothing, as a plain UDP transport should.
+    /// </summary>
+    /// <param name="remote">The destination.</param>
+    /// <param name="securityContext">The session the message went in; null on an unsecured transport.</param>
+    void OnUnacknowledged(IPEndPoint remote, Channels.CoapSecurityContext? securityContext)
+    {
+    }
+
     /// <summary>Sends one datagram.</summary>
     /// <param name="datagram">The bytes; the caller keeps them unchanged until the returned task completes.</param>
     /// <param name="remote">The destination.</param>

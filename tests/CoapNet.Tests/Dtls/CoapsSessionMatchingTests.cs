@@ -3,7 +3,6 @@ using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Serialization;
-using CoapNet.Transports;
 
 namespace CoapNet.Tests.Dtls;
 
@@ -19,7 +18,7 @@ public sealed class CoapsSessionMatchingTests
     [Fact]
     public async Task AResponseFromTheSameAddressInAnotherSessionIsNotMatched()
     {
-        SessionTransport transport = new();
+        StandInSecureTransport transport = new();
         await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
         Task<CoapResponse> pending = client.GetAsync(new Uri("coaps://127.0.0.1/x"));
         await Infrastructure.Wait.UntilAsync(() => transport.Sent.Count == 1);
@@ -44,7 +43,7 @@ public sealed class CoapsSessionMatchingTests
     [Fact]
     public async Task RequestsToOneServerShareItsSession()
     {
-        SessionTransport transport = new();
+        StandInSecureTransport transport = new();
         await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
 
         _ = client.GetAsync(new Uri("coaps://127.0.0.1/a"));
@@ -53,54 +52,5 @@ public sealed class CoapsSessionMatchingTests
 
         transport.Connects.Should().Be(2, "each request asks for the session");
         transport.Sent.Should().OnlyContain(s => ReferenceEquals(s.Session, transport.Session));
-    }
-
-    /// <summary>A secure transport in memory: one session with the server, sends recorded with their session.</summary>
-    private sealed class SessionTransport : ISecureDatagramTransport
-    {
-        private IDatagramReceiver? _receiver;
-        private int _connects;
-
-        public CoapSecurityContext Session { get; } = new("DTLS 1.2", CoapPeerIdentity.FromPreSharedKey("client-1"u8));
-
-        public List<(byte[] Bytes, CoapSecurityContext? Session)> Sent { get; } = [];
-
-        public int Connects => Volatile.Read(ref _connects);
-
-        public IPEndPoint LocalEndPoint { get; } = new(IPAddress.Loopback, 40000);
-
-        public string Scheme => CoapPeer.DtlsScheme;
-
-        public Task<CoapSecurityContext> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default)
-        {
-            Interlocked.Increment(ref _connects);
-            return Task.FromResult(Session);
-        }
-
-        public void Deliver(byte[] datagram, IPEndPoint from, CoapSecurityContext session) => _receiver!.OnDatagram(datagram, from, session);
-
-        public void Start(IDatagramReceiver receiver) => _receiver = receiver;
-
-        public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote) => Send(datagram, remote, null);
-
-        public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
-        {
-            lock (Sent)
-            {
-                Sent.Add((datagram.ToArray(), securityContext));
-            }
-        }
-
-        public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
-        {
-            Send(datagram.Span, remote, null);
-            return ValueTask.CompletedTask;
-        }
-
-        public void Dispose()
-        {
-        }
-
-        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
     }
 }

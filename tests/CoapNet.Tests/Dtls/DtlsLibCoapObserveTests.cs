@@ -61,6 +61,28 @@ public sealed partial class DtlsLibCoapObserveTests
         received.Select(r => r.GetPayloadString()).Distinct().Count().Should().BeGreaterThan(1, "the time changes between notifications");
     }
 
+    [SkippableFact]
+    public async Task OurObservationOfLibcoapResumesInANewSessionAfterLibcoapIsKilledAndStartedAgainOnItsPort()
+    {
+        using LibCoapServer libcoap = LibCoapServer.Start(LibCoap.ServerOpenSsl, "-k", "secretPSK");
+        ManualTimeProvider time = new();
+        DtlsObservationResumeTests.ClientHellos hellos = new();
+        await using CoapClient client = DtlsObservationResumeTests.ClientOnClock(time, hellos.Network);
+        await using IAsyncEnumerator<CoapResponse> observation = client.ObserveAsync(new Uri($"coaps://127.0.0.1:{libcoap.Port + 1}/time")).GetAsyncEnumerator();
+        await observation.NextAsync();
+        await observation.NextAsync();
+        int handshaken = hellos.Count;
+
+        // No close_notify from a killed process: the client finds out when its re-registration, sent after Max-Age of
+        // silence, goes unacknowledged in the old session, which the new process drops.
+        libcoap.Restart();
+        await DtlsObservationResumeTests.AdvanceUntilAsync(time, () => hellos.Count > handshaken, "the client to give the lost session up and handshake again");
+
+        List<CoapResponse> resumed = [await observation.NextAsync(), await observation.NextAsync(), await observation.NextAsync()];
+        resumed.Should().OnlyContain(r => r.Code == CoapCode.Content && r.Observe != null);
+        resumed.Select(r => r.GetPayloadString()).Distinct().Count().Should().BeGreaterThan(1, "the new process's time goes on changing in notifications to the same loop");
+    }
+
     [GeneratedRegex(@"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00")]
     private static partial Regex Timestamp();
 }

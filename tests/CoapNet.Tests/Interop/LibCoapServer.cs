@@ -11,12 +11,16 @@ namespace CoapNet.Tests.Interop;
 /// </summary>
 public sealed class LibCoapServer : IDisposable
 {
-    private readonly Process _process;
+    private readonly string _executable;
+    private readonly string[] _arguments;
+    private Process _process;
 
-    private LibCoapServer(Process process, int port)
+    private LibCoapServer(string executable, string[] arguments, int port)
     {
-        _process = process;
+        _executable = executable;
+        _arguments = arguments;
         Port = port;
+        _process = Launch();
     }
 
     /// <summary>The UDP (and TCP) port the server listens on.</summary>
@@ -35,15 +39,27 @@ public sealed class LibCoapServer : IDisposable
     public static LibCoapServer Start(string executable, params string[] arguments)
     {
         // libcoap binds the same port for UDP and TCP.
-        int port = FreePorts.UdpAndTcp();
-        Process process = LibCoap.Start(executable, ["-A", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0", .. arguments]);
-        LibCoapServer server = new(process, port);
+        LibCoapServer server = new(executable, arguments, FreePorts.UdpAndTcp());
         server.WaitUntilAnswering();
         return server;
     }
 
+    /// <summary>
+    /// Kills the server (SIGKILL: it says nothing on its way out, not even a DTLS close_notify, as a crash or a power cut)
+    /// and starts it again on the same port with the same arguments, with no memory of its sessions or observers.
+    /// </summary>
+    public void Restart()
+    {
+        LibCoap.Stop(_process);
+        _process = Launch();
+        WaitUntilAnswering();
+    }
+
     /// <inheritdoc/>
     public void Dispose() => LibCoap.Stop(_process);
+
+    private Process Launch()
+        => LibCoap.Start(_executable, ["-A", "127.0.0.1", "-p", Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", "50", "-v", "0", .. _arguments]);
 
     private void WaitUntilAnswering()
     {

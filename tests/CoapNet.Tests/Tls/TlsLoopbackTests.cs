@@ -7,6 +7,7 @@ using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Samples.Server;
+using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 using CoapNet.Tls;
@@ -84,6 +85,29 @@ public sealed class TlsLoopbackTests
         }
 
         seen.Should().Equal("0", "1", "2");
+    }
+
+    [Fact]
+    public async Task AnObservationLostWithItsConnectionRegistersAgainOnANewOne()
+    {
+        // The server's clock is manual: it releases the idle connection (RFC 8323 section 5.5) when the test says.
+        ManualTimeProvider serverTime = new();
+        CoapServerOptions options = TlsLoopback.ServerOptions();
+        options.Endpoint.TimeProvider = serverTime;
+        await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s, serverTime), options);
+        await using CoapClient client = TlsLoopback.Client();
+        Uri counter = TlsLoopback.Uri(server, "/counter");
+        await using IAsyncEnumerator<CoapResponse> observation = client.ObserveAsync(counter).GetAsyncEnumerator();
+        (await observation.NextAsync()).GetPayloadString().Should().Be("0");
+        await client.PostAsync(counter, default);
+        (await observation.NextAsync()).GetPayloadString().Should().Be("1");
+
+        serverTime.Advance(options.Connections.IdleTimeout + TimeSpan.FromSeconds(1));
+
+        (await observation.NextAsync()).GetPayloadString().Should().Be("1", "the client registered again on a new TLS connection and got the current state");
+        await client.PostAsync(counter, default);
+        (await observation.NextAsync()).GetPayloadString().Should().Be("2", "notifications reach the same loop over the new connection");
+        server.Server.Observations.Should().Be(1, "the registration of the released connection went with it (RFC 8323 section 7.2)");
     }
 
     [Fact]

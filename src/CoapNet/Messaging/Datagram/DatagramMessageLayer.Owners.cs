@@ -67,6 +67,8 @@ internal sealed partial class DatagramMessageLayer
         public void OnGaveUp(int retransmissions)
             => _request.OnFailed(new CoapTimeoutException($"{_channel.Peer.EndPoint} did not acknowledge {_request.Request.Code} (MID 0x{_request.Request.MessageId:x4}) after {retransmissions} retransmissions.", _channel.Peer.EndPoint));
 
+        public void OnPeerLost(Exception reason) => _request.OnFailed(reason);
+
         /// <summary>The exchange is over: stop retransmitting, hand the NSTART slot on or leave the queue.</summary>
         public void End()
         {
@@ -202,6 +204,8 @@ internal sealed partial class DatagramMessageLayer
         public void OnGaveUp(int retransmissions)
             => Fail(new CoapTimeoutException($"{_peer.EndPoint} did not answer a ping (MID 0x{_messageId:x4}) after {retransmissions} retransmissions.", _peer.EndPoint));
 
+        public void OnPeerLost(Exception reason) => Fail(reason);
+
         public void Fail(Exception exception)
         {
             _registration.Dispose();
@@ -236,6 +240,11 @@ internal sealed partial class DatagramMessageLayer
         {
             // The layer has already logged the give-up.
         }
+
+        public void OnPeerLost(Exception reason)
+        {
+            // Nothing waits for it; the lost session was logged by the transport.
+        }
     }
 
     /// <summary>A CON notification we sent: its ACK, RST or give-up goes to the observation (RFC 7641 section 4.5).</summary>
@@ -247,5 +256,7 @@ internal sealed partial class DatagramMessageLayer
 
         public void OnGaveUp(int retransmissions)
             => owner.OnFailed(new CoapTimeoutException($"The observer did not acknowledge a notification after {retransmissions} retransmissions.", null));
+
+        public void OnPeerLost(Exception reason) => owner.OnFailed(reason);
     }
 }

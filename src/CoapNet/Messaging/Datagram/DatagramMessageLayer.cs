@@ -373,6 +373,27 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <summary>
+    /// The transport ended the peer's session (DTLS: close_notify, a fatal alert, ageing, or our own give-up below): no
+    /// ACK, response or notification can come in it any more (RFC 7252 section 9.1.1). What this layer sends in it
+    /// ends with <paramref name="reason"/>, and the exchange layer fails what waits above and forgets the peer.
+    /// </summary>
+    void IDatagramChannelReceiver.OnPeerLost(CoapPeer peer, Exception reason)
+    {
+        List<ITransmissionOwner> owners = [];
+        lock (_gate)
+        {
+            _reliability.StopPeer(peer, owners);
+        }
+
+        foreach (ITransmissionOwner owner in owners)
+        {
+            owner.OnPeerLost(reason);
+        }
+
+        _upper?.OnPeerLost(peer, reason);
+    }
+
+    /// <summary>
     /// The request's own reply is decided: record it for duplicates (RFC 7252 section 4.5), stop
     /// watching it for the automatic empty ACK, and let the deduplication entry drop the exchange.
     /// </summary>
@@ -679,6 +700,10 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         if (step == RetransmissionQueue.Step.GaveUp)
         {
             Log.GaveUp(_logger, transmission.Key.MessageId, transmission.Key.Remote, transmission.Retransmissions);
+
+            // Told first: a transport with sessions may end this one for it (a DTLS client whose server restarted),
+            // and then what is pending in the session, this message's exchange with it, fails with that reason.
+            transmission.Channel.ReportUnacknowledged();
             transmission.Owner.OnGaveUp(transmission.Retransmissions);
             return;
         }

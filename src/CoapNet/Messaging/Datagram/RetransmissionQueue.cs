@@ -144,6 +144,30 @@ internal sealed class RetransmissionQueue
         _unacknowledged.Clear();
     }
 
+    /// <summary>Ends every transmission to <paramref name="peer"/> (its session is gone); adds the owner of each to <paramref name="owners"/>.</summary>
+    public void StopPeer(CoapPeer peer, List<ITransmissionOwner> owners)
+    {
+        List<Transmission>? ended = null;
+        foreach (Transmission transmission in _unacknowledged.Values)
+        {
+            if (transmission.Key.Remote.Equals(peer))
+            {
+                (ended ??= []).Add(transmission);
+            }
+        }
+
+        if (ended is null)
+        {
+            return;
+        }
+
+        foreach (Transmission transmission in ended)
+        {
+            Stop(transmission);
+            owners.Add(transmission.Owner);
+        }
+    }
+
     // Every transmission ends here once; the caller tells the peer's policy how (OnAcknowledged or OnUnacknowledged).
     private void End(Transmission transmission)
     {

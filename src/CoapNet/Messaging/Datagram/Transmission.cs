@@ -14,6 +14,9 @@ internal interface ITransmissionOwner
 
     /// <summary>No ACK or RST after MAX_RETRANSMIT retransmissions and the last timeout.</summary>
     void OnGaveUp(int retransmissions);
+
+    /// <summary>The transport ended the peer's session (DTLS): no ACK can come any more; the transmission has ended.</summary>
+    void OnPeerLost(Exception reason);
 }
 
 /// <summary>Identifies a message by its peer and Message ID (RFC 7252 section 4.4).</summary>
