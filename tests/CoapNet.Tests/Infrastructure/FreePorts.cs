@@ -29,4 +29,36 @@ internal static class FreePorts
             }
         }
     }
+
+    /// <summary>
+    /// A port free for UDP and TCP whose next port is free for both too, for a program that binds both numbers (a
+    /// libcoap (D)TLS build: coap and coap+tcp on one, coaps and coaps+tcp on the next).
+    /// </summary>
+    public static int UdpAndTcpWithNext()
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            int port = UdpAndTcp();
+            if (port < IPEndPoint.MaxPort && IsFree(port + 1) || attempt >= 20)
+            {
+                return port;
+            }
+        }
+    }
+
+    private static bool IsFree(int port)
+    {
+        try
+        {
+            using UdpClient udp = new(new IPEndPoint(IPAddress.Loopback, port));
+            TcpListener tcp = new(IPAddress.Loopback, port);
+            tcp.Start();
+            tcp.Stop();
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
 }

@@ -38,10 +38,34 @@ public sealed class LibCoapServer : IDisposable
     /// <summary>Starts <paramref name="executable"/> (coap-server-notls, or a (D)TLS build with its credentials in <paramref name="arguments"/>) and waits until it answers on its plain UDP port.</summary>
     public static LibCoapServer Start(string executable, params string[] arguments)
     {
-        // libcoap binds the same port for UDP and TCP.
-        LibCoapServer server = new(executable, arguments, FreePorts.UdpAndTcp());
-        server.WaitUntilAnswering();
-        return server;
+        // libcoap binds the same port for UDP and TCP, and a (D)TLS build the next one for coaps and coaps+tcp. A port
+        // taken between the choice and libcoap's bind leaves libcoap serving without that endpoint (it says so and carries
+        // on), so a secure build is started again on other ports until its coaps+tcp port accepts.
+        bool secure = !Path.GetFileName(executable).EndsWith("-notls", StringComparison.Ordinal);
+        for (int attempt = 0; ; attempt++)
+        {
+            LibCoapServer server = new(executable, arguments, secure ? FreePorts.UdpAndTcpWithNext() : FreePorts.UdpAndTcp());
+            server.WaitUntilAnswering();
+            if (!secure || attempt >= 4 || AcceptsTcp(server.Port + 1))
+            {
+                return server;
+            }
+
+            server.Dispose();
+        }
+    }
+
+    private static bool AcceptsTcp(int port)
+    {
+        try
+        {
+            using TcpClient client = new();
+            return client.ConnectAsync(IPAddress.Loopback, port).Wait(TimeSpan.FromSeconds(2)) && client.Connected;
+        }
+        catch (AggregateException)
+        {
+            return false;
+        }
     }
 
     /// <summary>
