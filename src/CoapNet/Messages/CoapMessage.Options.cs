@@ -244,6 +244,12 @@ public sealed partial class CoapMessage
             return options.TryGet(number, out entry);
         }
 
+        if ((ushort)number > _lastWireOption)
+        {
+            entry = default;
+            return false;
+        }
+
         foreach (CoapOptionEntry option in ReadOptions())
         {
             if (option.Number >= number)

@@ -29,6 +29,11 @@ public sealed partial class CoapMessage
     private CoapOptionCollection? _options;
     private byte _tokenLength;
 
+    // The highest option number among the wire bytes in _head (options are in ascending order, RFC 7252 section 3.1),
+    // so a lookup of a higher number, most of a request's (Block1/2, Size1/2, Accept, Echo, No-Response, Request-Tag
+    // above a GET's Uri-Path), answers without reading them (issue 25). It fits the padding of the 64-byte object.
+    private ushort _lastWireOption;
+
     /// <summary>Creates an empty confirmable message with code 0.00.</summary>
     public CoapMessage()
     {
@@ -36,7 +41,7 @@ public sealed partial class CoapMessage
 
     // The parser builds the message in one step with already validated parts: the token, then either the options
     // collection, or in head after the token the options' wire bytes (without the payload marker) to read on demand.
-    internal CoapMessage(CoapMessageType type, CoapCode code, ushort messageId, ReadOnlyMemory<byte> head, int tokenLength, CoapOptionCollection? options, ReadOnlyMemory<byte> payload)
+    internal CoapMessage(CoapMessageType type, CoapCode code, ushort messageId, ReadOnlyMemory<byte> head, int tokenLength, CoapOptionCollection? options, ReadOnlyMemory<byte> payload, ushort lastWireOption)
     {
         Type = type;
         Code = code;
@@ -45,6 +50,7 @@ public sealed partial class CoapMessage
         _tokenLength = (byte)tokenLength;
         _options = options;
         Payload = payload;
+        _lastWireOption = lastWireOption;
     }
 
     /// <summary>The message type (datagram framing only).</summary>
@@ -128,7 +134,7 @@ public sealed partial class CoapMessage
 
         // The parser's array, already in option-number order, becomes the collection: nothing to insert or grow.
         CoapOptionEntry[] entries = ParseUri(uri);
-        return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default);
+        return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default, 0);
     }
 
     /// <summary>
@@ -217,7 +223,7 @@ public sealed partial class CoapMessage
 
     /// <summary>A shallow copy with <paramref name="token"/> (options and payload shared): what goes on the wire for a response, for a log line.</summary>
     internal CoapMessage WithToken(ReadOnlyMemory<byte> token)
-        => new(Type, Code, MessageId, token, token.Length, _options ?? (TryGetWireOptions(out ReadOnlyMemory<byte> wire) ? Serialization.CoapMessageSerializer.ParseWireOptions(wire) : null), Payload);
+        => new(Type, Code, MessageId, token, token.Length, _options ?? (TryGetWireOptions(out ReadOnlyMemory<byte> wire) ? Serialization.CoapMessageSerializer.ParseWireOptions(wire) : null), Payload, 0);
 
     /// <summary>A copy (type, code, token, the same payload memory) without the options numbered <paramref name="except"/>: for the stages, which must not modify a message a handler may share.</summary>
     internal CoapMessage CopyWithout(CoapOptionNumber except) => CopyWithout(except, except);

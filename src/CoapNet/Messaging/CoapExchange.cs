@@ -55,7 +55,10 @@ public sealed class CoapExchange
     internal bool RespondsAfterAcknowledgement => Volatile.Read(ref _state) == RespondedAfterAcknowledgement;
 
     /// <summary>When the server admitted the request (<see cref="System.Diagnostics.Stopwatch"/> ticks), for its duration metric.</summary>
-    /// <remarks>Microseconds of <see cref="System.Diagnostics.Stopwatch"/> time, wrapping every 71 minutes: <see cref="ElapsedSinceArrival"/> is right for any request answered within that.</remarks>
+    /// <remarks>
+    /// Microseconds of <see cref="System.Diagnostics.Stopwatch"/> time, wrapping every 71 minutes: <see cref="ElapsedSinceArrival"/> is right for any
+    /// request answered within that. 0 when not marked: the server marks it only while the duration metric has a listener.
+    /// </remarks>
     internal uint ArrivedAt { get; private set; }
 
     /// <summary>Notes the time the server admitted the request.</summary>

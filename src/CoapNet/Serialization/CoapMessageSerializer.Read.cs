@@ -288,7 +288,7 @@ public sealed partial class CoapMessageSerializer
 
             if (slots.Count == 0)
             {
-                message = new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, null, payload);
+                message = new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, null, payload, 0);
                 return true;
             }
 
@@ -296,8 +296,8 @@ public sealed partial class CoapMessageSerializer
             // one copied in segments, gets its collection now, so that no lookup walks thousands of option headers.
             int optionsEnd = payloadStart == data.Length ? data.Length : payloadStart - 1;
             message = contiguous && slots.Count <= CompactOptionThreshold
-                ? new CoapMessage(type, new CoapCode(code), messageId, bytes.Slice(tokenStart, optionsEnd - tokenStart), tokenLength, null, payload)
-                : new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, slots.ToCollection(bytes), payload);
+                ? new CoapMessage(type, new CoapCode(code), messageId, bytes.Slice(tokenStart, optionsEnd - tokenStart), tokenLength, null, payload, (ushort)slots.LastNumber)
+                : new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, slots.ToCollection(bytes), payload, 0);
             return true;
         }
         finally
@@ -520,6 +520,9 @@ public sealed partial class CoapMessageSerializer
 
         public int Count { get; private set; }
 
+        /// <summary>The number of the last option added: the highest, as options come in ascending order.</summary>
+        public int LastNumber { get; private set; }
+
         public readonly ReadOnlySpan<ulong> Packed => _slots[..Count];
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -531,6 +534,7 @@ public sealed partial class CoapMessageSerializer
             }
 
             _slots[Count++] = CoapOptionTable.Pack(number, offset, length);
+            LastNumber = number;
         }
 
         public readonly CoapOptionCollection ToCollection(in CoapMessageBytes bytes)

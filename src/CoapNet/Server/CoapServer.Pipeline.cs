@@ -22,7 +22,12 @@ public sealed partial class CoapServer
     /// </remarks>
     private void Enqueue(CoapExchange exchange)
     {
-        exchange.MarkArrival();
+        // The arrival time serves only the duration metric: a clock reading per request is not paid while nobody listens.
+        if (CoapInstrumentation.ServerDuration.Enabled)
+        {
+            exchange.MarkArrival();
+        }
+
         if (Volatile.Read(ref _state) == 1 && TryAdmit())
         {
             // Checked again: a stop that began meanwhile may already have seen the count drain to zero.
@@ -87,7 +92,6 @@ public sealed partial class CoapServer
         if (Volatile.Read(ref _state) == 1)
         {
             CoapExchange exchange = observation.Registration.ForNotification(observation);
-            exchange.MarkArrival();
             Interlocked.Increment(ref _admitted);
             if (Volatile.Read(ref _state) == 1 && Post(exchange))
             {
@@ -481,7 +485,11 @@ public sealed partial class CoapServer
             { "url.scheme", exchange.Peer.Scheme },
         };
         CoapInstrumentation.ServerRequestCounter.Add(1, tags);
-        CoapInstrumentation.ServerDuration.Record(exchange.ElapsedSinceArrival.TotalSeconds, tags);
+        if (exchange.ArrivedAt != 0)
+        {
+            // Not marked when the listener came after the request arrived (or, once in 4 billion, marked at 0 µs).
+            CoapInstrumentation.ServerDuration.Record(exchange.ElapsedSinceArrival.TotalSeconds, tags);
+        }
         if (activity is not null)
         {
             activity.SetTag("coap.response.code", codeName);
