@@ -10,8 +10,6 @@
 using System.Globalization;
 using System.Net;
 using System.Runtime.InteropServices;
-using System.Security.Cryptography;
-using System.Security.Cryptography.X509Certificates;
 using CoapNet.Dtls;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
@@ -80,18 +78,18 @@ if ((certFile is null) != (keyFile is null))
 }
 
 // coaps+tcp: the certificate given, or a self-signed one made now (RFC 8323 section 9.1; TLS in .NET has no PSK).
-X509Certificate2? certificate = null;
+TlsServerOptions tls = new();
+string? tlsBanner = null;
 if (tlsPort != 0)
 {
-    try
+    if (SampleCertificate.TryCreateOptions(address, tlsPort, certFile, keyFile, out string text) is not { } options)
     {
-        certificate = certFile is null ? SampleCertificate.CreateSelfSigned(address) : X509Certificate2.CreateFromPemFile(certFile, keyFile);
-    }
-    catch (Exception e) when (e is IOException or UnauthorizedAccessException or CryptographicException or ArgumentException)
-    {
-        Console.Error.WriteLine($"Could not read the certificate '{certFile}' with the key '{keyFile}': {e.Message}");
+        Console.Error.WriteLine(text);
         return 1;
     }
+
+    tls = options;
+    tlsBanner = text;
 }
 
 // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
@@ -100,12 +98,7 @@ try
 {
     if (dtlsPort != 0)
     {
-        secure.Add(new DtlsServerTransport(new DtlsServerOptions
-        {
-            Address = address,
-            Port = dtlsPort,
-            PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) }),
-        }));
+        secure.Add(SampleCertificate.CreateDtls(address, dtlsPort, pskIdentity, pskKey));
     }
 }
 catch (CoapBindException e)
@@ -119,7 +112,7 @@ await using CoapServer server = new(new CoapServerOptions
     Endpoints = [new IPEndPoint(address, port)],
     TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
     DatagramTransports = secure,
-    Tls = tlsPort == 0 ? new TlsServerOptions() : new TlsServerOptions { Endpoints = [new IPEndPoint(address, tlsPort)], Certificate = certificate },
+    Tls = tls,
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
     Endpoint = { Blockwise = SampleResources.Blockwise },
@@ -148,9 +141,9 @@ if (dtlsPort != 0)
     Console.WriteLine($"coaps pre-shared key: identity '{pskIdentity}', key '{pskKey}' (demo only; set yours with --psk-identity and --psk-key)");
 }
 
-if (certificate is not null)
+if (tlsBanner is not null)
 {
-    Console.WriteLine($"coaps+tcp certificate: {certificate.Subject}{(certFile is null ? " (self-signed, made at start; set yours with --cert and --key)" : string.Empty)}, SHA-256 fingerprint {SampleCertificate.Fingerprint(certificate)} (try: coap-client-openssl coaps+tcp://127.0.0.1/hello)");
+    Console.WriteLine(tlsBanner);
 }
 
 Console.WriteLine("Try: coap-client-notls coap://127.0.0.1/.well-known/core   or   coap-client-notls coap+tcp://127.0.0.1/hello   (Ctrl+C stops)");

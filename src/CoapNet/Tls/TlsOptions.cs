@@ -61,6 +61,12 @@ public abstract class TlsOptions
 
     /// <summary>Refuses a certificate without its private key, which a TLS endpoint needs to prove it holds.</summary>
     /// <exception cref="ArgumentException">It has no private key; the message names <paramref name="name"/>.</exception>
+    /// <remarks>
+    /// Never inlined: the JIT loads the assemblies an inlined body names when it compiles the caller, and every server
+    /// validates its TLS options, so inlining this into that check loaded the platform's cryptography library (about
+    /// 1 MB of resident memory) into servers without coaps+tcp (issue 25).
+    /// </remarks>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private protected static void RequirePrivateKey(X509Certificate2 certificate, string name)
     {
         if (!certificate.HasPrivateKey)

@@ -20,6 +20,9 @@ public sealed class TlsServerOptions : TlsOptions
     /// <summary>The default <see cref="MaxPendingHandshakes"/>: 128.</summary>
     public const int DefaultMaxPendingHandshakes = 128;
 
+    private X509Certificate2? _certificate;
+    private bool _certificateSet;
+
     /// <summary>The local endpoints to listen on for coaps+tcp, one TCP listener each; default none.</summary>
     public IList<IPEndPoint> Endpoints { get; set; } = [];
 
@@ -27,7 +30,15 @@ public sealed class TlsServerOptions : TlsOptions
     /// The server's certificate, with its private key; required when <see cref="Endpoints"/> is not empty. Its
     /// intermediate certificates, if any, go in <see cref="CertificateChain"/>.
     /// </summary>
-    public X509Certificate2? Certificate { get; set; }
+    public X509Certificate2? Certificate
+    {
+        get => _certificate;
+        set
+        {
+            _certificate = value;
+            _certificateSet = value is not null;
+        }
+    }
 
     /// <summary>Intermediate certificates sent with <see cref="Certificate"/> so clients can build its chain; null for none.</summary>
     public X509Certificate2Collection? CertificateChain { get; set; }
@@ -59,7 +70,7 @@ public sealed class TlsServerOptions : TlsOptions
             throw new ArgumentException($"{nameof(ClientCertificateMode)} {ClientCertificateMode} is not a mode.", nameof(ClientCertificateMode));
         }
 
-        if (Certificate is null)
+        if (!_certificateSet)
         {
             if (requireCertificate)
             {
@@ -69,6 +80,12 @@ public sealed class TlsServerOptions : TlsOptions
             return;
         }
 
-        RequirePrivateKey(Certificate, nameof(Certificate));
+        RequireCertificateKey();
     }
+
+    // Apart, and never inlined, like RequirePrivateKey: every server validates its TLS options, and a body that names
+    // X509Certificate2 makes the JIT load the platform's cryptography library (about 1 MB of resident memory) into
+    // servers without coaps+tcp (issue 25). Validate reads a flag the setter keeps instead.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private void RequireCertificateKey() => RequirePrivateKey(_certificate!, nameof(Certificate));
 }
