@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Net;
 using System.Security.Authentication;
 using CoapNet.Channels;
@@ -10,6 +11,12 @@ namespace CoapNet.Dtls.Sessions;
 /// <summary>The client's engine: one session per server, made on demand, shared by every request to it.</summary>
 internal sealed class ClientEngine : DtlsEngine
 {
+    /// <summary>
+    /// How many times one connection attempt starts over when the server refuses its cookie: once covers a server that
+    /// restarted mid-handshake; more than a few means something answers for the server that never will accept one.
+    /// </summary>
+    private const int MaxCookieRestarts = 3;
+
     private readonly DtlsClientOptions _options;
     private readonly object _connectGate = new();
     private readonly Dictionary<DtlsSession, TaskCompletionSource<CoapSecurityContext>> _waiting = [];
@@ -31,40 +38,16 @@ internal sealed class ClientEngine : DtlsEngine
         Task<CoapSecurityContext> connected;
         lock (_connectGate)
         {
-            if (TryGetSession(remote, out DtlsSession? existing) && existing!.Connected is { } pending && !existing.IsClosed)
+            if (TryJoin(remote, out Task<CoapSecurityContext>? pending))
             {
                 connected = pending;
             }
             else
             {
                 TaskCompletionSource<CoapSecurityContext> outcome = new(TaskCreationOptions.RunContinuationsAsynchronously);
-                DtlsSession? session = null;
-                bool started = TryStartHandshake(remote, s =>
+                if (!TryHandshake(remote, outcome, cookieRestarts: 0))
                 {
-                    CoapDtlsClient client = new(Crypto, _options, _credentials);
-                    DtlsClientProtocol protocol = new();
-                    Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
-                    return (transport, client.PeerIdentity, client.Protection);
-                }, out session);
-                if (!started)
-                {
-                    return Task.FromException<CoapSecurityContext>(new AuthenticationException($"No DTLS handshake with {remote} could start: {_options.MaxConcurrentHandshakes} handshakes already run, or {_options.MaxSessions} sessions exist (DtlsClientOptions)."));
-                }
-
-                session!.Connected = outcome.Task;
-                lock (_waiting)
-                {
-                    _waiting[session] = outcome;
-                }
-
-                // The handshake thread may have finished before the waiter was recorded.
-                if (session.IsEstablished)
-                {
-                    OnEstablished(session);
-                }
-                else if (session.IsClosed)
-                {
-                    OnHandshakeFailed(session, session.Failure ?? new AuthenticationException($"The DTLS handshake with {remote} failed."));
+                    return Task.FromException<CoapSecurityContext>(Refused(remote));
                 }
 
                 connected = outcome.Task;
@@ -103,10 +86,41 @@ internal sealed class ClientEngine : DtlsEngine
 
     protected override void OnHandshakeFailed(DtlsSession session, Exception error)
     {
+        if (error is CookieRefusedException && session.CookieRestarts < MaxCookieRestarts)
+        {
+            // The server lost the cookie's secret (a restart between its HelloVerifyRequest and our answer): a new
+            // handshake from the start gets a cookie it accepts, and the waiters move to it.
+            lock (_connectGate)
+            {
+                if (Take(session) is not { } waiting)
+                {
+                    return;
+                }
+
+                if (TryJoin(session.Remote, out Task<CoapSecurityContext>? pending))
+                {
+                    // Another request began a handshake with the server meanwhile: its outcome is these waiters' too.
+                    _ = pending.ContinueWith(
+                        static (task, state) => Complete((TaskCompletionSource<CoapSecurityContext>)state!, task),
+                        waiting,
+                        CancellationToken.None,
+                        TaskContinuationOptions.ExecuteSynchronously,
+                        TaskScheduler.Default);
+                }
+                else if (!TryHandshake(session.Remote, waiting, session.CookieRestarts + 1))
+                {
+                    waiting.TrySetException(Refused(session.Remote));
+                }
+            }
+
+            return;
+        }
+
         if (Take(session) is { } outcome)
         {
             outcome.TrySetException(error switch
             {
+                CookieRefusedException => new AuthenticationException($"The server at {session.Remote} refused the cookie of {session.CookieRestarts + 1} handshakes in a row (RFC 6347 section 4.2.1): {error.Message}", error),
                 TlsTimeoutException => new TimeoutException($"The DTLS handshake with {session.Remote} did not complete within {_options.HandshakeTimeout}.", error),
                 TlsFatalAlertReceived received => new AuthenticationException($"The server at {session.Remote} refused the DTLS handshake: {AlertDescription.GetText(received.AlertDescription)}.", error),
                 TlsFatalAlert alert => new AuthenticationException($"The DTLS handshake with {session.Remote} failed: {AlertDescription.GetText(alert.AlertDescription)}.", error),
@@ -114,6 +128,72 @@ internal sealed class ClientEngine : DtlsEngine
             });
         }
     }
+
+    /// <summary>
+    /// Starts a handshake with <paramref name="remote"/> whose outcome completes <paramref name="outcome"/>; false when
+    /// the bounds refuse it. Call holding the connect gate.
+    /// </summary>
+    private bool TryHandshake(IPEndPoint remote, TaskCompletionSource<CoapSecurityContext> outcome, int cookieRestarts)
+    {
+        bool started = TryStartHandshake(remote, s =>
+        {
+            // Set on the handshake's own thread before its first datagram, and read there when it fails.
+            s.WatchesCookies = true;
+            s.CookieRestarts = cookieRestarts;
+            CoapDtlsClient client = new(Crypto, _options, _credentials);
+            DtlsClientProtocol protocol = new();
+            Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
+            return (transport, client.PeerIdentity, client.Protection);
+        }, out DtlsSession? session);
+        if (!started)
+        {
+            return false;
+        }
+
+        session!.Connected = outcome.Task;
+        lock (_waiting)
+        {
+            _waiting[session] = outcome;
+        }
+
+        // The handshake thread may have finished before the waiter was recorded.
+        if (session.IsEstablished)
+        {
+            OnEstablished(session);
+        }
+        else if (session.IsClosed)
+        {
+            OnHandshakeFailed(session, session.Failure ?? new AuthenticationException($"The DTLS handshake with {remote} failed."));
+        }
+
+        return true;
+    }
+
+    /// <summary>The outcome of the established or pending session with <paramref name="remote"/>, if it has one.</summary>
+    private bool TryJoin(IPEndPoint remote, [NotNullWhen(true)] out Task<CoapSecurityContext>? pending)
+    {
+        pending = TryGetSession(remote, out DtlsSession? existing) && !existing!.IsClosed ? existing.Connected : null;
+        return pending is not null;
+    }
+
+    private static void Complete(TaskCompletionSource<CoapSecurityContext> waiting, Task<CoapSecurityContext> outcome)
+    {
+        if (outcome.IsCompletedSuccessfully)
+        {
+            waiting.TrySetResult(outcome.Result);
+        }
+        else if (outcome.Exception is { } failed)
+        {
+            waiting.TrySetException(failed.InnerExceptions);
+        }
+        else
+        {
+            waiting.TrySetCanceled();
+        }
+    }
+
+    private AuthenticationException Refused(IPEndPoint remote)
+        => new($"No DTLS handshake with {remote} could start: {_options.MaxConcurrentHandshakes} handshakes already run, or {_options.MaxSessions} sessions exist (DtlsClientOptions).");
 
     private TaskCompletionSource<CoapSecurityContext>? Take(DtlsSession session)
     {

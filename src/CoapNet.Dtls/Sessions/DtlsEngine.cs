@@ -342,6 +342,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
 
     private void RunHandshake(DtlsSession session, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake)
     {
+        Exception? failure = null;
         try
         {
             (BcDtlsTransport transport, CoapPeerIdentity identity, RecordProtection? protection) = handshake(session);
@@ -379,11 +380,17 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             session.Failure = e;
             session.MarkClosed(e.Message);
             Forget(session);
-            OnHandshakeFailed(session, e);
+            failure = e;
         }
         finally
         {
             Interlocked.Decrement(ref _handshakes);
+        }
+
+        // Told after this handshake no longer counts against the bound, so the engine may start another in its place.
+        if (failure is not null)
+        {
+            OnHandshakeFailed(session, failure);
         }
     }
 

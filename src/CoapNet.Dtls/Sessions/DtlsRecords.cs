@@ -9,6 +9,7 @@ internal static class DtlsRecords
 {
     private const byte Handshake = 22;
     private const byte ClientHelloType = 1;
+    private const byte HelloVerifyRequestType = 3;
     private const int HeaderLength = 13;
     private const byte ConnectionIdRecord = 25;
 
@@ -49,6 +50,28 @@ internal static class DtlsRecords
             && datagram[0] == Handshake
             && BinaryPrimitives.ReadUInt16BigEndian(datagram[3..]) == 0
             && datagram[HeaderLength] == ClientHelloType;
+
+    /// <summary>
+    /// Reads the cookie of a plaintext HelloVerifyRequest: a handshake record of epoch 0 whose message is
+    /// hello_verify_request, after the 12-byte handshake header the server_version and the cookie with its one-byte
+    /// length (RFC 6347 sections 4.2.1 and 4.2.2); false for anything else, or one cut short.
+    /// </summary>
+    public static bool TryReadHelloVerifyCookie(ReadOnlySpan<byte> datagram, out ReadOnlySpan<byte> cookie)
+    {
+        const int CookieLengthAt = HeaderLength + 12 + 2;
+        cookie = default;
+        if (datagram.Length <= CookieLengthAt
+            || datagram[0] != Handshake
+            || BinaryPrimitives.ReadUInt16BigEndian(datagram[3..]) != 0
+            || datagram[HeaderLength] != HelloVerifyRequestType
+            || datagram.Length < CookieLengthAt + 1 + datagram[CookieLengthAt])
+        {
+            return false;
+        }
+
+        cookie = datagram.Slice(CookieLengthAt + 1, datagram[CookieLengthAt]);
+        return true;
+    }
 
     /// <summary>The address and port as the cookie's client identifier (RFC 6347 section 4.2.1: the cookie binds the source).</summary>
     public static byte[] ClientId(IPEndPoint remote)

@@ -53,6 +53,7 @@ internal sealed class DtlsSession : DatagramTransport
     private RecordProtection? _protection;
     private long _written = -1;
     private string? _closeReason;
+    private byte[]? _cookie;
 
     /// <param name="network">The datagram transport underneath.</param>
     /// <param name="remote">The peer's address.</param>
@@ -101,6 +102,16 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
     public Exception? Failure { get; set; }
+
+    /// <summary>
+    /// For a client's handshake, set on its thread before it starts: a HelloVerifyRequest whose cookie differs from the
+    /// one the server gave first fails the handshake with <see cref="CookieRefusedException"/>, so the client can start
+    /// over at once instead of retransmitting a cookie the server no longer accepts until the handshake times out.
+    /// </summary>
+    public bool WatchesCookies { get; set; }
+
+    /// <summary>For a client's handshake: how many handshakes before this one started over for a refused cookie.</summary>
+    public int CookieRestarts { get; set; }
 
     /// <summary>For the client: the handshake's outcome, shared by every request that waits for it.</summary>
     public Task<CoapSecurityContext>? Connected { get; set; }
@@ -440,8 +451,38 @@ internal sealed class DtlsSession : DatagramTransport
             }
 
             byte[] datagram = _handshakeQueue.Dequeue();
+            if (WatchesCookies)
+            {
+                CheckCookie(datagram);
+            }
+
             datagram.AsSpan(0, Math.Min(datagram.Length, buffer.Length)).CopyTo(buffer);
             return datagram.Length;
+        }
+    }
+
+    /// <summary>
+    /// A client's check of each HelloVerifyRequest. The server answers a ClientHello whose cookie it cannot verify with
+    /// a new HelloVerifyRequest (RFC 6347 section 4.2.1), as one that restarted does when its first incarnation gave the
+    /// cookie. BouncyCastle takes that second HelloVerifyRequest for a retransmission of the first (its message_seq is
+    /// the same, 0) and goes on sending the refused cookie until the handshake times out; a second HelloVerifyRequest
+    /// with another cookie ends this handshake instead, and the engine starts a new one. One with the same cookie is a
+    /// duplicate (the server answered a retransmitted ClientHello) and passes.
+    /// </summary>
+    private void CheckCookie(byte[] datagram)
+    {
+        if (!DtlsRecords.TryReadHelloVerifyCookie(datagram, out ReadOnlySpan<byte> cookie))
+        {
+            return;
+        }
+
+        if (_cookie is null)
+        {
+            _cookie = cookie.ToArray();
+        }
+        else if (!cookie.SequenceEqual(_cookie))
+        {
+            throw new CookieRefusedException($"{_peerName} at {Remote} answered the ClientHello with its cookie by a HelloVerifyRequest for another cookie: it no longer accepts the first (it restarted, or its cookie secret changed twice).");
         }
     }
 
