@@ -34,6 +34,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/benchmarks/tools"
+# shellcheck source=load-common.sh
+. "$repo/benchmarks/load-common.sh"
 dll="" rounds=3 seconds=8 sessions_list=16,64 window=2 handshakes=2000 idle=1000,5000 cipher=PSK-AES128-CCM8 use_libcoap=1
 identity=coapnet key=sample-secret
 
@@ -65,15 +67,7 @@ command -v cc > /dev/null || die "cc is missing: the load tools are C"
 (($(nproc) >= 2)) || die "needs 2 cores: one for the servers, one for the generator"
 ((use_libcoap)) && ! command -v coap-server-openssl > /dev/null && die "coap-server-openssl is missing: sudo apt-get install -y libcoap3-bin, or pass --no-libcoap"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtls-load.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work dtls-load
 
 cc -O2 -o "$work/coap-dtls-load" "$tools/coap-dtls-load.c" -lssl -lcrypto || die "coap-dtls-load did not build (Debian: sudo apt-get install -y libssl-dev)"
 cc -O2 -o "$work/coap-udp-load" "$tools/coap-udp-load.c"
@@ -120,9 +114,6 @@ start() {
 }
 stop() { kill "$1" 2> /dev/null || true; wait "$1" 2> /dev/null || true; }
 path() { [[ $1 == coapnet ]] && echo /hello || echo /; }
-cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 hz=$(getconf CLK_TCK)
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -214,7 +205,6 @@ echo "Medians over $rounds rounds:"
 echo
 echo "| sessions | server | coaps req/s | p50 | p99 | CPU µs / request | coap (plain UDP) req/s | coaps / coap | timeouts |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 sel() { awk -F'\t' -v c="$1" -v k="$2" -v s="$3" -v f="$4" 'NR > 1 && $2 == c && $3 == k && $4 == s { print $f }' "$results"; }
 declare -A med
 for c in "${session_counts[@]}"; do

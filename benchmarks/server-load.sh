@@ -63,6 +63,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/benchmarks/tools"
+# shellcheck source=load-common.sh
+. "$repo/benchmarks/load-common.sh"
 rounds=3 seconds=8 warmup=3 sockets_list=16,64,256,512 window=2 max_load=1.0 max_wait=300
 use_libcoap=1 use_fresh=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
 labels=() dlls=() pre_tcp=()
@@ -110,16 +112,7 @@ if ((use_libcoap)) && ! command -v coap-server-notls > /dev/null; then
   die "coap-server-notls is missing: sudo apt-get install -y libcoap3-bin, or pass --no-libcoap."
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/server-load.XXXXXX")
-pids=()
-cleanup() {
-  # Only the servers this script started, by their process ids.
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work server-load
 
 cc -O2 -o "$work/coap-udp-load" "$tools/coap-udp-load.c"
 cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
@@ -220,12 +213,9 @@ wait_for_quiet() {
     waited=$((waited + 5))
   done
 }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
-cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 # "tid switches" for every thread of the process (a thread that ends meanwhile is skipped, not an error).
 switches() { for f in /proc/"$1"/task/*/status; do awk -v t="${f%/status}" '/^voluntary_ctxt_switches/ { n = split(t, p, "/"); print p[n], $2 }' "$f" 2> /dev/null || true; done; }
 hz=$(getconf CLK_TCK)
-field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
 echo "coap-udp-load -c C -w $window -d $seconds at C = ${sockets_counts[*]}; $rounds rounds per server, type and C; servers on core 0, generator on core 1"
@@ -290,7 +280,6 @@ echo "Medians over $rounds rounds (RSS: the largest sampled; renewed: client soc
 echo
 echo "| sockets | type | server | req/s | p50 | p99 | timeouts | renewed | RSS | generator behind (paced) | 1-min load at round starts | CPU µs / request | sleeps / 1,000 | bad (5.03) | empty ACKs |"
 echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 sel() { awk -F'\t' -v t="$type" -v c="$c" -v s="$name" -v k="$1" 'NR > 1 && $3 == t && $2 == c && $4 == s { print $k }' "$results"; }
 declare -A med med99
 for s in "${series[@]}"; do

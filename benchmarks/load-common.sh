@@ -1,0 +1,27 @@
+# Sourced by the load scripts (server-load.sh, dtls-load.sh): the work directory and the servers' clean-up, and the
+# readings every script takes the same way, so a fix to one is a fix to all. Not a script of its own.
+
+# make_work NAME: a temporary directory in $work and an empty $pids; at exit (or Ctrl-C) every process whose id the
+# script added to $pids is killed and reaped (only those: the servers it started), then the directory goes.
+make_work() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+  pids=()
+  trap cleanup_work EXIT
+  trap 'exit 130' INT TERM
+}
+
+cleanup_work() {
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+
+# The CPU time (utime + stime, clock ticks, all threads) and resident memory (KB, 0 once it is gone) of process $1.
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
+
+# field LINE KEY: the value of KEY in a generator's line of key=value pairs.
+field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+
+# The median of the numbers on standard input, one a line (0 for none).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
