@@ -181,7 +181,7 @@ internal sealed class ClientObservation : IDisposable
         CoapMessage request = CopyTemplate(_template, 0);
         lock (_gate)
         {
-            if (_ended || !ReferenceEquals(cancel, _current))
+            if (!IsCurrent(cancel))
             {
                 return;
             }
@@ -215,16 +215,19 @@ internal sealed class ClientObservation : IDisposable
     {
         lock (_gate)
         {
-            return _ended || !ReferenceEquals(cancel, _current);
+            return !IsCurrent(cancel);
         }
     }
+
+    /// <summary>True while the registration of <paramref name="cancel"/> is the observation's live one. Call holding the gate.</summary>
+    private bool IsCurrent(CancellationTokenSource cancel) => !_ended && ReferenceEquals(cancel, _current);
 
     private void OnFirst(Task<CoapMessage> task, CancellationTokenSource cancel)
     {
         CoapMessage? early;
         lock (_gate)
         {
-            if (_ended || !ReferenceEquals(cancel, _current))
+            if (!IsCurrent(cancel))
             {
                 return;
             }
@@ -262,7 +265,7 @@ internal sealed class ClientObservation : IDisposable
     {
         lock (_gate)
         {
-            if (_ended || !ReferenceEquals(cancel, _current))
+            if (!IsCurrent(cancel))
             {
                 return;
             }
@@ -283,7 +286,7 @@ internal sealed class ClientObservation : IDisposable
     {
         lock (_gate)
         {
-            if (_ended || !ReferenceEquals(cancel, _current))
+            if (!IsCurrent(cancel))
             {
                 return;
             }

@@ -490,6 +490,7 @@ public sealed partial class CoapServer
             // Not marked when the listener came after the request arrived (or, once in 4 billion, marked at 0 µs).
             CoapInstrumentation.ServerDuration.Record(exchange.ElapsedSinceArrival.TotalSeconds, tags);
         }
+
         if (activity is not null)
         {
             activity.SetTag("coap.response.code", codeName);
