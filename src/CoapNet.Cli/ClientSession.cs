@@ -22,16 +22,36 @@ namespace CoapNet.Cli;
 /// </summary>
 internal sealed class ClientSession
 {
-    /// <summary>The URI argument: an absolute coap://, coaps:// or coap+tcp:// URI, checked while parsing so a bad one is a usage error.</summary>
+    /// <summary>The schemes the tool speaks: the library's transports, each found by its scheme.</summary>
+    private static readonly CoapTransportRegistry Schemes = CoapTransportRegistry.CreateDefault();
+
+    /// <summary>
+    /// The URI argument: an absolute URI of a scheme the library's transports speak, read by the library's endpoint parser
+    /// (<see cref="CoapAddress"/>) while parsing, so a bad one is a usage error that says what is wrong (a port out of range,
+    /// an unknown scheme).
+    /// </summary>
     public Argument<Uri> UriArgument { get; } = new("URI")
     {
-        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://... or coaps://... (with -u and -k).",
+        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://..., coaps+tcp://... or coaps://... (with -u and -k).",
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme) || uri.Host.Length == 0)
+            int schemeEnd = text.IndexOf("://", StringComparison.Ordinal);
+            if (schemeEnd <= 0 || Schemes.Find(text[..schemeEnd]) is null)
             {
-                result.AddError($"'{text}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI.");
+                result.AddError($"'{text}' is not a {string.Join(", ", Schemes.Schemes.Select(scheme => scheme + "://"))} URI.");
+                return null;
+            }
+
+            if (!CoapAddress.TryParse(text, Schemes, out _, out string? error))
+            {
+                result.AddError(error);
+                return null;
+            }
+
+            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri))
+            {
+                result.AddError($"'{text}' is not a URI.");
                 return null;
             }
 
@@ -148,8 +168,9 @@ internal sealed class ClientSession
 
     /// <summary>
     /// Runs <paramref name="operation"/> with a client for the URI's server, configured from the parsed options, under the
-    /// timeout, and turns each failure into its exit code and a one-line explanation. Over UDP the client's socket is
-    /// connected to the server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransport"/>).
+    /// timeout, and turns each failure into its exit code and a one-line explanation. The URI's scheme finds its transport
+    /// through the library (<see cref="CoapClientOptions.Transports"/>); each datagram scheme's socket is connected to the
+    /// server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransportFactory"/>).
     /// </summary>
     /// <param name="parse">The parse result.</param>
     /// <param name="terminal">Where messages go.</param>
@@ -171,7 +192,6 @@ internal sealed class ClientSession
         int unreachable = 0;
         try
         {
-            CoapPeer peer = await ResolveAsync(uri, deadline.Token).ConfigureAwait(false);
             void OnPortUnreachable(IPEndPoint remote)
             {
                 if (Interlocked.Exchange(ref unreachable, 1) == 0)
@@ -188,21 +208,18 @@ internal sealed class ClientSession
                 Tls = Tls.Read(parse),
             };
             configure?.Invoke(options);
-            IDatagramTransport? udp = null;
-            if (peer.Scheme == CoapPeer.UdpScheme)
+
+            // The library finds each scheme's transport; the tool's datagram sockets are connected to the one server.
+            CoapAddress address = CoapAddress.Parse(uri.GetLeftPart(UriPartial.Authority), options.Transports);
+            IPEndPoint server = new(await ResolveHostAsync(address, deadline.Token).ConfigureAwait(false), address.Port);
+            ConnectedUdpTransportFactory.ConnectAll(options.Transports, server, OnPortUnreachable);
+            if (parse.GetValue(PskIdentity) is { } identity)
             {
-                udp = new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable);
-            }
-            else if (peer.Scheme == CoapPeer.DtlsScheme)
-            {
-                options.SecureTransport = new DtlsClientTransport(new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable), new DtlsClientOptions
-                {
-                    PskIdentity = parse.GetValue(PskIdentity),
-                    PskKey = parse.GetValue(PskKey),
-                });
+                options.UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = parse.GetValue(PskKey) });
             }
 
-            await using CoapClient client = udp is null ? new CoapClient(options) : new CoapClient(udp, options);
+            await using CoapClient client = new(options);
+            CoapPeer peer = await client.ResolvePeerAsync(uri, deadline.Token).ConfigureAwait(false);
             return await operation(new ClientCall(client, peer, uri, deadline)).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Volatile.Read(ref unreachable) != 0)
@@ -254,19 +271,13 @@ internal sealed class ClientSession
         }
     }
 
-    /// <summary>The peer a URI names: its scheme and the first address its host resolves to.</summary>
-    /// <param name="uri">A coap://, coaps:// or coap+tcp:// URI.</param>
+    /// <summary>The address of the URI's host: itself when it is one, else the one its name resolves to (<see cref="Pick"/>).</summary>
+    /// <param name="address">The URI's address.</param>
     /// <param name="cancellationToken">Cancels the name lookup.</param>
-    /// <returns>The peer.</returns>
+    /// <returns>The address.</returns>
     /// <exception cref="SocketException">The host name does not resolve.</exception>
-    public static async Task<CoapPeer> ResolveAsync(Uri uri, CancellationToken cancellationToken)
-    {
-        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal)
-            ? literal
-            : Pick(await Dns.GetHostAddressesAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false));
-        int port = uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort(uri.Scheme) : uri.Port;
-        return new CoapPeer(uri.Scheme, new IPEndPoint(address, port));
-    }
+    private static async Task<IPAddress> ResolveHostAsync(CoapAddress address, CancellationToken cancellationToken)
+        => address.IPAddress ?? Pick(await Dns.GetHostAddressesAsync(address.Host, cancellationToken).ConfigureAwait(false));
 
     /// <summary>
     /// The first IPv4 address of a name, else its first: the one the client picks too when it resolves the name itself

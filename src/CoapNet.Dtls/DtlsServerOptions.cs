@@ -1,19 +1,11 @@
-using System.Net;
-
 namespace CoapNet.Dtls;
 
-/// <summary>Where a <see cref="DtlsServerTransport"/> listens and whom it lets in.</summary>
+/// <summary>
+/// Whom a <see cref="DtlsServerTransport"/> lets in and how it bounds its sessions; where it listens is its endpoint's
+/// address (<c>options.Listen("coaps://[::]:5684", endpoint =&gt; endpoint.UseDtls(serverOptions))</c>).
+/// </summary>
 public sealed class DtlsServerOptions : DtlsOptions
 {
-    /// <summary>The default coaps port, 5684 (RFC 7252 section 6.2).</summary>
-    public const int DefaultPort = 5684;
-
-    /// <summary>The local address; <see cref="IPAddress.IPv6Any"/> (the default) binds a dual-stack socket.</summary>
-    public IPAddress Address { get; set; } = IPAddress.IPv6Any;
-
-    /// <summary>The local port; 0 picks a free one. Default <see cref="DefaultPort"/>.</summary>
-    public int Port { get; set; } = DefaultPort;
-
     /// <summary>
     /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key; null to offer no
     /// PSK suite. A server needs this, or a <see cref="DtlsOptions.RawPublicKeyPair"/> or
@@ -58,8 +50,6 @@ public sealed class DtlsServerOptions : DtlsOptions
     internal void Validate()
     {
         ValidateShared();
-        Require(Address is not null, nameof(Address), "must not be null");
-        Require(Port is >= 0 and <= IPEndPoint.MaxPort, nameof(Port), "must be between 0 and 65535");
         bool signs = RawPublicKeyPair is not null || Certificate is not null;
         Require(PskKeys is not null || signs, nameof(PskKeys), $"or {nameof(RawPublicKeyPair)} or {nameof(Certificate)} must be set: the server needs a credential to authenticate with");
         Require(!signs || TrustsRawPublicKeys || TrustsCertificates, nameof(TrustedRawPublicKeys), $"or {nameof(TrustedRoots)} or {nameof(CertificateValidator)} must be set with {nameof(RawPublicKeyPair)} or {nameof(Certificate)}: clients authenticate too (RFC 7252 section 9.1.3.2)");

@@ -92,7 +92,6 @@ public static class TransferSimulation
 
         CoapServer server = new(new CoapServerOptions
         {
-            DatagramTransports = [network.CreateTransport(ServerAddress)],
             Scheduler = scheduler,
             Endpoint = new CoapEndpointOptions
             {
@@ -103,7 +102,7 @@ public static class TransferSimulation
                 Blockwise = blocks,
                 QBlock = setup.QBlock,
             },
-        });
+        }.Listen(network.CreateTransport(ServerAddress)));
         server.MapGet("/large", _ => CoapResponse.Content(body, CoapContentFormat.OctetStream));
         server.Start();
 

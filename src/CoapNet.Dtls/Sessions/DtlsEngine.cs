@@ -20,14 +20,14 @@ namespace CoapNet.Dtls.Sessions;
 /// <remarks>
 /// Every received datagram arrives on the UDP transport's receive thread. A datagram from an address with an
 /// established session is decrypted there and its plaintext handed up with the session's context, on that thread, so
-/// the server may answer it there too (<see cref="IInlineDatagramReceiver"/>: a request then costs no hand-off to
+/// the server may answer it there too (<see cref="IDatagramReceiver.SupportsInlineWork"/>: a request then costs no hand-off to
 /// another thread, as over plain UDP); one from an address
 /// whose handshake runs is queued for its handshake thread; anything else goes to <see cref="OnUnknownDatagram"/>
 /// (the server verifies ClientHello cookies there). Sessions are kept in two concurrent maps: by address for
 /// receiving, by <see cref="CoapSecurityContext"/> (compared by reference) for sending, so a message goes out in the
 /// session it names or not at all (RFC 7252 section 9.1.1).
 /// </remarks>
-internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposable
+internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 {
     private const int PlaintextSize = 16_384;
 
@@ -89,6 +89,14 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
     public int SessionCount => Volatile.Read(ref _sessions);
 
     public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    /// <summary>
+    /// As the receiver above says: its work may run on the UDP receive thread when it allows that, since this engine
+    /// hands each plaintext up on the thread that received it and may itself be called concurrently (its buffers are
+    /// per thread, each session's records ordered under that session's lock). Read by the transport below once the
+    /// receiver above is set (<see cref="Start"/>).
+    /// </summary>
+    public bool SupportsInlineWork => Volatile.Read(ref _upper)?.SupportsInlineWork ?? false;
 
     public void Start(IDatagramReceiver upper)
     {

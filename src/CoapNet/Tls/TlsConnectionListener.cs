@@ -53,7 +53,7 @@ public sealed class TlsConnectionListener : IConnectionListener
     {
         ArgumentNullException.ThrowIfNull(inner);
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate(requireCertificate: true);
+        options.Validate();
         _buffering = buffering ?? new TcpTransportOptions();
         _buffering.Validate();
         _inner = inner;

@@ -1,11 +1,10 @@
-using System.Net;
 using System.Security.Cryptography.X509Certificates;
 
 namespace CoapNet.Tls;
 
 /// <summary>
-/// Where a server serves CoAP over TLS (<c>coaps+tcp</c>, RFC 8323 section 9.1) and how it authenticates: its
-/// certificate, and whether and how it asks clients for theirs. Set as <see cref="Server.CoapServerOptions.Tls"/>.
+/// How a server's CoAP over TLS endpoint (<c>coaps+tcp</c>, RFC 8323 section 9.1) authenticates: its certificate, and
+/// whether and how it asks clients for theirs. Given to an endpoint with <see cref="CoapListenOptionsTlsExtensions.UseTls(Server.CoapListenOptions, TlsServerOptions)"/>.
 /// </summary>
 /// <remarks>
 /// Every connection is one TLS session; the client's certificate, when it sent one, is the
@@ -23,12 +22,9 @@ public sealed class TlsServerOptions : TlsOptions
     private X509Certificate2? _certificate;
     private bool _certificateSet;
 
-    /// <summary>The local endpoints to listen on for coaps+tcp, one TCP listener each; default none.</summary>
-    public IList<IPEndPoint> Endpoints { get; set; } = [];
-
     /// <summary>
-    /// The server's certificate, with its private key; required when <see cref="Endpoints"/> is not empty. Its
-    /// intermediate certificates, if any, go in <see cref="CertificateChain"/>.
+    /// The server's certificate, with its private key; required. Its intermediate certificates, if any, go in
+    /// <see cref="CertificateChain"/>.
     /// </summary>
     public X509Certificate2? Certificate
     {
@@ -54,12 +50,10 @@ public sealed class TlsServerOptions : TlsOptions
     public int MaxPendingHandshakes { get; set; } = DefaultMaxPendingHandshakes;
 
     /// <summary>Checks the settings before a listener uses them.</summary>
-    /// <param name="requireCertificate">True when endpoints will be served, so the certificate must be there.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
-    internal void Validate(bool requireCertificate)
+    internal void Validate()
     {
         ValidateShared();
-        ArgumentNullException.ThrowIfNull(Endpoints, nameof(Endpoints));
         if (MaxPendingHandshakes < 1)
         {
             throw new ArgumentException($"{nameof(MaxPendingHandshakes)} must be at least 1.", nameof(MaxPendingHandshakes));
@@ -72,12 +66,7 @@ public sealed class TlsServerOptions : TlsOptions
 
         if (!_certificateSet)
         {
-            if (requireCertificate)
-            {
-                throw new ArgumentException($"{nameof(Certificate)} must be set to serve coaps+tcp: a TLS server authenticates with a certificate (.NET's TLS has no pre-shared keys).", nameof(Certificate));
-            }
-
-            return;
+            throw new ArgumentException($"{nameof(Certificate)} must be set to serve coaps+tcp: a TLS server authenticates with a certificate (.NET's TLS has no pre-shared keys).", nameof(Certificate));
         }
 
         RequireCertificateKey();

@@ -50,6 +50,18 @@ public sealed class CoapToolUsageTests
         result.Error.Should().Contain("error:").And.Contain("--help");
     }
 
+    [Theory]
+    [InlineData("coap://127.0.0.1:99999/hello", "'coap://127.0.0.1:99999/hello' has the port '99999', which is not a number from 0 to 65535.")]
+    [InlineData("http://127.0.0.1/hello", "'http://127.0.0.1/hello' is not a coap://, coaps://, coap+tcp://, coaps+tcp:// URI.")]
+    [InlineData("coap://[::1/hello", "'coap://[::1/hello' opens an IP literal with '[' at index 7 but does not close it.")]
+    public async Task AUriTheLibraryCannotReadIsBadUsageThatSaysWhatIsWrong(string uri, string said)
+    {
+        CoapToolResult result = await CoapTool.RunAsync("get", uri);
+
+        result.ExitCode.Should().Be(2, result.ToString());
+        result.Error.Should().Contain(said, "the library's endpoint parser says what is wrong where, not only that the URI is not a coap URI");
+    }
+
     [Fact]
     public async Task AnUnreadablePayloadFileIsBadUsage()
     {

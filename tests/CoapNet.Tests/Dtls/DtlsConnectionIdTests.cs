@@ -20,7 +20,7 @@ public sealed class DtlsConnectionIdTests
         List<(CoapSecurityContext Session, int Port)> seen = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => MapRecorder(s, seen), out DtlsServerTransport transport);
         RebindingTransport network = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }) });
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }));
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
         int firstPort = network.LocalEndPoint.Port;
@@ -43,7 +43,7 @@ public sealed class DtlsConnectionIdTests
         List<(CoapSecurityContext Session, int Port)> seen = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => MapRecorder(s, seen), out _);
         RebindingTransport network = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key, UseConnectionId = false }) });
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key, UseConnectionId = false }));
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
 

@@ -32,8 +32,7 @@ public sealed class DtlsLibCoapTests
     public async Task LibcoapUploadsAndDownloadsAMegabyteBlockWiseOverDtls()
     {
         const int Megabyte = 1 << 20;
-        DtlsServerTransport dtls = new(DtlsLoopback.ServerOptions());
-        await using LoopbackServer server = LoopbackServer.Start(s => SampleResources.Map(s), new CoapServerOptions { DatagramTransports = [dtls], Endpoint = { Blockwise = SampleResources.Blockwise } });
+        await using LoopbackServer server = DtlsLoopback.StartEndpoint(s => SampleResources.Map(s), server: new CoapServerOptions { Endpoint = { Blockwise = SampleResources.Blockwise } });
         string input = Path.GetTempFileName();
         string output = Path.GetTempFileName();
         try

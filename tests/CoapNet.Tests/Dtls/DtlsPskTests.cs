@@ -104,6 +104,6 @@ public sealed class DtlsPskTests
 
         Func<Task> get = () => client.GetAsync(new Uri("coaps://127.0.0.1:5684/x"));
 
-        (await get.Should().ThrowAsync<ArgumentException>()).Which.Message.Should().Contain("SecureTransport");
+        (await get.Should().ThrowAsync<ArgumentException>()).Which.Message.Should().Contain("carries coap").And.Contain("UseDtls");
     }
 }

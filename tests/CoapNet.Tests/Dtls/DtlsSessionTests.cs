@@ -82,7 +82,7 @@ public sealed class DtlsSessionTests
             s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
             out _);
         RawUdpTransport network = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }) });
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }));
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
 
@@ -150,8 +150,8 @@ public sealed class DtlsSessionTests
             s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions),
             out DtlsServerTransport transport,
             options);
-        DtlsClientTransport clientTransport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = clientTransport });
+        DtlsClientTransport clientTransport = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        await using CoapClient client = new(clientTransport);
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         await client.GetAsync(uri);
         time.Advance(TimeSpan.FromMinutes(9));
@@ -174,7 +174,7 @@ public sealed class DtlsSessionTests
         ManualTimeProvider time = new();
         List<CoapSecurityContext> sessions = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions), out DtlsServerTransport transport, DtlsLoopback.ServerOptions(time));
-        await using DtlsClientTransport client = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        await using DtlsClientTransport client = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
         AnswerReceiver answers = new();
         client.Start(answers);
         IPEndPoint target = new(IPAddress.Loopback, server.EndPoint.Port);
@@ -216,7 +216,7 @@ public sealed class DtlsSessionTests
     private static async Task<byte[]> CaptureClientHelloAsync()
     {
         using UdpClient fakeServer = new(new IPEndPoint(IPAddress.Loopback, 0));
-        await using DtlsClientTransport transport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = "x", PskKey = [1] });
+        await using DtlsClientTransport transport = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions { PskIdentity = "x", PskKey = [1] });
         transport.Start(new NullReceiver());
         _ = transport.ConnectAsync((IPEndPoint)fakeServer.Client.LocalEndPoint!);
         return (await ReceiveAsync(fakeServer)).Buffer;

@@ -23,12 +23,11 @@ public sealed class VirtualTimeServer : IDisposable
     {
         ArgumentNullException.ThrowIfNull(map);
         Network = new InMemoryNetwork(Time) { DeliversImmediately = deliversImmediately };
-        CoapServerOptions options = new()
+        CoapServerOptions options = new CoapServerOptions()
         {
-            DatagramTransports = [Network.CreateTransport(Address)],
             Scheduler = Scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = Time },
-        };
+        }.Listen(Network.CreateTransport(Address));
         if (maxPendingRequests is int max)
         {
             options.MaxPendingRequests = max;

@@ -41,10 +41,9 @@ public sealed class StageChainTests : IDisposable
     {
         CoapServer server = Own(new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Stages = context => [_serverTop, .. CoapStages.CreateDefault(context), _serverWire],
             Endpoint = new CoapEndpointOptions { TimeProvider = _time },
-        }));
+        }.Listen(_network.CreateTransport(ServerAddress))));
         server.MapGet("/big", _ =>
         {
             byte[] body = new byte[3000];

@@ -117,7 +117,7 @@ public sealed class TlsConnectionListenerTests
             .Should().Throw<ArgumentException>().WithParameterName("HandshakeTimeout");
         FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions { Certificate = TestPki.Instance.Server, MaxPendingHandshakes = 0 }))
             .Should().Throw<ArgumentException>().WithParameterName("MaxPendingHandshakes");
-        FluentActions.Invoking(() => new CoapNet.Server.CoapServer(new CoapNet.Server.CoapServerOptions { Tls = { Endpoints = [new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0)] } }))
+        FluentActions.Invoking(() => new CoapNet.Server.CoapServerOptions().Listen("coaps+tcp://127.0.0.1:0", endpoint => endpoint.UseTls(new TlsServerOptions())))
             .Should().Throw<ArgumentException>().WithParameterName("Certificate");
         FluentActions.Invoking(() => new TlsConnectionFactory(new InMemoryConnector(), new TlsClientOptions { Certificate = withoutKey }))
             .Should().Throw<ArgumentException>().WithParameterName("Certificate");
