@@ -17,9 +17,11 @@ public sealed class DtlsClientOptions : DtlsOptions
     /// <summary>The pre-shared key of <see cref="PskIdentity"/>; libcoap's <c>-k</c>. Never logged.</summary>
     /// <remarks>
     /// Configuration names the key as text ("PskKey", as libcoap's <c>-k</c> takes it), hexadecimal ("PskKeyHex") or a
-    /// file ("PskKeyFile"), all read by <c>DtlsConfiguration</c>; the binder's own form of bytes, base64, is "PskKeyBase64".
+    /// file ("PskKeyFile"), all read by <c>DtlsConfiguration</c>, whose messages never quote it. The configuration binder
+    /// never sets it: its key name is moved out of the way of "PskKey" (which the binder would read as base64, and quote
+    /// when it is not), and bytes are not a setting, so that name is refused as unknown.
     /// </remarks>
-    [Microsoft.Extensions.Configuration.ConfigurationKeyName("PskKeyBase64")]
+    [Microsoft.Extensions.Configuration.ConfigurationKeyName("PskKeyBytes")]
     public byte[]? PskKey { get; set; }
 
     /// <summary>Checks the settings before a transport uses them.</summary>

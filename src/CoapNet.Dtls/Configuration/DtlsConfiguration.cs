@@ -50,8 +50,8 @@ public static class DtlsConfiguration
             .AddList(nameof(DtlsServerOptions.PskKeys), new CoapConfigurationKeys("Identity", "Key", "KeyHex", "KeyFile"));
 
     /// <summary>
-    /// The keys "Coap:Client:Dtls" may hold: "PskIdentity" with "PskKey" (text), "PskKeyHex", "PskKeyFile" or
-    /// "PskKeyBase64", and what it shares with <see cref="ServerKeys"/>.
+    /// The keys "Coap:Client:Dtls" may hold: "PskIdentity" with "PskKey" (text), "PskKeyHex" or "PskKeyFile", and what
+    /// it shares with <see cref="ServerKeys"/>.
     /// </summary>
     /// <returns>New keys, the caller's.</returns>
     public static CoapConfigurationKeys ClientKeys()

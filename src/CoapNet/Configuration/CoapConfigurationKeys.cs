@@ -34,10 +34,12 @@ public sealed class CoapConfigurationKeys
 
     /// <summary>
     /// Keys for the settings of <typeparamref name="T"/> that configuration binds as values: each public property with a
-    /// public setter whose type is text, a number, a <see cref="bool"/>, an enumeration, a <see cref="TimeSpan"/>, bytes
-    /// (base64) or a nullable one of them, by its name or its <see cref="ConfigurationKeyNameAttribute"/>. Sections (an
-    /// options object inside) and objects set in code (a clock, a logger, a certificate, a delegate) are not among them:
-    /// add sections with <see cref="Add(string, CoapConfigurationKeys)"/>.
+    /// public setter whose type is text, a number, a <see cref="bool"/>, an enumeration, a <see cref="TimeSpan"/> or a
+    /// nullable one of them, by its name or its <see cref="ConfigurationKeyNameAttribute"/>. Sections (an options object
+    /// inside) and objects set in code (a clock, a logger, a certificate, a delegate) are not among them: add sections
+    /// with <see cref="Add(string, CoapConfigurationKeys)"/>. Nor are bytes: they are keys and secrets, which the code
+    /// that knows their form reads (text, hexadecimal, a file) and never quotes, where the binder would read base64 and
+    /// quote a value it cannot.
     /// </summary>
     /// <typeparam name="T">The options type.</typeparam>
     /// <returns>New keys, the caller's to add to.</returns>
@@ -214,10 +216,12 @@ public sealed class CoapConfigurationKeys
             }
 
             // A third of the name's letters (at least two) may differ: "MaxPendingRequest" is MaxPendingRequests, "Tls" is
-            // not Udp. A name that begins a known one is near it too, whatever its length: "Certificate" is CertificateFile.
+            // not Udp. A name that begins a known one, or that a known one begins, is near it too, whatever its length:
+            // "Certificate" is CertificateFile, "PskKeyBytes" is PskKey.
             int distance = Distance(name, known.Key);
             bool near = (distance <= Math.Max(2, name.Length / 3) && distance < Math.Max(name.Length, known.Key.Length))
-                || (name.Length >= 3 && known.Key.StartsWith(name, StringComparison.OrdinalIgnoreCase));
+                || (name.Length >= 3 && known.Key.StartsWith(name, StringComparison.OrdinalIgnoreCase))
+                || (known.Key.Length >= 3 && name.StartsWith(known.Key, StringComparison.OrdinalIgnoreCase));
             if (near && distance < bestDistance)
             {
                 best = known.Key;
@@ -278,7 +282,7 @@ public sealed class CoapConfigurationKeys
     {
         Type value = Nullable.GetUnderlyingType(type) ?? type;
         return value.IsPrimitive || value.IsEnum || value == typeof(string) || value == typeof(decimal) || value == typeof(TimeSpan)
-            || value == typeof(DateTime) || value == typeof(DateTimeOffset) || value == typeof(Guid) || value == typeof(Uri) || value == typeof(byte[]);
+            || value == typeof(DateTime) || value == typeof(DateTimeOffset) || value == typeof(Guid) || value == typeof(Uri);
     }
 
     // The edit distance, letters compared without regard to case (Levenshtein, two rows).
