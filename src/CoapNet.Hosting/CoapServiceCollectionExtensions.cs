@@ -20,7 +20,8 @@ public static class CoapServiceCollectionExtensions
     /// "Observe", ...), its endpoints from "Coap:Endpoints:{name}" (each with its address in "Url", such as
     /// "coap://[::]:5683", and its own "Endpoint" settings, "Tls" for coaps+tcp with the certificate from files or the
     /// certificate store, read by <see cref="CoapCredentialConfiguration"/>, and the sections packages add, such as
-    /// CoapNet.Dtls's "Dtls"), then <paramref name="configure"/> may change them; logging and the clock
+    /// CoapNet.Dtls's "Dtls"), then <paramref name="configure"/> may change them (the endpoints of configuration are
+    /// added after it ran, with the transports every registration added known); logging and the clock
     /// (<see cref="TimeProvider"/>, when registered) come from the host unless code set them. A key under "Coap" that is
     /// not a setting stops the start (<see cref="CoapConfigurationException"/>, naming it and the nearest known name);
     /// nothing is bound until the server starts.
