@@ -43,7 +43,19 @@ internal static class TlsConfiguration
     /// <param name="section">Its "Tls" section.</param>
     /// <exception cref="FormatException">The section names no certificate, or a value cannot be used; the message names its path.</exception>
     /// <exception cref="IOException">A file cannot be read; the message names its path.</exception>
-    internal static void UseTls(CoapListenOptions endpoint, IConfigurationSection section) => endpoint.UseTls(ReadServer(section));
+    internal static void UseTls(CoapListenOptions endpoint, IConfigurationSection section)
+    {
+        TlsServerOptions options = ReadServer(section);
+        try
+        {
+            endpoint.UseTls(options);
+        }
+        catch (ArgumentException e)
+        {
+            // A setting the options refuse (a timeout of zero, a certificate without its key) is named by its section.
+            throw new FormatException($"{section.Path}: {e.Message}", e);
+        }
+    }
 
     /// <summary>The TLS options an endpoint's "Tls" section names (see <see cref="UseTls"/>).</summary>
     /// <param name="section">The section.</param>

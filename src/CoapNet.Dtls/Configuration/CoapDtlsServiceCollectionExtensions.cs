@@ -34,7 +34,7 @@ public static class CoapDtlsServiceCollectionExtensions
         {
             DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(section);
             configure?.Invoke(options);
-            endpoint.UseDtls(options);
+            InSection(section, () => endpoint.UseDtls(options));
         }));
         return services;
     }
@@ -54,10 +54,24 @@ public static class CoapDtlsServiceCollectionExtensions
         services.AddOptions<CoapClientOptions>().Configure<IConfiguration>((options, configuration) =>
         {
             DtlsClientOptions dtls = new();
-            DtlsConfiguration.ReadClientOptions(dtls, configuration.GetSection(DtlsConfiguration.ClientSection));
+            IConfigurationSection section = configuration.GetSection(DtlsConfiguration.ClientSection);
+            DtlsConfiguration.ReadClientOptions(dtls, section);
             configure?.Invoke(dtls);
-            options.UseDtls(dtls);
+            InSection(section, () => options.UseDtls(dtls));
         });
         return services;
+    }
+
+    // A setting the options refuse (a bound out of range, no credential at all) is named by the section it came from.
+    private static void InSection(IConfigurationSection section, Action use)
+    {
+        try
+        {
+            use();
+        }
+        catch (ArgumentException e)
+        {
+            throw new FormatException($"{section.Path}: {e.Message}", e);
+        }
     }
 }

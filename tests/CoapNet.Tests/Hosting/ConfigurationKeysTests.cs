@@ -98,6 +98,16 @@ public sealed class ConfigurationKeysTests
     }
 
     [Fact]
+    public void ASettingThePackagesOptionsRefuseIsNamedByItsSection()
+    {
+        Action noCredential = () => Resolve(
+            new() { ["Coap:Endpoints:secure:Url"] = "coaps://127.0.0.1:0", ["Coap:Endpoints:secure:Dtls:MaxSessions"] = "10" },
+            services => services.AddCoapServer().Services.AddCoapsEndpoints());
+
+        noCredential.Should().Throw<FormatException>().WithMessage("Coap:Endpoints:secure:Dtls: PskKeys or RawPublicKeyPair or Certificate must be set*");
+    }
+
+    [Fact]
     public void EverySettingOfTheOptionsTypesIsAKnownKey()
     {
         // Every public setting of the options types, at the path configuration binds it from: a section, or a new

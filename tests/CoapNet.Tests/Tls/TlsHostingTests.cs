@@ -203,6 +203,7 @@ public sealed class TlsHostingTests : IDisposable
     [InlineData("Coap:Endpoints:tls:Url: 'coaps+tcp://device.example:5684' names the host 'device.example'", "Coap:Endpoints:tls:Url=coaps+tcp://device.example:5684")]
     [InlineData("Coap:Endpoints:tls:Tls:Certificate is not a setting; did you mean CertificateFile?", "Coap:Endpoints:tls:Tls:Certificate:KeyFile={server.key}")]
     [InlineData("Coap:Endpoints:tls:Tls names no certificate", "Coap:Endpoints:tls:Tls:CertificateFile=")]
+    [InlineData("Coap:Endpoints:tls:Tls: HandshakeTimeout must be positive", "Coap:Endpoints:tls:Tls:HandshakeTimeout=00:00:00")]
     [InlineData("Coap:Tls is no longer a setting: a coaps+tcp endpoint is a section of Coap:Endpoints", "Coap:Tls:CertificateFile={server.pem}")]
     public async Task AValueThatCannotBeUsedStopsTheStartWithItsPathAndWithoutTheKeyOrThePassword(string said, string changes)
     {
