@@ -226,7 +226,7 @@ public sealed class ServiceBindingTests : IDisposable
         CoapMessage missing = _host.Send(CoapCode.Get, "/lamps/2");
 
         found.Code.Should().Be(CoapCode.Content);
-        found.GetPayloadString().Should().Be("""{"Id":1,"Name":"desk","On":true,"Brightness":0.5}""");
+        found.GetPayloadString().Should().Be("""{"id":1,"name":"desk","on":true,"brightness":0.5}""");
         missing.Code.Should().Be(CoapCode.NotFound);
         missing.GetPayloadString().Should().Be("No lamp 2.");
         _data.Created.Should().Be(2, "each request resolves the scoped store in a scope of its own");
