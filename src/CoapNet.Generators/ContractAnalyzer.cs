@@ -146,11 +146,13 @@ internal sealed class ContractAnalyzer
             }
 
             // A required member is set in the object initializer, as C# demands of whoever makes the object, whether its
-            // setter is init-only or not (unless the constructor sets the required members itself).
+            // setter is init-only or not (unless the constructor sets the required members itself); another init-only
+            // one after the object is made, only when the payload has it, so its initializer's value stays otherwise.
             string assign = index >= 0 ? "ctor"
-                : property.SetMethod is { DeclaredAccessibility: Accessibility.Public, IsInitOnly: false } && !(property.IsRequired && !setsRequired) ? "set"
-                : property.SetMethod is { DeclaredAccessibility: Accessibility.Public } ? "init"
-                : "none";
+                : property.SetMethod is not { DeclaredAccessibility: Accessibility.Public } ? "none"
+                : property.IsRequired && !setsRequired ? "required"
+                : property.SetMethod.IsInitOnly ? "init"
+                : "set";
             string? named = Symbols.Attribute(property, "JsonPropertyNameAttribute")?.ConstructorArguments.FirstOrDefault().Value as string;
             string converter = Converter(property, out string memberBlocker);
             if (blocker.Length == 0 && memberBlocker.Length > 0)

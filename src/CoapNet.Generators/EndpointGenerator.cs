@@ -372,6 +372,7 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
         _text.AppendLine("        }");
         foreach (ContractType type in registered.Where(t => t.Kind is not (ContractKind.Primitive or ContractKind.Enum)))
         {
+            EmitInitSetters(type);
             EmitWriter(type);
             if (Readable(type.Key))
             {
@@ -389,6 +390,29 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
         _text.AppendLine("    }");
         json.Emit(_text, registered);
         _text.AppendLine("#nullable enable");
+    }
+
+    /// <summary>The name of the accessor of an init-only member's setter, which the CBOR readers and the JSON metadata share.</summary>
+    public static string InitSetter(int typeId, int member) => $"CoapContracts.I{typeId}_{member}";
+
+    private string InitSetter(ContractType type, ContractMember member) => InitSetter(Id(type.Key), type.Members.Items.IndexOf(member));
+
+    /// <summary>
+    /// An UnsafeAccessor of each init-only member's setter (.NET 8): outside an object initializer C# cannot call it,
+    /// and setting it there would overwrite the initializer's value of a member the payload does not have.
+    /// </summary>
+    private void EmitInitSetters(ContractType type)
+    {
+        for (int i = 0; i < type.Members.Count; i++)
+        {
+            ContractMember member = type.Members[i];
+            if (member.Assign == "init")
+            {
+                _text.AppendLine();
+                _text.AppendLine($"        [global::System.Runtime.CompilerServices.UnsafeAccessor(global::System.Runtime.CompilerServices.UnsafeAccessorKind.Method, Name = {Symbols.Literal("set_" + member.Name)})]");
+                _text.AppendLine($"        public static extern void I{Id(type.Key)}_{i}({(type.IsValueType ? "ref " : string.Empty)}{type.TypeName} target, {types[member.Type].TypeName} value);");
+            }
+        }
     }
 
     private string WriteStatement(string typeKey, string value)
@@ -537,7 +561,7 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
             }
         }
 
-        IEnumerable<string> inits = read.Select((m, i) => (m, i)).Where(x => x.m.Assign == "init").Select(x => $"{x.m.Name} = m{x.i}");
+        IEnumerable<string> inits = read.Select((m, i) => (m, i)).Where(x => x.m.Assign == "required").Select(x => $"{x.m.Name} = m{x.i}");
         string initializer = inits.Any() ? " { " + string.Join(", ", inits) + " }" : string.Empty;
         _text.AppendLine($"            var value = new {type.TypeName}({string.Join(", ", arguments)}){initializer};");
         for (int i = 0; i < read.Count; i++)
@@ -545,6 +569,10 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
             if (read[i].Assign == "set")
             {
                 _text.AppendLine($"            if (h{i}) value.{read[i].Name} = m{i};");
+            }
+            else if (read[i].Assign == "init")
+            {
+                _text.AppendLine($"            if (h{i}) {InitSetter(type, read[i])}({(type.IsValueType ? "ref " : string.Empty)}value, m{i});");
             }
         }
 

@@ -175,14 +175,14 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
     }
 
     /// <summary>
-    /// An object's metadata: made through the constructor the contract table chose, its init-only and required
-    /// members set in the object initializer (C# allows them nowhere else), each of those a constructor parameter to
-    /// System.Text.Json, which matches a parameter to the property of its name.
+    /// An object's metadata: made through the constructor the contract table chose, its required members set in the
+    /// object initializer (C# demands them there), each of those a constructor parameter to System.Text.Json, which
+    /// matches a parameter to the property of its name; init-only members are set through their setters' accessors.
     /// </summary>
     private void EmitObject(StringBuilder text, ContractType type, int n)
     {
         string t = type.TypeName;
-        List<ContractMember> initialized = type.Members.Where(m => m.Assign == "init").ToList();
+        List<ContractMember> initialized = type.Members.Where(m => m.Assign == "required").ToList();
         ContractMember[] byCtor = new ContractMember[type.CtorParameters];
         foreach (ContractMember member in type.Members.Where(m => m.Assign == "ctor"))
         {
@@ -230,7 +230,9 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
             string p = types[m.Type].TypeName;
             // A member the constructor or the object initializer sets is a parameter to System.Text.Json, never set
             // through this; a setter that says so makes it one JSON may carry (and require), as its own generator does.
-            string setter = m.Assign is "ctor" or "init" ? "static (obj, value) => throw new global::System.InvalidOperationException(\"Set when the object is made.\")"
+            string setter = m.Assign is "ctor" or "required" ? "static (obj, value) => throw new global::System.InvalidOperationException(\"Set when the object is made.\")"
+                : m.Assign == "init" && type.IsValueType ? $"static (obj, value) => {SourceEmitter.InitSetter(n, i)}(ref global::System.Runtime.CompilerServices.Unsafe.Unbox<{t}>(obj), value)"
+                : m.Assign == "init" ? $"static (obj, value) => {SourceEmitter.InitSetter(n, i)}(({t})obj, value)"
                 : m.Assign != "set" ? "null"
                 : type.IsValueType ? $"static (obj, value) => global::System.Runtime.CompilerServices.Unsafe.Unbox<{t}>(obj).{m.Name} = value"
                 : $"static (obj, value) => (({t})obj).{m.Name} = value";

@@ -126,7 +126,10 @@ internal enum ContractKind
 /// <param name="Name">The C# property name.</param>
 /// <param name="Key">The CBOR map key (the JSON name).</param>
 /// <param name="Type">Its type's key in the type table.</param>
-/// <param name="Assign">How the reader sets it: "ctor", "init", "set" or "none".</param>
+/// <param name="Assign">
+/// How the reader sets it: "ctor" (a constructor parameter), "required" (C#'s required: in the object initializer),
+/// "init" (init-only: through an UnsafeAccessor of its setter, once the object is made), "set", or "none".
+/// </param>
 /// <param name="CtorIndex">Its position in the constructor, for "ctor".</param>
 /// <param name="JsonName">Its [JsonPropertyName], or empty: then the JSON options' naming policy names it.</param>
 /// <param name="JsonIgnore">The JsonIgnoreCondition member of a conditional [JsonIgnore] ("WhenWritingNull"), or empty.</param>

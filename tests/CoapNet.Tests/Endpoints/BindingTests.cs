@@ -185,6 +185,24 @@ public sealed class BindingTests : IDisposable
     }
 
     [Fact]
+    public void RequiredAndInitOnlyMembersBindFromCborAndAnAbsentInitOnlyOneKeepsItsInitializersValue()
+    {
+        LampOrder? received = null;
+        _host.Server.MapPost("/orders", (LampOrder order) => { received = order; });
+
+        // {"Name": "hall"}: no Level, whose initializer gives 50.
+        CoapMessage response = _host.Send(CoapCode.Post, "/orders", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Convert.FromHexString("A1644E616D656468616C6C");
+        });
+
+        response.Code.Should().Be(CoapCode.Changed);
+        received!.Name.Should().Be("hall");
+        received.Level.Should().Be(50);
+    }
+
+    [Fact]
     public void TextBytesAndStreamPayloadsAreBoundAsTheyAre()
     {
         _host.Server.MapPost("/text", ([FromBody] string text) => text.ToUpperInvariant());

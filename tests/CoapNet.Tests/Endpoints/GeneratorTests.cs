@@ -185,9 +185,11 @@ public sealed class GeneratorTests
              "places":{"p":{"x":3,"y":4}},"ids":["00000000-0000-0000-0000-000000000001"],"longs":[9],"flags":[true],"raw":"AQI=","shout":"Hey"}
             """, generated);
         string reading = RoundTrip(assembly.GetType("Reading")!, """{"SENSOR":"00000000-0000-0000-0000-000000000002","values":[1,2],"battery":null,"unit":"F"}""", generated);
+        string unitless = RoundTrip(assembly.GetType("Reading")!, """{"sensor":"00000000-0000-0000-0000-000000000002","values":[],"battery":3}""", generated);
 
         sensor.Should().Be("""{"first":7,"name":"t1","kind":1,"mode":"Eco","spare":null,"at":{"x":1,"y":2},"v":[0.5],"counts":{"a":1},"places":{"p":{"x":3,"y":4}},"ids":["00000000-0000-0000-0000-000000000001"],"longs":[9],"flags":[true],"raw":"AQI=","shout":"HEY"}""");
         reading.Should().Be("""{"sensor":"00000000-0000-0000-0000-000000000002","values":[1,2],"battery":null,"unit":"F"}""");
+        unitless.Should().Be("""{"sensor":"00000000-0000-0000-0000-000000000002","values":[],"battery":3,"unit":"C"}""", "an init-only member the JSON does not have keeps its initializer's value");
         FluentActions.Invoking(() => RoundTrip(assembly.GetType("Sensor")!, """{"kind":0}""", generated))
             .Should().Throw<System.Text.Json.JsonException>().WithMessage("*name*", "C#'s required is JSON's required");
 

@@ -56,12 +56,16 @@ public sealed class JsonTests : IDisposable
         _host.Server.MapPost("/orders", (LampOrder sent) => { order = sent; });
 
         CoapMessage complete = Send(CoapCode.Post, "/orders", """{"name":"desk","level":80,"color":2}""");
+        LampOrder? full = order;
+        Send(CoapCode.Post, "/orders", """{"name":"hall"}""");
+        LampOrder? partial = order;
         CoapMessage missing = Send(CoapCode.Post, "/orders", """{"level":80}""");
 
         complete.Code.Should().Be(CoapCode.Changed);
-        order!.Name.Should().Be("desk");
-        order.Level.Should().Be(80);
-        order.Color.Should().Be(LampColor.Red);
+        full!.Name.Should().Be("desk");
+        full.Level.Should().Be(80);
+        full.Color.Should().Be(LampColor.Red);
+        partial!.Level.Should().Be(50, "an init-only member the body does not have keeps its initializer's value");
         missing.Code.Should().Be(CoapCode.BadRequest);
         missing.GetPayloadString().Should().Contain("'sent'").And.Contain("name", "the diagnostic names the member that is missing");
     }
