@@ -291,7 +291,7 @@ internal sealed class ClientSession
     /// </summary>
     /// <param name="text">The URI as given.</param>
     /// <returns>The problem, or null when the port is absent or fine.</returns>
-    internal static string? PortProblem(string text)
+    private static string? PortProblem(string text)
     {
         int start = text.IndexOf("://", StringComparison.Ordinal);
         if (start < 0)

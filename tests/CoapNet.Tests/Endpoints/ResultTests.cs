@@ -13,18 +13,6 @@ public sealed class ResultTests : IDisposable
     public void Dispose() => _host.Dispose();
 
     [Fact]
-    public void AnObjectIsJsonWhenTheRequestAcceptsJson()
-    {
-        _host.Server.MapGet("/lamps/{id:int}", (int id) => Desk with { Id = id });
-
-        CoapMessage response = _host.Send(CoapCode.Get, "/lamps/4", r => r.Accept = CoapContentFormat.Json);
-
-        response.Code.Should().Be(CoapCode.Content);
-        response.ContentFormat.Should().Be(CoapContentFormat.Json);
-        JsonSerializer.Deserialize(response.Payload.Span, EndpointJsonContext.Default.Lamp).Should().Be(Desk with { Id = 4 });
-    }
-
-    [Fact]
     public void AnObjectIsCborWhenTheRequestAcceptsCborAndWhenItNamesNoFormat()
     {
         _host.Server.MapGet("/lamps/{id:int}", (int id) => Desk with { Id = id });
