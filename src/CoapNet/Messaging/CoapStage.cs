@@ -32,6 +32,14 @@ namespace CoapNet.Messaging;
 /// (from a timer or a task), which the contract allows.
 /// </para>
 /// <para>
+/// <b>Cancellation.</b> A client call ends when its caller cancels it, on the caller's thread, at any moment: the call
+/// fails with <see cref="OperationCanceledException"/>, and so does every follow-up it has in flight. A stage that holds
+/// a message or runs a timer for the call is not told: whatever it sends, passes up or fails through the ended call later
+/// does nothing, so its timer's next turn is harmless, and it should bound how long it holds anything. A response already
+/// on its way may still reach <see cref="ReceiveResponse"/> once. A server's exchange is not canceled: it ends when it is
+/// answered or ended without an answer.
+/// </para>
+/// <para>
 /// <b>Messages.</b> A stage passes each message on at most once, or answers it, or drops it (see each member). It must not
 /// keep or change a message after passing it on: the layers below may serialize it on another thread, and a handler's
 /// response may be a shared, cached message, so a stage that changes a response passes on a copy

@@ -436,7 +436,7 @@ public sealed class StageContractTests : IDisposable
         }
     }
 
-    private static IEnumerable<string> Up(string[] names, string what) => Down([.. names.Reverse()], what);
+    private static IEnumerable<string> Up(string[] names, string what) => Down([.. Enumerable.Reverse(names)], what);
 
     private static CoapStage FindStage(CoapEndpoint endpoint, string name) => endpoint.Exchanges.StageNamed(name);
 
