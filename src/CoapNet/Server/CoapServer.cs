@@ -496,9 +496,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         try
         {
             // The stages take the server's routing (to refuse an upload at its first block) and observers in their constructors.
-            Func<StageContext, IReadOnlyList<CoapStage>> stages = _options.Stages ?? CoapStages.CreateDefault;
-            CoapEndpointOptions endpointOptions = _options.Endpoint.WithStages(
-                context => stages(context with { UploadCheck = RefuseUpload, Observers = _observations }));
+            CoapEndpointOptions endpointOptions = _options.Endpoint.ForServer(RefuseUpload, _observations);
             foreach (IDatagramTransport transport in _options.DatagramTransports)
             {
                 endpoints.Add(new CoapEndpoint(transport, endpointOptions));

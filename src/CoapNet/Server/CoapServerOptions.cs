@@ -127,9 +127,6 @@ public sealed class CoapServerOptions
         Handlers.Validate();
     }
 
-    /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
-    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
-
     /// <summary>
     /// CoAP over TLS (<c>coaps+tcp</c>, RFC 8323 section 9.1): the endpoints to listen on (default none, the usual one
     /// being [::]:5684 over TCP), the server's certificate, and whether clients are asked for theirs. Each listener's
