@@ -43,9 +43,15 @@ internal sealed class ClientSession
                 return null;
             }
 
-            if (!CoapAddress.TryParse(text, Schemes, out _, out string? error))
+            if (!CoapAddress.TryParse(text, Schemes, out CoapAddress? address, out string? error))
             {
                 result.AddError(error);
+                return null;
+            }
+
+            if (address.Port == 0)
+            {
+                result.AddError($"'{text}' has the port 0, which no server listens on.");
                 return null;
             }
 
@@ -183,7 +189,11 @@ internal sealed class ClientSession
         Uri uri = parse.GetRequiredValue(UriArgument);
         double? seconds = parse.GetValue(Timeout);
         using ILoggerFactory? logging = parse.GetValue(Verbose) ? WireLoggerProvider.CreateFactory(terminal, showPeer: false) : null;
-        using CancellationTokenSource deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+
+        // Ctrl+C and an ICMP port unreachable end everything; -B ends the requests, and bounds a handshake by its own
+        // timeout instead, so a handshake that runs out of time says so as itself.
+        using CancellationTokenSource reachable = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        using CancellationTokenSource deadline = CancellationTokenSource.CreateLinkedTokenSource(reachable.Token);
         if (seconds is double s)
         {
             deadline.CancelAfter(TimeSpan.FromSeconds(s));
@@ -197,7 +207,7 @@ internal sealed class ClientSession
                 if (Interlocked.Exchange(ref unreachable, 1) == 0)
                 {
                     terminal.WriteError($"{remote}: port unreachable (ICMP): nothing listens on that port.");
-                    deadline.Cancel();
+                    reachable.Cancel();
                 }
             }
 
@@ -215,11 +225,21 @@ internal sealed class ClientSession
             ConnectedUdpTransportFactory.ConnectAll(options.Transports, server, OnPortUnreachable);
             if (parse.GetValue(PskIdentity) is { } identity)
             {
-                options.UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = parse.GetValue(PskKey) });
+                DtlsClientOptions secure = new() { PskIdentity = identity, PskKey = parse.GetValue(PskKey) };
+                if (seconds is double bound && TimeSpan.FromSeconds(bound) < secure.HandshakeTimeout)
+                {
+                    secure.HandshakeTimeout = TimeSpan.FromSeconds(bound);
+                }
+
+                options.UseDtls(secure);
             }
 
             await using CoapClient client = new(options);
-            CoapPeer peer = await client.ResolvePeerAsync(uri, deadline.Token).ConfigureAwait(false);
+
+            // The peer as the library reaches it, in its session when its transport makes them: the handshake comes
+            // first, so its failure is told as what it is (the server's alert, a likely wrong key, no answer) and not as
+            // a request that got no answer; the requests then join the session it made.
+            CoapPeer peer = await client.ResolvePeerAsync(uri, reachable.Token).ConfigureAwait(false);
             return await operation(new ClientCall(client, peer, uri, deadline)).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Volatile.Read(ref unreachable) != 0)
@@ -256,8 +276,15 @@ internal sealed class ClientSession
         }
         catch (AuthenticationException e)
         {
-            terminal.WriteError($"the DTLS handshake with {uri.GetLeftPart(UriPartial.Authority)} failed: {e.Message}");
+            // The server refused the handshake, or took part and never finished it: it is there, so not "no answer".
+            terminal.WriteError($"{uri.OriginalString}: {Terminal.AsClause(e.Message)}");
             return ExitCodes.Error;
+        }
+        catch (TimeoutException e)
+        {
+            // A DTLS handshake that got no answer (the requests' own timeouts are CoapTimeoutException).
+            terminal.WriteError($"{uri.OriginalString}: {Terminal.AsClause(e.Message)}");
+            return ExitCodes.NoAnswer;
         }
         catch (SocketException e)
         {

@@ -84,7 +84,7 @@ internal static class CoapConfiguration
     /// <summary>
     /// Adds an endpoint to <paramref name="options"/> for each section of "Coap:Endpoints", in their order: its address
     /// from "Url" (<see cref="CoapServerOptions.Listen(string, Action{CoapListenOptions}?)"/>), its own settings from its
-    /// "Endpoint" section (over the server's "Coap:Endpoint"), TLS from its "Tls" section, and each section a package
+    /// "Endpoint" section (over a copy of the server's, <see cref="CoapEndpointOptions.Clone"/>), TLS from its "Tls" section, and each section a package
     /// registered for endpoints (CoapNet.Dtls's "Dtls"). Nothing is bound: the server binds them when it starts.
     /// </summary>
     /// <param name="options">The server's options.</param>
@@ -114,7 +114,7 @@ internal static class CoapConfiguration
                 throw new FormatException($"{entry.Path}:Url is '{url}', but the server has no transport for {scheme}: it has {string.Join(", ", options.Transports.Schemes)} (coap is UDP, coap+tcp TCP, coaps DTLS, coaps+tcp TLS; a package adds more).");
             }
 
-            Configure(options.ListenOptions[^1], entry, section, endpointSections);
+            Configure(options.ListenOptions[^1], entry, options.Endpoint, endpointSections);
         }
     }
 
@@ -228,17 +228,15 @@ internal static class CoapConfiguration
             .Add(nameof(CoapClientOptions.Tls), TlsConfiguration.ClientKeys());
 
     // One endpoint's own settings: its Endpoint section over the server's, TLS, and what packages read of it.
-    private static void Configure(CoapListenOptions endpoint, IConfigurationSection entry, IConfigurationSection server, IEnumerable<CoapEndpointConfigurationSection> endpointSections)
+    private static void Configure(CoapListenOptions endpoint, IConfigurationSection entry, CoapEndpointOptions serverEndpoint, IEnumerable<CoapEndpointConfigurationSection> endpointSections)
     {
         endpoint.Name = entry.Path;
         IConfigurationSection own = entry.GetSection(nameof(CoapListenOptions.Endpoint));
         if (own.Exists())
         {
-            // The server's settings first, so an endpoint's section changes only what it names.
-            CoapEndpointOptions settings = new();
-            IConfigurationSection shared = server.GetSection(nameof(CoapServerOptions.Endpoint));
-            shared.Bind(settings);
-            BindRetransmissionPolicy(settings, shared);
+            // A copy of the server's settings as configuration and code left them (its stages included), so an endpoint's
+            // section changes only what it names.
+            CoapEndpointOptions settings = serverEndpoint.Clone();
             own.Bind(settings);
             BindRetransmissionPolicy(settings, own);
             endpoint.Endpoint = settings;

@@ -118,11 +118,9 @@ internal sealed partial class BlockwiseStage
         // The last block: the handler sees one request with the whole body, and its response echoes
         // Block1 with M=0 (section 2.3); a large response still goes out in Block2 blocks (section 3.3).
         CoapMessage whole = request.CopyWithout(CoapOptionNumber.Block1, CoapOptionNumber.Size1);
-        whole.Type = request.Type;
-        whole.MessageId = request.MessageId;
         whole.Payload = body;
         exchange.ReplaceRequest(whole);
-        exchange.StageState = new CoapBlock(block.Number, false, EchoExponent(block));
+        Slot<JoinedUpload>.Set(exchange.Features, this, new JoinedUpload(new CoapBlock(block.Number, false, EchoExponent(block))));
         next(exchange);
     }
 
@@ -228,9 +226,9 @@ internal sealed partial class BlockwiseStage
     private CoapMessage EchoBlock1(CoapExchange exchange, CoapMessage response)
     {
         CoapBlock echo;
-        if (exchange.StageState is CoapBlock joined)
+        if (Slot<JoinedUpload>.Get(exchange.Features, this) is { } joined)
         {
-            echo = joined;
+            echo = joined.Echo;
         }
         else if (exchange.Request.Block1 is { } block)
         {
@@ -340,6 +338,9 @@ internal sealed partial class BlockwiseStage
 
         _nextUploadExpiry = next;
     }
+
+    /// <summary>The Block1 option the response to a joined upload echoes (RFC 7959 section 2.3): the last block's number, M=0.</summary>
+    private sealed record JoinedUpload(CoapBlock Echo);
 
     /// <summary>One upload being joined: the bytes so far and what they are counted as.</summary>
     private sealed class Reassembly(long reserved, ushort? contentFormat, int capacity)

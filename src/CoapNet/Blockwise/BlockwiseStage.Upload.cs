@@ -8,11 +8,12 @@ namespace CoapNet.Blockwise;
 internal sealed partial class BlockwiseStage
 {
     /// <inheritdoc/>
-    public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
+    public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
     {
         // UDP: a body up to the block size goes whole, as a response body does; past it, only when the
         // datagram still fits. TCP: whatever fits the peer's CSM Max-Message-Size goes whole.
-        BlockSource? streamed = call.Transfer?.Source;
+        BlockTransfer? transfer = Transfer(call);
+        BlockSource? streamed = transfer?.Source;
         int bert = call.IsReliable ? call.BertBlockSize : 0;
         if (streamed is not null)
         {
@@ -34,8 +35,8 @@ internal sealed partial class BlockwiseStage
             return;
         }
 
-        Upload upload = new(this, call, request, streamed ?? new MemoryBlockSource(request.Payload), bert);
-        call.SetState(this, upload);
+        Upload upload = new(this, call, transfer, request, streamed ?? new MemoryBlockSource(request.Payload), bert);
+        Slot<Upload>.Set(call.Features, this, upload);
         next(call, upload.First());
     }
 
@@ -65,7 +66,7 @@ internal sealed partial class BlockwiseStage
     /// A client's upload of one body, block by block: each block is read from the source when it is
     /// sent, and each response decides the next step (the next block, a smaller block size, or the end).
     /// </summary>
-    private sealed class Upload(BlockwiseStage stage, IClientCall call, CoapMessage original, BlockSource source, int bert)
+    private sealed class Upload(BlockwiseStage stage, CoapClientCall call, BlockTransfer? transfer, CoapMessage original, BlockSource source, int bert)
     {
         // RFC 9175 section 3.4: every block of one upload carries the same Request-Tag, and no other upload of this
         // endpoint runs with it; a caller's own Request-Tag is kept instead.
@@ -78,7 +79,7 @@ internal sealed partial class BlockwiseStage
         private int _number;
         private bool _more;
         private bool _restarted;
-        private Action<IClientCall, CoapMessage>? _next;
+        private Action<CoapClientCall, CoapMessage>? _next;
 
 
         /// <summary>The bytes of a block at the current size: BERT's several KiB, or 2^(SZX + 4).</summary>
@@ -96,7 +97,7 @@ internal sealed partial class BlockwiseStage
         }
 
         /// <summary>The response to block 0, passed up the stages: from here on every response goes to the step.</summary>
-        public void OnFirstResponse(CoapMessage response, Action<IClientCall, CoapMessage> next)
+        public void OnFirstResponse(CoapMessage response, Action<CoapClientCall, CoapMessage> next)
         {
             _next = next;
             Step(response);
@@ -184,7 +185,7 @@ internal sealed partial class BlockwiseStage
         }
 
         /// <summary>Tells the caller's progress handler how many body bytes the server has acknowledged.</summary>
-        private void Report(long acknowledged) => call.Transfer?.Progress?.Report(new CoapTransferProgress(acknowledged, source.Length));
+        private void Report(long acknowledged) => transfer?.Progress?.Report(new CoapTransferProgress(acknowledged, source.Length));
 
         /// <summary>The block at <paramref name="offset"/>, numbered <paramref name="number"/> at the current size; read from the source now.</summary>
         private CoapMessage Block(long offset, int number)

@@ -8,9 +8,9 @@ namespace CoapNet.Blockwise;
 internal sealed partial class BlockwiseStage
 {
     /// <summary>Where a download's blocks go, in order: the caller's stream when it gave one (nothing is kept), else memory.</summary>
-    private sealed class DownloadBody(IClientCall call, CoapMessage first, long maxBodySize)
+    private sealed class DownloadBody(CoapClientCall call, BlockTransfer? transfer, CoapMessage first, long maxBodySize)
     {
-        private readonly Stream? _destination = call.Transfer?.Destination;
+        private readonly Stream? _destination = transfer?.Destination;
         private readonly MemoryStream _body = new();
         private long _received;
 
@@ -20,7 +20,7 @@ internal sealed partial class BlockwiseStage
             _received += bytes.Length;
 
             // RFC 7959 section 4: Size2 with the first block, when the server sent it, is the total.
-            call.Transfer?.Progress?.Report(new CoapTransferProgress(_received, first.Size2));
+            transfer?.Progress?.Report(new CoapTransferProgress(_received, first.Size2));
         }
 
         /// <summary>The error when the body kept in memory has grown past <see cref="BlockwiseOptions.MaxBodySize"/>, or null.</summary>
@@ -52,9 +52,9 @@ internal sealed partial class BlockwiseStage
     private sealed class WindowedDownload
     {
         private readonly BlockwiseStage _stage;
-        private readonly IClientCall _call;
+        private readonly CoapClientCall _call;
         private readonly CoapMessage _template;
-        private readonly Action<IClientCall, CoapMessage> _next;
+        private readonly Action<CoapClientCall, CoapMessage> _next;
         private readonly DownloadBody _body;
         private readonly ReadOnlyMemory<byte>? _etag;
         private readonly Dictionary<int, ReadOnlyMemory<byte>> _early = [];
@@ -67,7 +67,7 @@ internal sealed partial class BlockwiseStage
         private int _inFlight;
         private bool _ended;
 
-        public WindowedDownload(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, long size, Action<IClientCall, CoapMessage> next)
+        public WindowedDownload(BlockwiseStage stage, CoapClientCall call, CoapMessage template, CoapMessage first, long size, Action<CoapClientCall, CoapMessage> next)
         {
             _stage = stage;
             _call = call;
@@ -75,7 +75,7 @@ internal sealed partial class BlockwiseStage
             _next = next;
             _etag = first.ETag;
             _size = size;
-            _body = new DownloadBody(call, first, stage._options.MaxBodySize);
+            _body = new DownloadBody(call, stage.Transfer(call), first, stage._options.MaxBodySize);
             _exponent = first.Block2!.Value.SizeExponent;
             _blockBytes = 1 << (_exponent + 4);
             _last = (int)Math.Max(0, (size - 1) / _blockBytes);

@@ -28,15 +28,22 @@ internal sealed partial class BlockwiseStage : CoapStage
     private readonly int _sizeExponent;
     private readonly object _gate = new();
     private readonly BodyStore<StoredBody> _bodies;
+    private readonly bool _serves;
     private long _lastRequestTag;
 
     /// <param name="options">Block size and the bounds on stored bodies.</param>
     /// <param name="maxMessageSize">The endpoint's largest message.</param>
     /// <param name="time">The endpoint's clock.</param>
     /// <param name="uploadCheck">A server's check of an upload's first block, see <see cref="UploadCheck"/>; null on a client.</param>
-    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time, Func<CoapMessage, CoapMessage?>? uploadCheck = null)
+    /// <param name="servesApplication">
+    /// True for the endpoint's built-in block-wise stage, which carries the application's body: a caller's streamed body and
+    /// progress (<see cref="BlockTransfer"/>), a handler's stream body and block size (<see cref="ResponseBody"/>). False for a
+    /// second one outside OSCORE (RFC 8613 section 4.1.3.4), which cuts and joins the protected messages only.
+    /// </param>
+    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time, Func<CoapMessage, CoapMessage?>? uploadCheck = null, bool servesApplication = true)
     {
         _options = options;
+        _serves = servesApplication;
         UploadCheck = uploadCheck;
         _maxMessageSize = maxMessageSize;
         _time = time;
@@ -50,9 +57,9 @@ internal sealed partial class BlockwiseStage : CoapStage
     public int StoredCount => _bodies.Count;
 
     /// <inheritdoc/>
-    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
-        if (call.GetState(this) is Upload upload)
+        if (Slot<Upload>.Get(call.Features, this) is { } upload)
         {
             upload.OnFirstResponse(response, next);
             return;
@@ -68,18 +75,18 @@ internal sealed partial class BlockwiseStage : CoapStage
     }
 
     /// <summary>Passes <paramref name="response"/> up, after fetching the rest of its body when it is the first of several Block2 blocks; follow-ups copy <paramref name="template"/>.</summary>
-    private void ReceiveBody(IClientCall call, CoapMessage template, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    private void ReceiveBody(CoapClientCall call, CoapMessage template, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
         // RFC 7959 section 2.4: a request may ask for a later block to start from (an early Block2 with NUM > 0); the
         // body is then the rest from there.
         int asked = template.Block2?.Number ?? 0;
         if (!response.Code.IsSuccess || response.Block2 is not { } first || (!first.More && first.Number == asked))
         {
-            if (response.Code.IsSuccess && call.Transfer?.Destination is { } destination)
+            if (response.Code.IsSuccess && Transfer(call) is { Destination: { } destination } transfer)
             {
                 // A body in one message goes where a block-wise one would: the caller's stream.
                 destination.Write(response.Payload.Span);
-                call.Transfer.Progress?.Report(new CoapTransferProgress(response.Payload.Length, response.Payload.Length));
+                transfer.Progress?.Report(new CoapTransferProgress(response.Payload.Length, response.Payload.Length));
                 CoapMessage written = response.CopyWithout(CoapOptionNumber.Block2);
                 written.Payload = default;
                 response = written;
@@ -119,7 +126,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         // it, without running the handler again.
         if (exchange.Request.Block2 is { Number: > 0 } asked && _bodies.TryGet(Key(exchange), out StoredBody? body))
         {
-            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
+            (int exponent, int bytes) = ResponseBlocks(exchange, null, asked);
             exchange.RespondFrom(this, Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
             return;
         }
@@ -132,22 +139,24 @@ internal sealed partial class BlockwiseStage : CoapStage
     {
         response = EchoBlock1(exchange, response);
         CoapBlock? asked = exchange.Request.Block2;
-        if (exchange.ResponseBody is { } stream)
+        ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
+        int? chosen = handlers?.BlockSize;
+        if (handlers?.Stream is { } stream)
         {
-            SendStreamed(exchange, response, stream, asked, next);
+            SendStreamed(exchange, response, stream, chosen, asked, next);
             return;
         }
 
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
         if (!response.Code.IsSuccess || response.Block2 is not null
-            || (asked is null && (exchange.ResponseBlockSize is int chosen ? response.Payload.Length <= chosen
+            || (asked is null && (chosen is int size ? response.Payload.Length <= size
                 : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, exchange.Request.Token.Length))))
         {
             next(exchange, response);
             return;
         }
 
-        (int exponent, int bytes) = ResponseBlocks(exchange, asked);
+        (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
         ReadOnlyMemory<byte> payload = response.Payload;
         if (response.ETag is null)
         {
@@ -173,7 +182,7 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// handler's, or one made from its length (a handler that wants changes of the same size noticed
     /// sets its own, such as one from the file's last write time).
     /// </summary>
-    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, CoapBlock? asked, Action<CoapExchange, CoapMessage> next)
+    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, int? chosen, CoapBlock? asked, Action<CoapExchange, CoapMessage> next)
     {
         StreamBlockSource source = new(stream);
         long length = source.Length!.Value;
@@ -182,7 +191,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         {
             // The same block size a byte-array body would get (the handler's, the client's, ours or BERT's);
             // reading the first block at that size also tells whether there is more.
-            (int exponent, int bytes) = ResponseBlocks(exchange, asked);
+            (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
             ReadOnlyMemory<byte> head = source.Read(0, bytes, out bool more);
             if (!response.Code.IsSuccess && more)
             {
@@ -263,11 +272,11 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// RFC 8323 section 6) over a connection whose CSMs both offered it, unless the client asked for
     /// smaller blocks; otherwise our block size, or the client's smaller early SZX (RFC 7959 section 2.3).
     /// </summary>
-    private (int Exponent, int Bytes) ResponseBlocks(CoapExchange exchange, CoapBlock? asked)
+    private (int Exponent, int Bytes) ResponseBlocks(CoapExchange exchange, int? chosen, CoapBlock? asked)
     {
         // A handler's own block size (CoapResponse.BlockSize) replaces ours and BERT for its body.
-        int ours = exchange.ResponseBlockSize is int chosen ? CoapBlock.GetSizeExponent(chosen) : _sizeExponent;
-        int bert = exchange.IsReliable && exchange.ResponseBlockSize is null ? exchange.BertBlockSize : 0;
+        int ours = chosen is int size ? CoapBlock.GetSizeExponent(size) : _sizeExponent;
+        int bert = exchange.IsReliable && chosen is null ? exchange.BertBlockSize : 0;
         if (bert > 0 && (asked is null || asked.Value.SizeExponent == 7))
         {
             return (7, bert);
@@ -339,7 +348,7 @@ internal sealed partial class BlockwiseStage : CoapStage
     }
 
     /// <summary>Why a successful answer to the request for block <paramref name="expected"/> cannot be used, or null when it can.</summary>
-    private static CoapException? WrongBlock(IClientCall call, CoapMessage response, int expected, ReadOnlyMemory<byte>? etag)
+    private static CoapException? WrongBlock(CoapClientCall call, CoapMessage response, int expected, ReadOnlyMemory<byte>? etag)
     {
         if (response.Block2 is not { } got || got.Number != expected)
         {
@@ -355,9 +364,9 @@ internal sealed partial class BlockwiseStage : CoapStage
     private sealed record StoredBody(CoapMessage Head, BlockSource Source, long Length, IDisposable? Owner);
 
     /// <summary>A client's download of one body, block by block; each step runs when the previous block arrives.</summary>
-    private sealed class Download(BlockwiseStage stage, IClientCall call, CoapMessage template, CoapMessage first, Action<IClientCall, CoapMessage> next)
+    private sealed class Download(BlockwiseStage stage, CoapClientCall call, CoapMessage template, CoapMessage first, Action<CoapClientCall, CoapMessage> next)
     {
-        private readonly DownloadBody _body = new(call, first, stage._options.MaxBodySize);
+        private readonly DownloadBody _body = new(call, stage.Transfer(call), first, stage._options.MaxBodySize);
         private readonly ReadOnlyMemory<byte>? _etag = first.ETag;
         private int _expected;
 
@@ -425,5 +434,39 @@ internal sealed partial class BlockwiseStage : CoapStage
 
             next(call, _body.Whole());
         }
+    }
+
+    /// <summary>What the caller asked of this call's transfer (a streamed body, progress), for the stage that carries the application's body.</summary>
+    private BlockTransfer? Transfer(CoapClientCall call) => _serves ? call.Features.Get<BlockTransfer>() : null;
+
+    /// <summary>
+    /// A value this stage keeps for one exchange or call, told apart from another block-wise stage's on the same one (an
+    /// inner and an outer stage around OSCORE both may join an upload or send one in blocks, RFC 8613 section 4.1.3.4): a
+    /// short list, newest first, keyed by the stage.
+    /// </summary>
+    private sealed class Slot<T>(BlockwiseStage stage, T value, Slot<T>? next)
+        where T : class
+    {
+        public static T? Get(CoapFeatures features, BlockwiseStage stage)
+        {
+            for (Slot<T>? slot = features.Get<Slot<T>>(); slot is not null; slot = slot.Next)
+            {
+                if (ReferenceEquals(slot.Stage, stage))
+                {
+                    return slot.Value;
+                }
+            }
+
+            return null;
+        }
+
+        /// <summary>Keeps <paramref name="value"/> for <paramref name="stage"/>; set from the one thread the exchange or call is passing on.</summary>
+        public static void Set(CoapFeatures features, BlockwiseStage stage, T value) => features.Set(new Slot<T>(stage, value, features.Get<Slot<T>>()));
+
+        private BlockwiseStage Stage => stage;
+
+        private T Value => value;
+
+        private Slot<T>? Next => next;
     }
 }

@@ -399,20 +399,31 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// The peer <paramref name="uri"/> names, as this client reaches it: its scheme's transport, the address its host
-    /// resolves to (or is), the port (the scheme's default when none is written), and what the transport keeps of the
-    /// host (TLS checks the server's certificate against it). The session of a transport that makes them is not in it:
-    /// sending to the peer makes or reuses one. For sending requests built by hand (<see cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>).
+    /// resolves to (or is), the port (the scheme's default when none is written), what the transport keeps of the host
+    /// (TLS checks the server's certificate against it), and, when the transport makes sessions (coaps), the session,
+    /// established now (a DTLS handshake) or reused. For sending requests built by hand
+    /// (<see cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>), and for a caller that wants a handshake's failure
+    /// told apart from a request's; a request to the peer after its session ended makes a new one.
     /// </summary>
     /// <param name="uri">A URI of a scheme this client reaches; its path and query are not used.</param>
+    /// <param name="cancellationToken">Cancels the name lookup and the wait for the handshake.</param>
     /// <returns>The peer.</returns>
     /// <exception cref="ArgumentException">The URI is not absolute, or no transport is registered for its scheme.</exception>
     /// <exception cref="SocketException">The host name cannot be resolved.</exception>
-    public CoapPeer ResolvePeer(Uri uri) => ResolveDestination(uri, RouteFor(uri));
+    /// <exception cref="System.Security.Authentication.AuthenticationException">The handshake failed.</exception>
+    /// <exception cref="TimeoutException">The server did not complete the handshake in time.</exception>
+    public CoapPeer ResolvePeer(Uri uri, CancellationToken cancellationToken = default)
+    {
+        ClientRoute route = RouteFor(uri);
+        return InSession(ResolveDestination(uri, route), route, cancellationToken);
+    }
 
-    /// <inheritdoc cref="ResolvePeer(Uri)"/>
-    /// <param name="uri">A URI of a scheme this client reaches; its path and query are not used.</param>
-    /// <param name="cancellationToken">Cancels the name lookup.</param>
-    public ValueTask<CoapPeer> ResolvePeerAsync(Uri uri, CancellationToken cancellationToken = default) => ResolveDestinationAsync(uri, RouteFor(uri), cancellationToken);
+    /// <inheritdoc cref="ResolvePeer(Uri, CancellationToken)"/>
+    public async ValueTask<CoapPeer> ResolvePeerAsync(Uri uri, CancellationToken cancellationToken = default)
+    {
+        ClientRoute route = RouteFor(uri);
+        return await route.PrepareAsync(await ResolveDestinationAsync(uri, route, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+    }
 
     private static string RequireUriHost(CoapMessage request)
         => request.UriHost ?? throw new ArgumentException("The request has no Uri-Host option; pass the destination endpoint instead.", nameof(request));

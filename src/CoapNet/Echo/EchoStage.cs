@@ -110,10 +110,11 @@ internal sealed class EchoStage : CoapStage
     {
         // RFC 9175 section 2.4, item 3 (and section 2.6, updating RFC 7252 section 11.3): over UDP a server verifies the
         // client's address before sending it more than three times what it received. Over a connection the handshake
-        // has done that. Observe registrations and notifications are left out: a 4.01 in place of a registration's response
-        // would leave the observer registered above this stage, and our client does not repeat a registration.
-        if (!_options.LimitAmplification || exchange.IsReliable || exchange.Notification is not null
-            || response.Code == CoapCode.Unauthorized || exchange.Request.Observe is not null)
+        // has done that. Observe registrations and notifications (whose exchange carries the registering request) are left
+        // out: a 4.01 in place of a registration's response would leave the observer registered above this stage, and our
+        // client does not repeat a registration.
+        if (!_options.LimitAmplification || exchange.IsReliable || response.Code == CoapCode.Unauthorized
+            || exchange.Request.Observe is not null)
         {
             next(exchange, response);
             return;
@@ -144,7 +145,7 @@ internal sealed class EchoStage : CoapStage
     }
 
     /// <inheritdoc/>
-    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
         // RFC 9175 section 2.3: a 4.01 with Echo asks for the request again with that value. The repetition is a follow-up
         // through the stages below this one, and its response goes to the caller whatever it is: one repetition per

@@ -55,10 +55,19 @@ public sealed partial class CoapEndpoint : IAsyncDisposable, IDisposable
         _lower = lower;
         _parameters = options.TransmissionParameters;
         ILogger logger = (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Messaging.CoapEndpoint");
-        CoapStage[] stages = CoapStages.Create(options, new StageContext(options));
-        _blockwise = Find<Blockwise.BlockwiseStage>(stages);
-
-        _exchanges = new ExchangeLayer(lower, options, logger, stages);
+        try
+        {
+            // Each endpoint makes its own stages: a stage keeps state for the exchanges of one endpoint only.
+            (CoapStage[] stages, string[] names) = CoapStages.Create(options.StageRegistrations, new CoapStageContext(options, options.UploadCheck, options.Observers));
+            _blockwise = Find<Blockwise.BlockwiseStage>(stages);
+            _exchanges = new ExchangeLayer(lower, options, logger, stages, names);
+        }
+        catch
+        {
+            // The endpoint owns its transport from the start: a chain that cannot be made closes it.
+            lower.Dispose();
+            throw;
+        }
     }
 
     /// <summary>The exchange layer, for the stages and tests inside the library.</summary>

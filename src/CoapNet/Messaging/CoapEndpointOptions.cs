@@ -11,6 +11,8 @@ namespace CoapNet.Messaging;
 /// <remarks>Set it before the endpoint, server or client is created; later changes are not guaranteed to be seen.</remarks>
 public sealed class CoapEndpointOptions
 {
+    private List<StageRegistration>? _stages;
+
     /// <summary>The RFC 7252 section 4.8 parameters (default: the RFC's).</summary>
     public CoapTransmissionParameters TransmissionParameters { get; set; } = new();
 
@@ -98,18 +100,106 @@ public sealed class CoapEndpointOptions
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; set; }
 
-    /// <summary>
-    /// Makes the endpoint's stages, from the application down (null: <see cref="CoapStages.CreateDefault"/>, block-wise,
-    /// Observe, No-Response and Echo). Internal until the stage contract is public: tests add stages of their own here.
-    /// </summary>
-    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; set; }
+    /// <summary>The stages added with <see cref="UseStage"/>, in the order added; empty for the built-in chain alone.</summary>
+    internal IReadOnlyList<StageRegistration> StageRegistrations => (IReadOnlyList<StageRegistration>?)_stages ?? [];
 
-    /// <summary>A copy of these options whose stages <paramref name="stages"/> makes (a server's, with its routing and observers).</summary>
-    internal CoapEndpointOptions WithStages(Func<StageContext, IReadOnlyList<CoapStage>> stages)
+    /// <summary>A server's check of an upload's first block, given to the stages it makes (<see cref="CoapStageContext"/>); null on a client.</summary>
+    internal Func<CoapNet.Messages.CoapMessage, CoapNet.Messages.CoapMessage?>? UploadCheck { get; private set; }
+
+    /// <summary>A server's observers, given to the stages it makes; null on a client.</summary>
+    internal CoapNet.Observe.ObservationRegistry? Observers { get; private set; }
+
+    /// <summary>
+    /// Adds a stage of your own to every endpoint these options make, at <paramref name="position"/> in the chain that runs
+    /// from the application down to the wire (see <see cref="CoapStage"/>): above or below every stage, or just above or
+    /// below a named one. <paramref name="factory"/> makes the stage once per endpoint, when the endpoint is made, so
+    /// each endpoint has its own (a server with UDP and TCP endpoints calls it twice).
+    /// </summary>
+    /// <param name="name">The stage's name, unique on these options: other stages are placed by it; the built-in ones have theirs (<see cref="CoapStageNames"/>).</param>
+    /// <param name="factory">Makes a new stage for an endpoint, from that endpoint's <see cref="CoapStageContext"/>.</param>
+    /// <param name="position">Where it goes: <see cref="CoapStagePosition.AboveAll"/>, <see cref="CoapStagePosition.BelowAll"/>,
+    /// <see cref="CoapStagePosition.Above"/> or <see cref="CoapStagePosition.Below"/> a built-in stage or one added before.</param>
+    /// <returns>These options, to add more.</returns>
+    /// <exception cref="ArgumentException">
+    /// An argument is null, the name is blank or already taken (by a built-in stage or one added before), or the position
+    /// names a stage that is neither built in nor added before.
+    /// </exception>
+    public CoapEndpointOptions UseStage(string name, Func<CoapStageContext, CoapStage> factory, CoapStagePosition position)
+    {
+        CoapStagePosition.CheckName(name);
+        ArgumentNullException.ThrowIfNull(factory);
+        ArgumentNullException.ThrowIfNull(position);
+        if (IsStageName(name))
+        {
+            throw new ArgumentException($"A stage named '{name}' is already in the chain; each stage has a name of its own.", nameof(name));
+        }
+
+        if (position.Anchor is { } anchor && !IsStageName(anchor))
+        {
+            throw new ArgumentException(
+                $"No stage named '{anchor}' to place '{name}' {position}: the stages are {string.Join(", ", KnownStageNames())}; add a stage before placing another by it.",
+                nameof(position));
+        }
+
+        (_stages ??= []).Add(new StageRegistration(name, factory, position));
+        return this;
+    }
+
+    /// <summary>A copy of these options whose stages get a server's routing check and observers (<see cref="CoapStageContext"/>).</summary>
+    /// <summary>
+    /// A copy of these settings for an endpoint of its own (<see cref="Server.CoapListenOptions.Endpoint"/>): its nested
+    /// settings (transmission parameters, block-wise, Echo, Q-Block) are copies to change apart; the stages added with
+    /// <see cref="UseStage"/>, the clock, the logging and the retransmission policy are the same.
+    /// </summary>
+    /// <returns>The copy.</returns>
+    public CoapEndpointOptions Clone()
     {
         CoapEndpointOptions copy = (CoapEndpointOptions)MemberwiseClone();
-        copy.Stages = stages;
+        copy.TransmissionParameters = TransmissionParameters.Copy();
+        copy.Blockwise = Blockwise.Copy();
+        copy.Echo = Echo.Copy();
+        copy.QBlock = QBlock.Copy();
+        copy._stages = _stages is null ? null : [.. _stages];
         return copy;
+    }
+
+    internal CoapEndpointOptions ForServer(Func<CoapNet.Messages.CoapMessage, CoapNet.Messages.CoapMessage?> uploadCheck, CoapNet.Observe.ObservationRegistry observers)
+    {
+        CoapEndpointOptions copy = (CoapEndpointOptions)MemberwiseClone();
+        copy.UploadCheck = uploadCheck;
+        copy.Observers = observers;
+        return copy;
+    }
+
+    private bool IsStageName(string name)
+    {
+        if (CoapStages.IsBuiltIn(name))
+        {
+            return true;
+        }
+
+        foreach (StageRegistration registration in StageRegistrations)
+        {
+            if (string.Equals(registration.Name, name, StringComparison.Ordinal))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private IEnumerable<string> KnownStageNames()
+    {
+        foreach (string name in CoapStages.BuiltInNames())
+        {
+            yield return name;
+        }
+
+        foreach (StageRegistration registration in StageRegistrations)
+        {
+            yield return registration.Name;
+        }
     }
 
     internal void Validate()

@@ -9,17 +9,23 @@ namespace CoapNet.Messaging;
 /// response is piggybacked in the ACK, or (after <see cref="Accept"/>) separate (RFC 7252 section
 /// 5.2); over TCP it is simply the next frame with the request's token (RFC 8323 section 3.3).
 /// </summary>
-/// <remarks>Thread-safe: the handler may answer from any thread, once.</remarks>
-public sealed class CoapExchange
+/// <remarks>
+/// Thread-safe: the handler may answer from any thread, once. A <see cref="CoapStage"/> sees the exchange pass both ways:
+/// it may answer it itself (<see cref="RespondFrom"/>), put a request of its own in place of the received one
+/// (<see cref="ReplaceRequest"/>), end it without an answer (<see cref="EndWithoutResponse"/>), answer the request again
+/// later (<see cref="ForFurtherResponse"/>), and keep its state for it in <see cref="Features"/>.
+/// </remarks>
+public sealed class CoapExchange : IFeatureOwner
 {
     // Every request allocates an exchange, so it is kept to 56 bytes (issue 11): the state says in one int whether the
     // response followed an empty ACK, and the arrival time is a 32-bit count of microseconds.
-    private const int New = 0, Accepted = 1, Responded = 2, RespondedAfterAcknowledgement = 3;
+    private const int New = 0, Accepted = 1, Responded = 2, RespondedAfterAcknowledgement = 3, Ended = 4, EndedAfterAcknowledgement = 5;
     private int _state;
 
-    // What only some requests need (a trace, metrics, Observe, an upload, a stream body, route values), in an object of
-    // its own made on first use: every request allocates an exchange, so it holds only what every request uses (issue 11).
-    private Extras? _extras;
+    // What only some requests need (a stage's state, a trace, route values, a stream body, a further response's listener),
+    // kept by type in a list made on first use (CoapFeatures): every request allocates an exchange, so it holds only what
+    // every request uses (issue 11).
+    private FeatureEntry[]? _features;
 
     internal CoapExchange(CoapMessage request, IPeerChannel channel)
     {
@@ -42,8 +48,30 @@ public sealed class CoapExchange
     /// <summary>True once an empty ACK was sent, so the response will be separate.</summary>
     public bool IsAccepted => Volatile.Read(ref _state) == Accepted;
 
-    /// <summary>True once a response was sent.</summary>
+    /// <summary>True once a response was sent, or the exchange ended without one (<see cref="EndWithoutResponse"/>).</summary>
     public bool HasResponded => Volatile.Read(ref _state) >= Responded;
+
+    /// <summary>
+    /// What stages and the server keep for this exchange, keyed by type (a stage's state, what routing found, a handler's
+    /// stream body). Empty, and costing nothing, until something is set. A further response's exchange
+    /// (<see cref="ForFurtherResponse"/>) has features of its own.
+    /// </summary>
+    public CoapFeatures Features => new(this);
+
+    /// <summary>True when the request came over a connection transport (RFC 8323: reliable, ordered, no message types), as its message layer declares.</summary>
+    public bool IsReliable => LowerState.Layer.IsReliable;
+
+    /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available (always over datagrams).</summary>
+    public int BertBlockSize => LowerState.Layer.BertBlockSize(Peer);
+
+    /// <summary>
+    /// True when this exchange carries a further response to its request (<see cref="ForFurtherResponse"/>): an Observe
+    /// notification, a Q-Block2 block after the first. Its response goes out as a message of its own with the request's token.
+    /// </summary>
+    public bool IsFurtherResponse => Features.GetCore(typeof(FurtherResponseKey)) is not null;
+
+    /// <inheritdoc/>
+    ref FeatureEntry[]? IFeatureOwner.FeatureSlot => ref _features;
 
     /// <summary>Where the request came from and the answer goes: the channel over UDP, the connection over TCP (each knows its message layer).</summary>
     internal IPeerChannel LowerState { get; }
@@ -52,7 +80,7 @@ public sealed class CoapExchange
     internal long LowerTicket { get; init; }
 
     /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
-    internal bool RespondsAfterAcknowledgement => Volatile.Read(ref _state) == RespondedAfterAcknowledgement;
+    internal bool RespondsAfterAcknowledgement => Volatile.Read(ref _state) is RespondedAfterAcknowledgement or EndedAfterAcknowledgement;
 
     /// <summary>When the server admitted the request (<see cref="System.Diagnostics.Stopwatch"/> ticks), for its duration metric.</summary>
     /// <remarks>
@@ -67,76 +95,27 @@ public sealed class CoapExchange
     /// <summary>The time since <see cref="MarkArrival"/>.</summary>
     internal TimeSpan ElapsedSinceArrival => TimeSpan.FromMicroseconds(unchecked(Microseconds(System.Diagnostics.Stopwatch.GetTimestamp()) - ArrivedAt));
 
-    /// <summary>The server's activity for this request, when something listens.</summary>
-    internal System.Diagnostics.Activity? Activity
-    {
-        get => _extras?.Activity;
-        set => SetExtra(value, static (extras, v) => extras.Activity = v);
-    }
-
-    /// <summary>The template of the route that matched, for metrics and traces (set only when something listens); null before routing or when none did.</summary>
-    internal string? Route
-    {
-        get => _extras?.Route;
-        set => SetExtra(value, static (extras, v) => extras.Route = v);
-    }
-
-    /// <summary>The values the route's parameters captured; null when it has none.</summary>
-    internal Dictionary<string, string>? RouteValues
-    {
-        get => _extras?.RouteValues;
-        set => SetExtra(value, static (extras, v) => extras.RouteValues = v);
-    }
-
-    /// <summary>The Uri-Query arguments, decoded once when a handler first asks for one.</summary>
-    internal string[]? QueryArguments
-    {
-        get => _extras?.QueryArguments;
-        set => SetExtra(value, static (extras, v) => extras.QueryArguments = v);
-    }
-
-    /// <summary>A stage's note on this exchange (block-wise: the Block1 option its response echoes after a reassembled upload).</summary>
-    internal object? StageState
-    {
-        get => _extras?.StageState;
-        set => SetExtra(value, static (extras, v) => extras.StageState = v);
-    }
-
     /// <summary>The stages the response passes on its way down: the layer above the one that made the exchange, when it has stages.</summary>
     internal ExchangeLayer? Layer => LowerState.Layer.Upper is ExchangeLayer { HasStages: true } layer ? layer : null;
 
-    /// <summary>What the request observes when it registers (the server's route), set by routing when the resource is observable (RFC 7641).</summary>
-    internal object? ObserveTarget
-    {
-        get => _extras?.ObserveTarget;
-        set => SetExtra(value, static (extras, v) => extras.ObserveTarget = v);
-    }
-
-    /// <summary>Set on the exchange a server makes for one notification: its response goes to this observer as a notification (RFC 7641 section 4.2).</summary>
-    internal Observe.Observation? Notification
-    {
-        get => _extras?.Notification;
-        private init => SetExtra(value, static (extras, v) => extras.Notification = v);
-    }
-
-    /// <summary>Set on the exchange a stage makes for a further response to the same request: where that response's fate goes.</summary>
-    internal INotificationOwner? FurtherResponseOwner
-    {
-        get => _extras?.FurtherResponseOwner;
-        private init => SetExtra(value, static (extras, v) => extras.FurtherResponseOwner = v);
-    }
-
     /// <summary>
-    /// An exchange for one more response to this request (RFC 9177 section 4.4: the Q-Block2 blocks after the first, a
-    /// 4.08 listing the missing Q-Block1 blocks after a block that got none): answered through the stages below the
-    /// stage that makes it, then sent as a message of its own (its type as the response says) with the request's token.
+    /// An exchange for one more response to this request, answered later: an Observe notification (RFC 7641 section 4.2),
+    /// a Q-Block2 block after the first or a 4.08 listing missing Q-Block1 blocks (RFC 9177 sections 4.4, 5). Answer it
+    /// with <see cref="Respond"/> (through every stage) or <see cref="RespondFrom"/> (through the stages below a stage); it
+    /// goes out as a message of its own with the request's token (over UDP a CON or NON as the response's type says, with a
+    /// Message ID of its own, a CON retransmitted until acknowledged; on a connection a frame), and its fate goes to
+    /// <paramref name="listener"/>. Its features start empty.
     /// </summary>
-    internal CoapExchange ForFurtherResponse(INotificationOwner owner)
-        => new(Request, LowerState) { LowerTicket = LowerTicket, FurtherResponseOwner = owner };
-
-    /// <summary>An exchange for one notification of <paramref name="observation"/>: the registering request again, answered toward the same observer.</summary>
-    internal CoapExchange ForNotification(Observe.Observation observation)
-        => new(Request, LowerState) { LowerTicket = LowerTicket, Notification = observation, ObserveTarget = observation.Target };
+    /// <param name="listener">Learns whether it was delivered, rejected, failed or dropped by a stage.</param>
+    /// <returns>A new exchange for the same request, peer and session.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="listener"/> is null.</exception>
+    public CoapExchange ForFurtherResponse(ICoapDeliveryListener listener)
+    {
+        ArgumentNullException.ThrowIfNull(listener);
+        CoapExchange further = new(Request, LowerState) { LowerTicket = LowerTicket };
+        further.Features.SetCore(typeof(FurtherResponseKey), listener);
+        return further;
+    }
 
     /// <summary>
     /// Acknowledges a confirmable request now with an empty ACK, so the client stops retransmitting
@@ -163,15 +142,100 @@ public sealed class CoapExchange
     /// <param name="response">The response; its code must be a response code.</param>
     /// <exception cref="ArgumentException">The code is not a response code, or the message cannot be serialized.</exception>
     /// <exception cref="InvalidOperationException">A response was already sent.</exception>
-    public void Respond(CoapMessage response) => Respond(response, from: null);
+    public void Respond(CoapMessage response) => Send(response, from: null);
 
     /// <summary>
-    /// A stage's own answer to the request (a stored block, a 2.31 Continue): it goes down through the stages
-    /// below <paramref name="stage"/> only, the ones the request came up through, never back through the top.
+    /// A stage's own answer to the request (a stored block, a 2.31 Continue, a 4.01 challenge): it goes down through the
+    /// stages below <paramref name="stage"/> only, the ones the request came up through, never back through those above.
     /// </summary>
-    internal void RespondFrom(CoapStage stage, CoapMessage response) => Respond(response, stage);
+    /// <param name="stage">The stage that answers: one of this exchange's endpoint's.</param>
+    /// <param name="response">The response; its code must be a response code.</param>
+    /// <exception cref="ArgumentException">
+    /// The stage is not one of this endpoint's, the code is not a response code, or the message cannot be sent.
+    /// </exception>
+    /// <exception cref="InvalidOperationException">A response was already sent.</exception>
+    public void RespondFrom(CoapStage stage, CoapMessage response)
+    {
+        ArgumentNullException.ThrowIfNull(stage);
+        if (Layer is not { } layer || !ReferenceEquals(stage.Layer, layer))
+        {
+            throw new ArgumentException($"The stage {stage.GetType().Name} is not one of the stages of the endpoint that received this request.", nameof(stage));
+        }
 
-    private void Respond(CoapMessage response, CoapStage? from)
+        Send(response, stage);
+    }
+
+    /// <summary>
+    /// Puts <paramref name="request"/> in place of the request the stages above and the handler see, as a stage does when
+    /// it has joined the blocks of an upload (RFC 7959 section 2.5) or decrypted a protected request (RFC 8613 section
+    /// 8.2). It takes the received request's type, Message ID and token, by which the layers below answer it; the response
+    /// still goes out on this exchange.
+    /// </summary>
+    /// <param name="request">The stage's own request message, with a request code.</param>
+    /// <exception cref="ArgumentException">The message is null or its code is not a request method.</exception>
+    public void ReplaceRequest(CoapMessage request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        if (!request.Code.IsRequest)
+        {
+            throw new ArgumentException($"{request.Code} is not a request method; a replaced request stays a request.", nameof(request));
+        }
+
+        CoapMessage received = Request;
+        request.Type = received.Type;
+        request.MessageId = received.MessageId;
+        request.Token = received.Token;
+        Request = request;
+    }
+
+    /// <summary>
+    /// Ends the exchange without a response, for a stage that answers nothing (RFC 7967 section 2.1, a Q-Block1 block that
+    /// gets no answer of its own): a confirmable request not yet acknowledged gets its empty ACK, recorded for its
+    /// duplicates as a reply would be (RFC 7252 sections 4.2, 4.5); a NON gets nothing; on a connection the request stops
+    /// counting as in flight. A further response's listener hears <see cref="ICoapDeliveryListener.OnDropped"/>. Call it
+    /// in place of answering (from <see cref="CoapStage.ReceiveRequest"/>) or of passing a response on (from
+    /// <see cref="CoapStage.SendResponse"/>), never after a response went below.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The exchange has already ended without a response.</exception>
+    public void EndWithoutResponse()
+    {
+        int previous = Volatile.Read(ref _state);
+        while (true)
+        {
+            if (previous >= Ended)
+            {
+                throw new InvalidOperationException("This exchange has already ended without a response.");
+            }
+
+            int ended = previous is Accepted or RespondedAfterAcknowledgement ? EndedAfterAcknowledgement : Ended;
+            int seen = Interlocked.CompareExchange(ref _state, ended, previous);
+            if (seen == previous)
+            {
+                break;
+            }
+
+            previous = seen;
+        }
+
+        if (Features.GetCore(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
+        {
+            // Nothing was sent, so nothing below waits for it: only its listener hears.
+            listener.OnDropped();
+            return;
+        }
+
+        LowerState.Layer.EndWithoutResponse(this);
+    }
+
+    /// <summary>
+    /// True when <paramref name="message"/> fits one message toward this peer: one datagram of the endpoint's size, or one
+    /// frame within the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), with the request's token.
+    /// </summary>
+    /// <param name="message">A response this exchange may send.</param>
+    /// <returns>True when it goes in one message.</returns>
+    public bool FitsOneMessage(CoapMessage message) => LowerState.Layer.Fits(Peer, message, Request.Token.Length);
+
+    private void Send(CoapMessage response, CoapStage? from)
     {
         ArgumentNullException.ThrowIfNull(response);
         if (!response.Code.IsResponse)
@@ -209,7 +273,7 @@ public sealed class CoapExchange
             }
             else
             {
-                LowerState.Layer.SendResponse(this, response);
+                SendBelowStages(response);
             }
         }
         catch (ArgumentException)
@@ -220,48 +284,13 @@ public sealed class CoapExchange
         }
     }
 
-    /// <summary>
-    /// Replaces the request the layers above see, as a stage does when it has joined the blocks of an
-    /// upload into one request (RFC 7959 section 2.5); the response still goes out on this exchange.
-    /// </summary>
-    internal void ReplaceRequest(CoapMessage request) => Request = request;
-
-    /// <summary>The block size the handler chose for its response body (RFC 7959 section 2.2), or null for the server's.</summary>
-    internal int? ResponseBlockSize
-    {
-        get => _extras?.ResponseBlockSize;
-        set => SetExtra(value, static (extras, v) => extras.ResponseBlockSize = v);
-    }
-
-    /// <summary>A response body the server's handler gave as a seekable stream; the block-wise stage reads it block by block and closes it.</summary>
-    internal Stream? ResponseBody
-    {
-        get => _extras?.ResponseBody;
-        set => SetExtra(value, static (extras, v) => extras.ResponseBody = v);
-    }
-
-    /// <summary>True when the request came over a connection transport (RFC 8323), as its message layer declares.</summary>
-    internal bool IsReliable => LowerState.Layer.IsReliable;
-
-    /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available.</summary>
-    internal int BertBlockSize => LowerState.Layer.BertBlockSize(Peer);
-
-    /// <summary>True when <paramref name="message"/> fits one message toward this peer (over TCP: within its CSM Max-Message-Size).</summary>
-    internal bool FitsOneMessage(CoapMessage message) => LowerState.Layer.Fits(Peer, message, Request.Token.Length);
-
-    /// <summary>Sends the response below the stages (the last stage's "next"): a notification as one, anything else as the response to the request.</summary>
+    /// <summary>Sends the response below the stages (the last stage's "next"): a further response as a message of its own, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)
     {
-        if (Notification is { } observation)
+        if (Features.GetCore(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
         {
-            LowerState.Layer.SendNotification(this, wire, observation);
-            return;
-        }
-
-        if (FurtherResponseOwner is { } owner)
-        {
-            // The layer below sends a further response as it sends a notification: a message of its own with the token.
-            LowerState.Layer.SendNotification(this, wire, owner);
+            // The layer below sends a further response (a notification, a Q-Block2 block) as a message of its own with the token.
+            LowerState.Layer.SendNotification(this, wire, listener);
             return;
         }
 
@@ -272,36 +301,8 @@ public sealed class CoapExchange
 
     private static readonly long TicksPerMicrosecond = Math.Max(1, System.Diagnostics.Stopwatch.Frequency / 1_000_000);
 
-    /// <summary>Sets a field of <see cref="Extras"/>; a null value where nothing was set allocates nothing.</summary>
-    private void SetExtra<T>(T? value, Action<Extras, T?> set)
+    /// <summary>The key of a further response's listener in <see cref="Features"/>: a type no one outside can name, so no stage sets it by mistake.</summary>
+    private static class FurtherResponseKey
     {
-        Extras? extras = _extras;
-        if (extras is null)
-        {
-            if (value is null)
-            {
-                return;
-            }
-
-            // The stages, routing and the answer set these one after another, never at once; a compare-exchange all the
-            // same, so that two first writers could never each make an object and one lose its field.
-            extras = Interlocked.CompareExchange(ref _extras, new Extras(), null) ?? _extras!;
-        }
-
-        set(extras, value);
-    }
-
-    private sealed class Extras
-    {
-        public System.Diagnostics.Activity? Activity;
-        public object? StageState;
-        public object? ObserveTarget;
-        public Observe.Observation? Notification;
-        public INotificationOwner? FurtherResponseOwner;
-        public int? ResponseBlockSize;
-        public Stream? ResponseBody;
-        public string? Route;
-        public Dictionary<string, string>? RouteValues;
-        public string[]? QueryArguments;
     }
 }

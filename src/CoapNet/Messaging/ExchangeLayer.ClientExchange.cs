@@ -17,7 +17,7 @@ internal sealed partial class ExchangeLayer
     /// (its retransmission and NSTART slot), and the exchange stays registered under its token,
     /// handing every later response to that handler, until it is canceled or the peer is lost.
     /// </remarks>
-    private sealed class ClientExchange : OutgoingRequest, IClientCall
+    private sealed class ClientExchange : OutgoingRequest
     {
         private readonly ExchangeLayer _layer;
         private readonly ManyResponses? _laterResponses;
@@ -36,16 +36,16 @@ internal sealed partial class ExchangeLayer
         private int _finished;
         private bool _opened;
         private CancellationTokenRegistration _registration;
-        private object?[]? _stageStates;
-        private CoapMessage? _resultOnDelivery;
+        private string? _timeoutNote;
 
-        // RFC 9177 section 4.4: a call whose token a stage keeps matched after a response, and the follow-ups of this
-        // call that do so too (ended with it); see ReceiveSeveral.
-        private bool _several;
+        // How many responses the call expects (CoapExpectedResponses): with several (RFC 7641 notifications, RFC 9177
+        // section 4.4) its token stays matched after a response; the follow-ups of this call that expect several too are
+        // ended with it.
+        private int _expected;
         private List<ClientExchange>? _openFollowUps;
         private CoapCode? _lastCode;
 
-        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, int origin, Action<CoapMessage>? onFollowUpResponse, CancellationToken cancellationToken)
+        public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, int origin, Action<CoapMessage>? onFollowUpResponse, CoapExpectedResponses expected, CancellationToken cancellationToken)
             : base(request, peer)
         {
             _layer = layer;
@@ -53,6 +53,7 @@ internal sealed partial class ExchangeLayer
             _laterResponses = laterResponses;
             _parent = parent;
             _onFollowUpResponse = onFollowUpResponse;
+            _expected = (int)expected;
             _cancellationToken = cancellationToken;
         }
 
@@ -61,29 +62,10 @@ internal sealed partial class ExchangeLayer
         /// <summary>The position of the stage that sent this request (a follow-up), or -1 for the caller's: its response goes up to there.</summary>
         public int Origin { get; }
 
-        /// <inheritdoc/>
-        public Blockwise.BlockTransfer? Transfer { get; init; }
-
         public Task<CoapMessage> Completion => _completion.Task;
 
         /// <summary>True once the call has ended (answered, failed or canceled).</summary>
         public bool IsFinished => Volatile.Read(ref _finished) != 0;
-
-        /// <inheritdoc/>
-        public object? GetState(CoapStage stage)
-        {
-            int index = Array.IndexOf(_layer._stages, stage);
-            object?[]? states = Volatile.Read(ref _stageStates);
-            return states is null || index < 0 ? null : Volatile.Read(ref states[index]);
-        }
-
-        /// <inheritdoc/>
-        public void SetState(CoapStage stage, object? state)
-        {
-            int index = _layer.IndexOf(stage);
-            object?[] states = Volatile.Read(ref _stageStates) ?? Interlocked.CompareExchange(ref _stageStates, new object?[_layer._stages.Length], null) ?? _stageStates!;
-            Volatile.Write(ref states[index], state);
-        }
 
         /// <summary>The request that goes on the wire (a stage may have replaced the caller's) and its token: the exchange begins. Called under the layer's lock.</summary>
         public void Open(CoapMessage request, TokenKey key)
@@ -100,18 +82,48 @@ internal sealed partial class ExchangeLayer
         }
 
         /// <inheritdoc/>
-        public int BertBlockSize => _layer._lower.BertBlockSize(Peer);
-
-        public bool IsReliable => _layer._lower.IsReliable;
+        public override int BertBlockSize => _layer._lower.BertBlockSize(Peer);
 
         /// <inheritdoc/>
-        public string? TimeoutNote { get; set; }
+        public override bool IsReliable => _layer._lower.IsReliable;
 
         /// <inheritdoc/>
-        public void CompleteOnDelivery(CoapMessage result) => Volatile.Write(ref _resultOnDelivery, result);
+        public override string? TimeoutNote
+        {
+            get => Volatile.Read(ref _timeoutNote);
+            set => Volatile.Write(ref _timeoutNote, value);
+        }
 
         /// <inheritdoc/>
-        public bool FitsOneMessage(CoapMessage request) => _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
+        public override CoapExpectedResponses ExpectedResponses
+        {
+            get => (CoapExpectedResponses)Volatile.Read(ref _expected);
+            set
+            {
+                if (value is not (CoapExpectedResponses.One or CoapExpectedResponses.None or CoapExpectedResponses.Several))
+                {
+                    throw new ArgumentOutOfRangeException(nameof(value), value, "A call expects one response, none or several.");
+                }
+
+                if (_laterResponses is not null && value == CoapExpectedResponses.One)
+                {
+                    // An observation's caller reads its notifications as later responses: one would leave it waiting.
+                    throw new InvalidOperationException("This call is an observation's registration (RFC 7641): it expects several responses, its notifications, or none.");
+                }
+
+                Volatile.Write(ref _expected, (int)value);
+            }
+        }
+
+        /// <summary>True when a stage asked for several responses (not the caller, as an observation does): that stage bounds the wait and paces the requests.</summary>
+        private bool SeveralForStage => Volatile.Read(ref _expected) == (int)CoapExpectedResponses.Several && _laterResponses is null;
+
+        /// <inheritdoc/>
+        public override bool FitsOneMessage(CoapMessage request)
+        {
+            ArgumentNullException.ThrowIfNull(request);
+            return _layer.CheckSize(Peer, request, throwWhenTooLarge: false);
+        }
 
         /// <summary>Lets the caller's token cancel the call; once (a call that waited for its peer's limits registers before it is sent).</summary>
         public void RegisterCancellation()
@@ -128,41 +140,15 @@ internal sealed partial class ExchangeLayer
         }
 
         /// <inheritdoc/>
-        public void ReceiveSeveral() => Volatile.Write(ref _several, true);
+        public override bool PacedAbove => SeveralForStage;
 
         /// <inheritdoc/>
-        public override bool PacedAbove => Volatile.Read(ref _several);
-
-        /// <inheritdoc/>
-        public IDisposable SendOpenFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onEachResponse)
+        public override void PassUp(CoapStage from, CoapMessage response)
         {
-            if (Volatile.Read(ref _finished) != 0)
-            {
-                return DisposedTimer.Instance;
-            }
-
-            ClientExchange followUp;
-            try
-            {
-                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, from, onEachResponse, several: true);
-            }
-            catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
-            {
-                Fail(e);
-                return DisposedTimer.Instance;
-            }
-
-            if (Volatile.Read(ref _finished) != 0)
-            {
-                // The call ended meanwhile: so does the follow-up.
-                followUp.End();
-            }
-
-            return new OpenFollowUp(followUp);
+            int index = _layer.IndexOf(from, nameof(from));
+            ArgumentNullException.ThrowIfNull(response);
+            _layer.ReceiveResponseThroughStages(index - 1, this, response);
         }
-
-        /// <inheritdoc/>
-        public void PassUp(CoapStage from, CoapMessage response) => _layer.ReceiveResponseThroughStages(_layer.IndexOf(from) - 1, this, response);
 
         /// <summary>Notes an open follow-up of this call, ended when the call ends.</summary>
         public void AddOpenFollowUp(ClientExchange followUp)
@@ -202,19 +188,15 @@ internal sealed partial class ExchangeLayer
 
         public override void OnAwaitingResponse()
         {
-            if (Volatile.Read(ref _resultOnDelivery) is { } result)
+            if (Volatile.Read(ref _expected) == (int)CoapExpectedResponses.None)
             {
-                // A stage said no response will come: delivered is done. The result names the request by its token.
-                if (result.Token.IsEmpty)
-                {
-                    result.Token = Request.Token;
-                }
-
-                Complete(result);
+                // A stage said no response will come (RFC 7967): delivered is done, with an Empty message naming the request by its token.
+                CoapMessage request = Request;
+                Complete(new CoapMessage { Type = request.Type, Code = CoapCode.Empty, Token = request.Token });
                 return;
             }
 
-            if (Volatile.Read(ref _several))
+            if (SeveralForStage)
             {
                 // The stage that keeps the token open bounds the wait for its responses (RFC 9177 section 7.2 timers).
                 return;
@@ -257,7 +239,7 @@ internal sealed partial class ExchangeLayer
                 return;
             }
 
-            if (Volatile.Read(ref _several))
+            if (Volatile.Read(ref _expected) == (int)CoapExpectedResponses.Several)
             {
                 // The request is answered below (its retransmission and NSTART slot end), and its token stays matched:
                 // more responses are coming with it (RFC 9177 section 4.4).
@@ -291,7 +273,7 @@ internal sealed partial class ExchangeLayer
                 return;
             }
 
-            if (_onFollowUpResponse is not null && Volatile.Read(ref _several))
+            if (_onFollowUpResponse is not null && Volatile.Read(ref _expected) == (int)CoapExpectedResponses.Several)
             {
                 // An open follow-up hands each response to its stage and goes on until the stage or its call ends it.
                 if (Volatile.Read(ref _finished) == 0)
@@ -320,22 +302,42 @@ internal sealed partial class ExchangeLayer
         }
 
         /// <inheritdoc/>
-        public void SendFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onResponse)
+        public override IDisposable SendFollowUp(CoapStage from, CoapMessage request, Action<CoapMessage> onResponse, CoapExpectedResponses expected = CoapExpectedResponses.One)
         {
+            int index = _layer.IndexOf(from, nameof(from));
+            ArgumentNullException.ThrowIfNull(request);
+            ArgumentNullException.ThrowIfNull(onResponse);
+            if (expected is not (CoapExpectedResponses.One or CoapExpectedResponses.None or CoapExpectedResponses.Several))
+            {
+                throw new ArgumentOutOfRangeException(nameof(expected), expected, "A follow-up expects one response, none or several.");
+            }
+
             if (Volatile.Read(ref _finished) != 0)
             {
-                return;
+                return DisposedTimer.Instance;
             }
 
             ClientExchange followUp;
             try
             {
-                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, from, onResponse);
+                followUp = _layer.Begin(request, Peer, null, _cancellationToken, this, _layer._stages[index], onResponse, expected);
             }
             catch (Exception e) when (e is ArgumentException or ObjectDisposedException)
             {
+                // A follow-up that cannot be sent (too large, the endpoint disposed) fails the call it serves.
                 Fail(e);
-                return;
+                return DisposedTimer.Instance;
+            }
+
+            if (expected == CoapExpectedResponses.Several)
+            {
+                if (Volatile.Read(ref _finished) != 0)
+                {
+                    // The call ended meanwhile: so does the follow-up.
+                    followUp.End();
+                }
+
+                return new FollowUpHandle(followUp);
             }
 
             List<ClientExchange> followUps = LazyInitializer.EnsureInitialized(ref _followUps);
@@ -350,10 +352,14 @@ internal sealed partial class ExchangeLayer
                 // Canceled meanwhile: the follow-up ends with the call.
                 followUp.Fail(new OperationCanceledException(_cancellationToken));
             }
+
+            return new FollowUpHandle(followUp);
         }
 
-        public void Fail(Exception exception)
+        /// <inheritdoc/>
+        public override void Fail(Exception exception)
         {
+            ArgumentNullException.ThrowIfNull(exception);
             if (Interlocked.Exchange(ref _finished, 1) != 0)
             {
                 return;
@@ -474,8 +480,8 @@ internal sealed partial class ExchangeLayer
         }
     }
 
-    /// <summary>The handle a stage disposes to stop matching an open follow-up's token.</summary>
-    private sealed class OpenFollowUp(ClientExchange followUp) : IDisposable
+    /// <summary>The handle a stage disposes to end a follow-up: its token stops matching and it gets no outcome.</summary>
+    private sealed class FollowUpHandle(ClientExchange followUp) : IDisposable
     {
         public void Dispose() => followUp.End();
     }

@@ -20,6 +20,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly int _tokenLength;
     private readonly TimeSpan _responseTimeout;
     private readonly CoapStage[] _stages;
+    private readonly string[] _names;
 
     /// <summary>True when requests and responses pass through stages (block-wise, Observe) here.</summary>
     internal bool HasStages => _stages.Length > 0;
@@ -28,8 +29,8 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     // (closure and delegate) per stage on each of the four paths, a quarter of a request's bytes (issue 11).
     private readonly Action<CoapExchange>[] _receiveNext;
     private readonly Action<CoapExchange, CoapMessage>[] _sendNext;
-    private readonly Action<IClientCall, CoapMessage>[] _requestNext;
-    private readonly Action<IClientCall, CoapMessage>[] _responseNext;
+    private readonly Action<CoapClientCall, CoapMessage>[] _requestNext;
+    private readonly Action<CoapClientCall, CoapMessage>[] _responseNext;
     private readonly object _gate = new();
     private readonly Dictionary<TokenKey, ClientExchange> _exchanges = [];
 
@@ -38,7 +39,13 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private int _randomLeft;
     private int _disposed;
 
-    public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages)
+    /// <param name="lower">The layer below.</param>
+    /// <param name="options">Token length, response timeout, clock.</param>
+    /// <param name="logger">Where handler and stage failures are logged.</param>
+    /// <param name="stages">The chain, from the application down; each stage joins this layer's chain, once.</param>
+    /// <param name="names">Each stage's name, for the error that refuses a stage already in a chain.</param>
+    /// <exception cref="ArgumentException">A stage is already in a chain (this one's or another endpoint's).</exception>
+    public ExchangeLayer(IMessageLayer lower, CoapEndpointOptions options, ILogger logger, CoapStage[] stages, string[] names)
     {
         _lower = lower;
         _time = options.TimeProvider;
@@ -46,12 +53,14 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _tokenLength = options.TokenLength;
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
+        _names = names;
         _receiveNext = new Action<CoapExchange>[stages.Length];
         _sendNext = new Action<CoapExchange, CoapMessage>[stages.Length];
-        _requestNext = new Action<IClientCall, CoapMessage>[stages.Length];
-        _responseNext = new Action<IClientCall, CoapMessage>[stages.Length];
+        _requestNext = new Action<CoapClientCall, CoapMessage>[stages.Length];
+        _responseNext = new Action<CoapClientCall, CoapMessage>[stages.Length];
         for (int i = 0; i < stages.Length; i++)
         {
+            stages[i].Join(this, i, names[i]);
             int index = i;
             _receiveNext[i] = next => ReceiveThroughStages(index - 1, next);
             _sendNext[i] = (e, r) => SendResponseThroughStages(index + 1, e, r);
@@ -83,7 +92,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     public Task<CoapMessage> SendAsync(CoapMessage request, CoapPeer peer, Blockwise.BlockTransfer? transfer, CancellationToken cancellationToken)
     {
         Validate(request, peer);
-        return Begin(request, peer, null, cancellationToken, null, null, null, transfer).Completion;
+        return Begin(request, peer, null, cancellationToken, null, null, null, CoapExpectedResponses.One, transfer).Completion;
     }
 
     /// <summary>
@@ -97,7 +106,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     {
         Validate(request, peer);
         ArgumentNullException.ThrowIfNull(laterResponses);
-        ClientExchange exchange = Begin(request, peer, new ManyResponses(laterResponses, failedLater), cancellationToken, null, null, null);
+        ClientExchange exchange = Begin(request, peer, new ManyResponses(laterResponses, failedLater), cancellationToken, null, null, null, CoapExpectedResponses.Several);
         return exchange.Completion;
     }
 
@@ -113,7 +122,17 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
         if (_stages.Length > 0)
         {
-            ReceiveThroughStages(_stages.Length - 1, exchange);
+            try
+            {
+                ReceiveThroughStages(_stages.Length - 1, exchange);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // A stage that fails on a request fails that request, as a handler's exception does, never the receive loop.
+                Log.StageFailed(_logger, e, exchange.Request, exchange.Peer);
+                AnswerFailure(exchange);
+            }
+
             return;
         }
 
@@ -182,11 +201,23 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         => SendResponseThroughStages(from is null ? 0 : IndexOf(from) + 1, exchange, response);
 
     /// <summary>The position of <paramref name="stage"/> in this layer's chain, from the application down.</summary>
-    /// <exception cref="ArgumentException">The stage is not one of this layer's.</exception>
-    internal int IndexOf(CoapStage stage)
+    /// <param name="stage">A stage a caller named.</param>
+    /// <param name="parameter">The caller's name for it, for the error.</param>
+    /// <exception cref="ArgumentException">The stage is null or not one of this layer's.</exception>
+    internal int IndexOf(CoapStage stage, string parameter = "stage")
     {
-        int index = Array.IndexOf(_stages, stage);
-        return index >= 0 ? index : throw new ArgumentException("The stage is not one of this exchange layer's.", nameof(stage));
+        ArgumentNullException.ThrowIfNull(stage, parameter);
+        return ReferenceEquals(stage.Layer, this)
+            ? stage.Index
+            : throw new ArgumentException($"The stage {stage.GetType().Name} is not one of the stages of the endpoint this call goes through.", parameter);
+    }
+
+    /// <summary>The stage registered as <paramref name="name"/> in this layer's chain, for tests inside the library.</summary>
+    /// <exception cref="ArgumentException">No stage has that name here (Q-Block when it is off, or a name never added).</exception>
+    internal CoapStage StageNamed(string name)
+    {
+        int index = Array.IndexOf(_names, name);
+        return index >= 0 ? _stages[index] : throw new ArgumentException($"No stage named '{name}' in this chain.", nameof(name));
     }
 
     /// <summary>Fails every outstanding request with <see cref="ObjectDisposedException"/>; later sends throw it.</summary>
@@ -318,20 +349,43 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
+    /// <summary>5.00 for a request a stage failed on, unless it was answered; a stage that fails again on the way down is logged.</summary>
+    private void AnswerFailure(CoapExchange exchange)
+    {
+        if (exchange.HasResponded)
+        {
+            return;
+        }
+
+        try
+        {
+            exchange.Respond(new CoapMessage { Code = CoapCode.InternalServerError });
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            Log.StageFailed(_logger, e, exchange.Request, exchange.Peer);
+        }
+    }
+
     /// <summary>
     /// Starts a request. Every request passes every stage below the one that sent it, in order: the caller's
     /// (and an observation's registration) all of them, a stage's follow-up those below that stage (block-wise
     /// may send only a first Block1 block, RFC 7959 section 2.5, and the rest as follow-ups); then it is
     /// registered under a fresh token (or its own) and handed to the layer below.
     /// </summary>
-    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, CoapStage? origin, Action<CoapMessage>? onFollowUpResponse, Blockwise.BlockTransfer? transfer = null, bool several = false)
+    private ClientExchange Begin(CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, CancellationToken cancellationToken, ClientExchange? parent, CoapStage? origin, Action<CoapMessage>? onFollowUpResponse, CoapExpectedResponses expected, Blockwise.BlockTransfer? transfer = null)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, typeof(CoapEndpoint));
         int from = origin is null ? 0 : IndexOf(origin) + 1;
-        ClientExchange exchange = new(this, request, peer, laterResponses, parent, from - 1, onFollowUpResponse, cancellationToken) { Transfer = transfer };
-        if (several)
+        ClientExchange exchange = new(this, request, peer, laterResponses, parent, from - 1, onFollowUpResponse, expected, cancellationToken);
+        if (transfer is not null)
         {
-            exchange.ReceiveSeveral();
+            // What the caller asked of the transfer (a streamed body, progress) is a feature of the call; block-wise reads it.
+            exchange.Features.Set(transfer);
+        }
+
+        if (expected == CoapExpectedResponses.Several)
+        {
             parent?.AddOpenFollowUp(exchange);
         }
 
@@ -511,5 +565,8 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     {
         [LoggerMessage(7, LogLevel.Error, "The request handler failed for {Message} from {Peer}")]
         public static partial void HandlerFailed(ILogger logger, Exception exception, CoapMessage message, CoapPeer peer);
+
+        [LoggerMessage(8, LogLevel.Error, "A stage failed on {Message} from {Peer}; the request is answered 5.00")]
+        public static partial void StageFailed(ILogger logger, Exception exception, CoapMessage message, CoapPeer peer);
     }
 }

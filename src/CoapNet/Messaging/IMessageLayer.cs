@@ -120,7 +120,7 @@ internal interface IMessageLayer : IAsyncDisposable, IDisposable
     /// <paramref name="owner"/>.
     /// </summary>
     /// <exception cref="ArgumentException">The notification cannot be serialized or is too large; nothing was sent.</exception>
-    void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner);
+    void SendNotification(CoapExchange registration, CoapMessage notification, ICoapDeliveryListener owner);
 
     /// <summary>
     /// Checks that the peer is alive: an empty CON answered by RST (RFC 7252 section 4.3), or a Ping
@@ -148,14 +148,12 @@ internal interface IExchangeLayer
 /// A request on its way out, as the layer below sees it: the message, the peer, a slot for the
 /// lower layer's own state, and the callbacks through which that layer reports what happened.
 /// </summary>
-internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
+/// <remarks>
+/// It is the call a stage sees (<see cref="CoapClientCall"/>, whose <see cref="CoapClientCall.Request"/> is the request as
+/// sent, its token set; the lower layer sets the Message ID on datagram transports): one object per request, not two.
+/// </remarks>
+internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer) : CoapClientCall(request, peer)
 {
-    /// <summary>The request; its token is set. The lower layer sets the Message ID on datagram transports.</summary>
-    public CoapMessage Request { get; protected set; } = request;
-
-    /// <summary>The server.</summary>
-    public CoapPeer Peer { get; } = peer;
-
     /// <summary>
     /// True when a stage above paces this request with others of one body (RFC 9177 section 7.2: MAX_PAYLOADS back to
     /// back, then NON_TIMEOUT_RANDOM), so a NON one takes no NSTART slot (RFC 7252 section 4.7): a Q-Block payload gets no
@@ -179,17 +177,4 @@ internal abstract class OutgoingRequest(CoapMessage request, CoapPeer peer)
     /// message exceeds what the peer accepts (<see cref="ArgumentException"/>).
     /// </summary>
     public abstract void OnFailed(Exception reason);
-}
-
-/// <summary>Who learns the fate of a notification the layer below sent (RFC 7641 section 4.5).</summary>
-internal interface INotificationOwner
-{
-    /// <summary>A CON notification was acknowledged, or a NON one (or a frame on a stream) was sent.</summary>
-    void OnDelivered();
-
-    /// <summary>The observer answered with RST: it no longer wants notifications (RFC 7641 section 3.6).</summary>
-    void OnRejected();
-
-    /// <summary>A CON notification was not acknowledged after MAX_RETRANSMIT, or the connection is gone (RFC 7641 section 4.5).</summary>
-    void OnFailed(Exception reason);
 }

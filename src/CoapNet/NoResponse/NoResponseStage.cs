@@ -15,7 +15,7 @@ namespace CoapNet.NoResponse;
 /// <remarks>
 /// Over a connection (RFC 8323) a suppressed response is not written either; the connection layer stops counting
 /// the request as in flight (its MaxRequestsInFlight, and a Release that waits for them) as a written response
-/// would, through <see cref="IMessageLayer.EndWithoutResponse"/>.
+/// would, through <see cref="CoapExchange.EndWithoutResponse"/>.
 /// </remarks>
 internal sealed class NoResponseStage : CoapStage
 {
@@ -30,22 +30,15 @@ internal sealed class NoResponseStage : CoapStage
             return;
         }
 
-        if (exchange.Notification is { } observation)
-        {
-            // RFC 7967 section 2: the option of the registration covers its notifications. Nothing goes out, so
-            // nothing proves the observer alive either; the next change makes a notification again.
-            observation.OnSuppressed();
-            return;
-        }
-
         // RFC 7967 section 2.1: the response is suppressed. The layer below ends the request without one: over UDP a CON
         // not yet acknowledged gets its empty ACK, recorded for its duplicates; over a connection the request stops
-        // counting as in flight, as a written response would have made it.
-        exchange.LowerState.Layer.EndWithoutResponse(exchange);
+        // counting as in flight, as a written response would have made it. Section 2: the option of an Observe
+        // registration covers its notifications; a dropped one tells its observation, which sends the next change again.
+        exchange.EndWithoutResponse();
     }
 
     /// <inheritdoc/>
-    public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
+    public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
     {
         if (request.HasOptions && request.NoResponse is CoapNoResponse classes && classes != CoapNoResponse.None)
         {
@@ -54,7 +47,7 @@ internal sealed class NoResponseStage : CoapStage
             {
                 // RFC 7967 section 2.1, value 26: no response of any class will come; the call ends once the request
                 // is delivered (a NON sent, a CON acknowledged) with a 0.00 message that says so.
-                call.CompleteOnDelivery(new CoapMessage { Type = request.Type, Code = CoapCode.Empty });
+                call.ExpectedResponses = CoapExpectedResponses.None;
             }
             else
             {

@@ -11,7 +11,7 @@ namespace CoapNet.Observe;
 /// or a CON one awaits its ACK, a change only marks the observation dirty, and one notification with
 /// the latest state follows.
 /// </summary>
-internal sealed class Observation : INotificationOwner
+internal sealed class Observation : ICoapDeliveryListener
 {
     private readonly ObservationRegistry _registry;
     private readonly object _gate = new();
@@ -147,11 +147,11 @@ internal sealed class Observation : INotificationOwner
     public void OnDelivered() => Finish(provedAlive: true);
 
     /// <summary>
-    /// The notification was not sent: the registration's No-Response option suppressed its class (RFC 7967
-    /// section 2). The next change makes a notification again; nothing proved the observer alive, so a CON
-    /// one is still due (RFC 7641 section 4.5).
+    /// The notification was not sent: a stage dropped it, as No-Response does for a class the registration's option
+    /// suppresses (RFC 7967 section 2). The next change makes a notification again; nothing proved the observer alive,
+    /// so a CON one is still due (RFC 7641 section 4.5).
     /// </summary>
-    public void OnSuppressed() => Finish(provedAlive: false);
+    public void OnDropped() => Finish(provedAlive: false);
 
     /// <summary>The notification in progress is over: the next one may go, at once when the state changed meanwhile.</summary>
     private void Finish(bool provedAlive)

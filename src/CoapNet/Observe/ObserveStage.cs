@@ -4,6 +4,10 @@ using CoapNet.Messaging;
 
 namespace CoapNet.Observe;
 
+/// <summary>What a request that may register observes (the server's route), set by routing when the resource is observable (RFC 7641 section 4.1).</summary>
+/// <param name="Target">The route.</param>
+internal sealed record ObserveTarget(object Target);
+
 /// <summary>
 /// Observe (RFC 7641) as one stage on both sides. On a server with a <see cref="Registry"/>, a GET with
 /// Observe=0 on an observable resource registers its peer and token when the response succeeds (the
@@ -42,16 +46,26 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
     /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
-        if (exchange.Notification is { } observation)
+        if (exchange.IsFurtherResponse)
         {
-            next(exchange, Notification(observation, response));
+            // A notification is a further response to its registration, with its observation as a feature (the server
+            // sets it when it makes one); any other further response (a Q-Block2 block) passes as it is.
+            if (exchange.Features.Get<Observation>() is { } observation)
+            {
+                next(exchange, Notification(observation, response));
+            }
+            else
+            {
+                next(exchange, response);
+            }
+
             return;
         }
 
         CoapMessage request = exchange.Request;
         if (Registry is { } registry && request.Code == CoapCode.Get && request.Observe == 0)
         {
-            Observation? registered = exchange.ObserveTarget is { } target && response.Code.IsSuccess ? registry.Register(exchange, target) : null;
+            Observation? registered = exchange.Features.Get<ObserveTarget>() is { } target && response.Code.IsSuccess ? registry.Register(exchange, target.Target) : null;
             if (registered is not null)
             {
                 // RFC 7641 section 4.1: the response that adds the observer carries the Observe option.
@@ -68,18 +82,20 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
     }
 
     /// <inheritdoc/>
-    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
         if (call.Request.Observe == 0 && response.Observe is uint value)
         {
             long now = time.GetTimestamp();
-            if (call.GetState(this) is Freshness last && !ObserveSequence.IsNewer(last.Value, last.At, value, now, _ticks128Seconds))
+            if (call.Features.Get<Freshness>() is not { } last)
+            {
+                call.Features.Set(new Freshness(value, now));
+            }
+            else if (!last.Accept(value, now, _ticks128Seconds))
             {
                 // RFC 7641 section 3.4: an older notification arriving late is not the current state; drop it.
                 return;
             }
-
-            call.SetState(this, new Freshness(value, now));
         }
 
         next(call, response);
@@ -119,6 +135,26 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
         return copy;
     }
 
-    /// <summary>The last notification a client accepted on an observation: its value and when it arrived.</summary>
-    private sealed record Freshness(uint Value, long At);
+    /// <summary>The last notification a client accepted on an observation: its value and when it arrived. Set once per call, then updated.</summary>
+    private sealed class Freshness(uint value, long at)
+    {
+        private uint _value = value;
+        private long _at = at;
+
+        /// <summary>True, and remembered, when <paramref name="value"/> is newer than the last accepted (RFC 7641 section 3.4).</summary>
+        public bool Accept(uint value, long now, long ticks128Seconds)
+        {
+            lock (this)
+            {
+                if (!ObserveSequence.IsNewer(_value, _at, value, now, ticks128Seconds))
+                {
+                    return false;
+                }
+
+                _value = value;
+                _at = now;
+                return true;
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+using CoapNet.Blockwise;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 
@@ -8,13 +9,14 @@ namespace CoapNet.QBlock;
 internal sealed partial class QBlockStage
 {
     /// <inheritdoc/>
-    public override void SendRequest(IClientCall call, CoapMessage request, Action<IClientCall, CoapMessage> next)
+    public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
     {
         // A peer that refused Q-Block, a reliable transport (BERT there), a caller's own block options or a streamed
         // body (block-wise reads and writes streams block by block): block-wise below does it all. A download that
         // only asks for progress reports stays here: the Q-Block2 download reports each block as it arrives.
         bool? supports = Supports(call.Peer);
-        bool streamed = call.Transfer is { Source: not null } or { Destination: not null };
+        BlockTransfer? transfer = call.Features.Get<BlockTransfer>();
+        bool streamed = transfer is { Source: not null } or { Destination: not null };
         if (supports == false || call.IsReliable || streamed || HasBlockOption(request))
         {
             next(call, request);
@@ -22,7 +24,7 @@ internal sealed partial class QBlockStage
         }
 
         int bytes = 1 << (_sizeExponent + 4);
-        if (CarriesBody(request.Code) && call.Transfer is null && request.Payload.Length > bytes && !call.FitsOneMessage(request))
+        if (CarriesBody(request.Code) && transfer is null && request.Payload.Length > bytes && !call.FitsOneMessage(request))
         {
             new Upload(this, call, request, probing: supports is null).Start(next);
             return;
@@ -32,7 +34,7 @@ internal sealed partial class QBlockStage
         // an observation's notifications go through block-wise (RFC 7959 section 2.6).
         if ((request.Code == CoapCode.Get || request.Code == CoapCode.Fetch) && request.Observe is null)
         {
-            new Download(this, call, request, probing: supports is null).Start(next);
+            new Download(this, call, request, transfer?.Progress, probing: supports is null).Start(next);
             return;
         }
 
@@ -40,9 +42,9 @@ internal sealed partial class QBlockStage
     }
 
     /// <inheritdoc/>
-    public override void ReceiveResponse(IClientCall call, CoapMessage response, Action<IClientCall, CoapMessage> next)
+    public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
-        if (call.GetState(this) is ClientTransfer transfer)
+        if (call.Features.Get<ClientTransfer>() is { } transfer)
         {
             transfer.OnResponse(response);
             return;
@@ -55,16 +57,16 @@ internal sealed partial class QBlockStage
         => code == CoapCode.Put || code == CoapCode.Post || code == CoapCode.Fetch || code == CoapCode.Patch || code == CoapCode.IPatch;
 
     /// <summary>
-    /// A client's Q-Block transfer: every response to it, on the call's own token or a follow-up's, comes here; the
-    /// outcome goes up to the caller through <see cref="IClientCall.PassUp"/>.
+    /// A client's Q-Block transfer, the call's feature: every response to it, on the call's own token or a follow-up's,
+    /// comes here; the outcome goes up to the caller through <see cref="CoapClientCall.PassUp"/>.
     /// </summary>
-    private abstract class ClientTransfer(QBlockStage stage, IClientCall call, CoapMessage original, int keepOpen)
+    private abstract class ClientTransfer(QBlockStage stage, CoapClientCall call, CoapMessage original, int keepOpen)
     {
         private readonly Queue<IDisposable> _open = new();
 
         protected QBlockStage Stage => stage;
 
-        protected IClientCall Call => call;
+        protected CoapClientCall Call => call;
 
         protected CoapMessage Original => original;
 
@@ -77,7 +79,7 @@ internal sealed partial class QBlockStage
         /// </summary>
         protected void SendOpen(CoapMessage request)
         {
-            IDisposable handle = call.SendOpenFollowUp(stage, request, OnResponse);
+            IDisposable handle = call.SendFollowUp(stage, request, OnResponse, CoapExpectedResponses.Several);
             IDisposable? oldest = null;
             lock (_open)
             {
@@ -101,6 +103,17 @@ internal sealed partial class QBlockStage
             CoapMessage plain = original.CopyWithout(CoapOptionNumber.QBlock1, CoapOptionNumber.QBlock2);
             plain.Token = default;
             call.SendFollowUp(stage, plain, response => call.PassUp(stage, response));
+        }
+
+        /// <summary>
+        /// Sends the request as the call's own (RFC 9177 section 4.4: the server answers it more than once under its token),
+        /// with this transfer as the call's feature, which its responses come to.
+        /// </summary>
+        protected void Begin(CoapMessage request, Action<CoapClientCall, CoapMessage> next)
+        {
+            call.ExpectedResponses = CoapExpectedResponses.Several;
+            call.Features.Set(this);
+            next(call, request);
         }
 
         /// <summary>The transfer's outcome, up to the caller; the call's end closes every open follow-up.</summary>

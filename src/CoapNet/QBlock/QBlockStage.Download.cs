@@ -13,7 +13,7 @@ internal sealed partial class QBlockStage
     /// for the missing ones NON_RECEIVE_TIMEOUT after the latest block (doubling per repeat, NON_MAX_RETRANSMIT at most).
     /// Until the first response it waits as long as any request would (the endpoint's response timeout).
     /// </summary>
-    private sealed class Download(QBlockStage stage, IClientCall call, CoapMessage original, bool probing) : ClientTransfer(stage, call, original, keepOpen: 4)
+    private sealed class Download(QBlockStage stage, CoapClientCall call, CoapMessage original, IProgress<CoapTransferProgress>? reporter, bool probing) : ClientTransfer(stage, call, original, keepOpen: 4)
     {
         private readonly object _lock = new();
         private readonly List<bool> _received = [];
@@ -35,7 +35,7 @@ internal sealed partial class QBlockStage
         private int MaxPayloads => Stage._options.MaxPayloads;
 
         /// <summary>Sends the caller's request with Q-Block2 NUM 0, M set: the whole body (RFC 9177 section 4.4).</summary>
-        public void Start(Action<IClientCall, CoapMessage> next)
+        public void Start(Action<CoapClientCall, CoapMessage> next)
         {
             CoapMessage request = Original.CopyWithout(CoapOptionNumber.QBlock2);
             if (probing)
@@ -45,9 +45,7 @@ internal sealed partial class QBlockStage
             }
 
             SetBlock(request, CoapOptionNumber.QBlock2, new CoapBlock(0, true, Stage._sizeExponent));
-            Call.ReceiveSeveral();
-            Call.SetState(Stage, this);
-            next(Call, request);
+            Begin(request, next);
             lock (_lock)
             {
                 if (!_done && _timer is null)
@@ -117,7 +115,7 @@ internal sealed partial class QBlockStage
             {
                 // Outside the lock: the caller's reporter runs code of its own. Each new block, as block-wise reports
                 // each block received, so a progress bar reads the same whichever of the two carries the body.
-                Call.Transfer?.Progress?.Report(report);
+                reporter?.Report(report);
             }
 
             if (fallBack)

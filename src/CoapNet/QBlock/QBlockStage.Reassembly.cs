@@ -90,8 +90,6 @@ internal sealed partial class QBlockStage
         {
             ForgetUpload(upload);
             CoapMessage whole = request.CopyWithout(CoapOptionNumber.QBlock1, CoapOptionNumber.Size1);
-            whole.Type = request.Type;
-            whole.MessageId = request.MessageId;
             whole.Payload = upload.Body;
             exchange.ReplaceRequest(whole);
             next(exchange);
@@ -120,7 +118,7 @@ internal sealed partial class QBlockStage
         }
 
         // No answer per block (RFC 9177 section 4.3): nothing for a NON, the empty ACK for a CON.
-        exchange.LowerState.Layer.EndWithoutResponse(exchange);
+        exchange.EndWithoutResponse();
     }
 
     /// <summary>4.08 with the missing block numbers as a CBOR sequence (RFC 9177 section 5).</summary>
@@ -214,7 +212,7 @@ internal sealed partial class QBlockStage
     /// it, RFC 9177 section 5), and the timer that asks for what is missing NON_RECEIVE_TIMEOUT after the latest block,
     /// doubling for each repeated 4.08 up to NON_MAX_RETRANSMIT (section 7.2).
     /// </summary>
-    private sealed class Reassembly(QBlockStage stage, string key, ushort? contentFormat, int exponent, long reserved, uint? size1) : INotificationOwner
+    private sealed class Reassembly(QBlockStage stage, string key, ushort? contentFormat, int exponent, long reserved, uint? size1) : ICoapDeliveryListener
     {
         private readonly List<bool> _received = [];
         private byte[] _body = new byte[(int)Math.Min(reserved, InitialUploadCapacity)];
@@ -355,6 +353,12 @@ internal sealed partial class QBlockStage
         public void OnDelivered()
         {
             // A NON 4.08 is sent and forgotten; the timer repeats it while blocks stay missing.
+        }
+
+        /// <inheritdoc/>
+        public void OnDropped()
+        {
+            // A stage below kept the 4.08 back (No-Response declining 4.xx): the timer asks again while blocks stay missing.
         }
 
         /// <inheritdoc/>

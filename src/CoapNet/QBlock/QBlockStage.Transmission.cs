@@ -22,19 +22,16 @@ internal sealed partial class QBlockStage
             return;
         }
 
-        CoapMessage request = exchange.Request;
-        CoapMessage plain = request.CopyWithout(CoapOptionNumber.QBlock2);
-        plain.Type = request.Type;
-        plain.MessageId = request.MessageId;
-        exchange.ReplaceRequest(plain);
-        exchange.StageState = new Offer(asked);
+        exchange.ReplaceRequest(exchange.Request.CopyWithout(CoapOptionNumber.QBlock2));
+        exchange.Features.Set(new Offer(asked));
         next(exchange);
     }
 
     /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
-        if (exchange.StageState is not Offer offer || exchange.FurtherResponseOwner is not null || exchange.Notification is not null || !response.Code.IsSuccess)
+        // A further response's exchange (a notification, a block after the first) has features of its own: no offer.
+        if (exchange.Features.Get<Offer>() is not { } offer || !response.Code.IsSuccess)
         {
             next(exchange, response);
             return;
@@ -42,13 +39,19 @@ internal sealed partial class QBlockStage
 
         int exponent = Math.Min(offer.Asked[0].SizeExponent, _sizeExponent);
         int bytes = 1 << (exponent + 4);
-        Stream? stream = exchange.ResponseBody;
+        Stream? stream = exchange.Features.Get<ResponseBody>()?.Stream;
         bool whole = offer.Asked.Length == 1 && offer.Asked[0].Number == 0 && offer.Asked[0].More;
         if (whole && (stream is null ? response.Payload.Length <= bytes || exchange.FitsOneMessage(response) : stream.Length - stream.Position <= bytes))
         {
             // One message carries it: no Q-Block2 at all (block-wise below sends a small stream body whole).
             next(exchange, response);
             return;
+        }
+
+        if (stream is not null)
+        {
+            // This stage reads the stream from here on: block-wise below must not read it again for the first block.
+            exchange.Features.Set<ResponseBody>(null);
         }
 
         BlockSource source = stream is null ? new MemoryBlockSource(response.Payload.ToArray()) : new StreamBlockSource(stream);
@@ -85,7 +88,7 @@ internal sealed partial class QBlockStage
     /// and the request the next set answers (the latest one for this body, RFC 9177 section 4.4). A set goes out at
     /// once when asked for, and otherwise NON_TIMEOUT_RANDOM after the previous one (section 7.2).
     /// </summary>
-    private sealed class Transmission(QBlockStage stage, string key, CoapMessage head, BlockSource source, long length, int exponent, int count, IDisposable? owner) : INotificationOwner
+    private sealed class Transmission(QBlockStage stage, string key, CoapMessage head, BlockSource source, long length, int exponent, int count, IDisposable? owner) : ICoapDeliveryListener
     {
         private readonly TimeSpan _pause = stage.NonTimeoutRandom();
         private readonly SortedSet<int> _asked = [];
@@ -159,7 +162,7 @@ internal sealed partial class QBlockStage
 
                 // An old "Continue" for a set already on its way: nothing more to send, and no answer is due (NON), or
                 // an empty ACK (CON).
-                exchange.LowerState.Layer.EndWithoutResponse(exchange);
+                exchange.EndWithoutResponse();
                 return;
             }
 
@@ -189,6 +192,12 @@ internal sealed partial class QBlockStage
         public void OnDelivered()
         {
             // A NON block is sent and forgotten: a lost one is asked for again by the client (RFC 9177 section 4.4).
+        }
+
+        /// <inheritdoc/>
+        public void OnDropped()
+        {
+            // A stage below kept a block back: the client asks for it again as for a lost one.
         }
 
         /// <inheritdoc/>

@@ -28,7 +28,7 @@ internal sealed partial class QBlockStage
         private ITimer? _timer;
         private bool _done;
 
-        public Upload(QBlockStage stage, IClientCall call, CoapMessage original, bool probing)
+        public Upload(QBlockStage stage, CoapClientCall call, CoapMessage original, bool probing)
             : base(stage, call, original, keepOpen: 2 * stage._options.MaxPayloads)
         {
             _body = original.Payload;
@@ -47,7 +47,7 @@ internal sealed partial class QBlockStage
         private int MaxPayloads => Stage._options.MaxPayloads;
 
         /// <summary>Sends block 0 as the call's request, then the rest of its set, or, while support is unknown, waits for the answer to block 0.</summary>
-        public void Start(Action<IClientCall, CoapMessage> next)
+        public void Start(Action<CoapClientCall, CoapMessage> next)
         {
             if (_count - 1 > CoapBlock.MaxNumber)
             {
@@ -60,9 +60,7 @@ internal sealed partial class QBlockStage
             // Support not yet known: block 0 goes as CON, so a 4.02 refusal (or our server's 2.31) comes back reliably.
             first.Type = _probing ? CoapMessageType.Confirmable : CoapMessageType.NonConfirmable;
             bool probing = _probing;
-            Call.ReceiveSeveral();
-            Call.SetState(Stage, this);
-            next(Call, first);
+            Begin(first, next);
             lock (_lock)
             {
                 if (_done || _next > 1)

@@ -40,7 +40,7 @@ public readonly struct CoapRequest : IEquatable<CoapRequest>
 
     /// <summary>The values captured by the route's parameters, such as name for "/store/{name}".</summary>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
-    public IReadOnlyDictionary<string, string> RouteValues => Exchange.RouteValues ?? NoRouteValues;
+    public IReadOnlyDictionary<string, string> RouteValues => ServerRequestFeature.Of(Exchange)?.RouteValues ?? NoRouteValues;
 
     /// <summary>The payload.</summary>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
@@ -72,7 +72,7 @@ public readonly struct CoapRequest : IEquatable<CoapRequest>
     /// <param name="name">The parameter name, as in "{name}".</param>
     /// <returns>The value.</returns>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
-    public string? GetRouteValue(string name) => Exchange.RouteValues is { } values && values.TryGetValue(name, out string? value) ? value : null;
+    public string? GetRouteValue(string name) => ServerRequestFeature.Of(Exchange)?.RouteValues is { } values && values.TryGetValue(name, out string? value) ? value : null;
 
     /// <summary>The value of the first "name=value" Uri-Query argument with this name; "" for a bare "name"; null when absent.</summary>
     /// <param name="name">The argument name.</param>
@@ -84,8 +84,9 @@ public readonly struct CoapRequest : IEquatable<CoapRequest>
         ArgumentNullException.ThrowIfNull(name);
         CoapExchange exchange = Exchange;
 
-        // Decoded once per request and kept on the exchange, for a handler that asks for several arguments.
-        string[] query = exchange.QueryArguments ??= exchange.Request.GetUriQueryArguments();
+        // Decoded once per request and kept with the exchange, for a handler that asks for several arguments.
+        ServerRequestFeature known = ServerRequestFeature.For(exchange);
+        string[] query = known.QueryArguments ??= exchange.Request.GetUriQueryArguments();
         foreach (string argument in query)
         {
             int equals = argument.IndexOf('=', StringComparison.Ordinal);

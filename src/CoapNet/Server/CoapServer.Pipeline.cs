@@ -91,7 +91,10 @@ public sealed partial class CoapServer
     {
         if (Volatile.Read(ref _state) == 1)
         {
-            CoapExchange exchange = observation.Registration.ForNotification(observation);
+            // A further response to the registering request; its observation rides along as a feature, which the Observe
+            // stage reads to number the notification and choose its type.
+            CoapExchange exchange = observation.Registration.ForFurtherResponse(observation);
+            exchange.Features.Set(observation);
             Interlocked.Increment(ref _admitted);
             if (Volatile.Read(ref _state) == 1 && Post(exchange))
             {
@@ -187,14 +190,14 @@ public sealed partial class CoapServer
     {
         bool done = true;
         Activity? outer = Activity.Current;
-        if (exchange.Activity is { } started)
+        if (ServerRequestFeature.Of(exchange)?.Activity is { } started)
         {
             // Routed once on the receiving thread and handed on: the request keeps its activity.
             Activity.Current = started;
         }
-        else
+        else if (CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server) is { } activity)
         {
-            exchange.Activity = CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server);
+            ServerRequestFeature.For(exchange).Activity = activity;
         }
 
         try
@@ -328,7 +331,7 @@ public sealed partial class CoapServer
     private void RunSynchronous(SyncWork work, bool inline)
     {
         Activity? outer = Activity.Current;
-        Activity.Current = work.Exchange.Activity;
+        Activity.Current = ServerRequestFeature.Of(work.Exchange)?.Activity;
         bool finished = false;
         try
         {
@@ -433,9 +436,12 @@ public sealed partial class CoapServer
 
     private void Answer(CoapExchange exchange, CoapResponse response)
     {
-        // A stream body is read by the block-wise stage, block by block, on the way down.
-        exchange.ResponseBody = response.BodyStream;
-        exchange.ResponseBlockSize = response.BlockSize;
+        // A stream body is read by the block-wise stage (or Q-Block's), block by block, on the way down.
+        if (response.BodyStream is not null || response.BlockSize is not null)
+        {
+            exchange.Features.Set(new Blockwise.ResponseBody(response.BodyStream, response.BlockSize));
+        }
+
         try
         {
             exchange.Respond(response.Message);
@@ -447,7 +453,7 @@ public sealed partial class CoapServer
             Log.ResponseRejected(_logger, e, exchange.Request.Code, exchange.Request.UriPath);
 
             // The diagnostic has no body of its own; a refused stream body was closed where it was refused.
-            exchange.ResponseBody = null;
+            exchange.Features.Set<Blockwise.ResponseBody>(null);
             string reason = e.ParamName is null ? e.Message : e.Message.Replace($" (Parameter '{e.ParamName}')", string.Empty, StringComparison.Ordinal);
             exchange.Respond(CoapResponse.Diagnostic(CoapCode.InternalServerError, "The response cannot be sent: " + reason).Message);
             Record(exchange, CoapCode.InternalServerError);
@@ -461,8 +467,9 @@ public sealed partial class CoapServer
     /// <summary>The request's count, duration and activity, once answered; nothing when nobody listens.</summary>
     private static void Record(CoapExchange exchange, CoapCode code)
     {
-        Activity? activity = exchange.Activity;
-        if (exchange.Notification is not null)
+        ServerRequestFeature? known = ServerRequestFeature.Of(exchange);
+        Activity? activity = known?.Activity;
+        if (exchange.IsFurtherResponse)
         {
             // A notification is not a request: it is not counted as one.
             activity?.Stop();
@@ -476,7 +483,7 @@ public sealed partial class CoapServer
         }
 
         string codeName = CoapInstrumentation.CodeName(code);
-        string route = exchange.Route ?? CoapInstrumentation.UnmatchedRoute;
+        string route = known?.Route ?? CoapInstrumentation.UnmatchedRoute;
         TagList tags = new()
         {
             { "coap.method", CoapInstrumentation.MethodName(exchange.Request.Code) },
@@ -512,11 +519,11 @@ public sealed partial class CoapServer
     {
         CoapMessage message = exchange.Request;
         CoapResponse? immediate = Resolve(message, out CoapRoute? route, out RouteHandler? handler, out Dictionary<string, string>? values, out bool conditional);
-        if (route is not null && (exchange.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled))
+        if (route is not null && (ServerRequestFeature.Of(exchange)?.Activity is not null || CoapInstrumentation.ServerRequestCounter.Enabled || CoapInstrumentation.ServerDuration.Enabled))
         {
             // Only metrics and traces read it (a 4.05 or 4.15 on a route is counted under it too), and it would
             // cost every other request a side object.
-            exchange.Route = route.Template;
+            ServerRequestFeature.For(exchange).Route = route.Template;
         }
 
         if (immediate is not null)
@@ -524,11 +531,15 @@ public sealed partial class CoapServer
             return (immediate, null, null);
         }
 
-        exchange.RouteValues = values;
-        if (route!.IsObservable && message.Code == CoapCode.Get)
+        if (values is not null)
+        {
+            ServerRequestFeature.For(exchange).RouteValues = values;
+        }
+
+        if (route!.IsObservable && message.Code == CoapCode.Get && message.Observe == 0 && !exchange.IsFurtherResponse)
         {
             // RFC 7641 section 4.1: a GET with Observe=0 on an observable resource may register; the Observe stage decides.
-            exchange.ObserveTarget = route;
+            exchange.Features.Set(new Observe.ObserveTarget(route));
         }
 
         return (null, handler, conditional ? route.State : null);
@@ -560,7 +571,7 @@ public sealed partial class CoapServer
         route = _router.Match(message, out values);
         if (route is null)
         {
-            return new CoapResponse(CoapCode.NotFound);
+            return NotFound(message);
         }
 
         handler = route.GetHandler(message.Code);
@@ -579,6 +590,23 @@ public sealed partial class CoapServer
         }
 
         return RequestPreconditions.CheckContentFormats(message, route);
+    }
+
+    /// <summary>
+    /// 4.04 Not Found; for a path with a trailing slash ("/lamps/", an empty last Uri-Path) whose route matches without
+    /// it, with a diagnostic payload naming that route. RFC 7252 section 6.4 makes the two URIs different resources, so
+    /// the request is not served by it; the payload says what the client likely meant (section 5.5.2), naming only the
+    /// route, nothing of the request, so its size stays bounded.
+    /// </summary>
+    private CoapResponse NotFound(CoapMessage message)
+    {
+        string[] path = message.GetUriPathSegments();
+        if (path is [.., ""] && _router.Match(path[..^1], out _) is { } near)
+        {
+            return CoapResponse.Diagnostic(CoapCode.NotFound, $"Not found with the trailing slash: the route {near.Template} matches this path without it (RFC 7252 section 6.4 makes them two resources).");
+        }
+
+        return new CoapResponse(CoapCode.NotFound);
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>

@@ -515,11 +515,9 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         try
         {
             // The stages take the server's routing (to refuse an upload at its first block) and observers in their constructors.
-            Func<StageContext, IReadOnlyList<CoapStage>> stages = _options.Stages ?? CoapStages.CreateDefault;
             foreach (CoapListenOptions listener in listeners)
             {
-                CoapEndpointOptions endpointOptions = (listener.Endpoint ?? _options.Endpoint).WithStages(
-                    context => stages(context with { UploadCheck = RefuseUpload, Observers = _observations }));
+                CoapEndpointOptions endpointOptions = (listener.Endpoint ?? _options.Endpoint).ForServer(RefuseUpload, _observations);
                 try
                 {
                     endpoints.Add(listener.CreateEndpoint(_options, endpointOptions));

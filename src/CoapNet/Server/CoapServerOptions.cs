@@ -167,9 +167,6 @@ public sealed class CoapServerOptions
         Handlers.Validate();
     }
 
-    /// <summary>Makes each endpoint's stages (null: the default ones); see <see cref="CoapEndpointOptions.Stages"/>.</summary>
-    internal Func<StageContext, IReadOnlyList<CoapStage>>? Stages { get; init; }
-
     /// <summary>
     /// What handlers with bound parameters take from the application (issue 26): JSON metadata, services, the default
     /// format of returned objects; see <see cref="CoapNet.Endpoints.CoapHandlerOptions"/>.

@@ -297,7 +297,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     }
 
     /// <inheritdoc/>
-    public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
+    public void SendNotification(CoapExchange registration, CoapMessage notification, ICoapDeliveryListener owner)
     {
         ArgumentNullException.ThrowIfNull(registration);
         ArgumentNullException.ThrowIfNull(owner);

@@ -248,7 +248,7 @@ internal sealed partial class DatagramMessageLayer
     }
 
     /// <summary>A CON notification we sent: its ACK, RST or give-up goes to the observation (RFC 7641 section 4.5).</summary>
-    private sealed class NotificationTransmissionOwner(INotificationOwner owner) : ITransmissionOwner
+    private sealed class NotificationTransmissionOwner(ICoapDeliveryListener owner) : ITransmissionOwner
     {
         public void OnAcknowledged(CoapMessage acknowledgement) => owner.OnDelivered();
 

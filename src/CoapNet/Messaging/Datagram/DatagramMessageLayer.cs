@@ -269,7 +269,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     }
 
     /// <inheritdoc/>
-    public void SendNotification(CoapExchange registration, CoapMessage notification, INotificationOwner owner)
+    public void SendNotification(CoapExchange registration, CoapMessage notification, ICoapDeliveryListener owner)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         DatagramChannel channel = (DatagramChannel)registration.LowerState;

@@ -13,10 +13,10 @@ namespace CoapNet.Messaging.Datagram;
 internal sealed class NonNotifications
 {
     private readonly object _gate = new();
-    private readonly Dictionary<MessageKey, (INotificationOwner Owner, long ExpiresAt)> _byKey = [];
-    private readonly Dictionary<INotificationOwner, MessageKey> _latest = new(ReferenceEqualityComparer.Instance);
+    private readonly Dictionary<MessageKey, (ICoapDeliveryListener Owner, long ExpiresAt)> _byKey = [];
+    private readonly Dictionary<ICoapDeliveryListener, MessageKey> _latest = new(ReferenceEqualityComparer.Instance);
 
-    public void Add(MessageKey key, INotificationOwner owner, long expiresAt)
+    public void Add(MessageKey key, ICoapDeliveryListener owner, long expiresAt)
     {
         lock (_gate)
         {
@@ -30,7 +30,7 @@ internal sealed class NonNotifications
         }
     }
 
-    public INotificationOwner? Take(MessageKey key)
+    public ICoapDeliveryListener? Take(MessageKey key)
     {
         lock (_gate)
         {
@@ -46,9 +46,9 @@ internal sealed class NonNotifications
         }
     }
 
-    private INotificationOwner? TakeLocked(MessageKey key)
+    private ICoapDeliveryListener? TakeLocked(MessageKey key)
     {
-        if (!_byKey.Remove(key, out (INotificationOwner Owner, long ExpiresAt) entry))
+        if (!_byKey.Remove(key, out (ICoapDeliveryListener Owner, long ExpiresAt) entry))
         {
             return null;
         }
@@ -65,7 +65,7 @@ internal sealed class NonNotifications
         }
 
         List<MessageKey>? expired = null;
-        foreach (KeyValuePair<MessageKey, (INotificationOwner Owner, long ExpiresAt)> pair in _byKey)
+        foreach (KeyValuePair<MessageKey, (ICoapDeliveryListener Owner, long ExpiresAt)> pair in _byKey)
         {
             if (pair.Value.ExpiresAt <= now)
             {
