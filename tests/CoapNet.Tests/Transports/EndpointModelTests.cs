@@ -80,6 +80,33 @@ public sealed class EndpointModelTests
     }
 
     [Fact]
+    public async Task AnEndpointsOwnSettingsCopiedFromTheServersKeepItsStagesAndChangeApart()
+    {
+        ManualTimeProvider time = new();
+        ManualTaskScheduler scheduler = new();
+        InMemoryNetwork network = new(time) { DeliversImmediately = true };
+        IPEndPoint own = new(IPAddress.Parse("10.0.0.3"), 5683);
+        CoapServerOptions options = new() { Scheduler = scheduler, Endpoint = { TimeProvider = time } };
+        options.Endpoint.UseStage("Marker", _ => new MarkerStage(), CoapStagePosition.AboveAll);
+        CoapEndpointOptions copy = options.Endpoint.Clone();
+        copy.TransmissionParameters.NStart = 3;
+        copy.Blockwise.MaxStoredBodies = 7;
+        options.Listen(network.CreateTransport(own), endpoint => endpoint.Endpoint = copy);
+        using CoapServer server = new(options);
+        server.MapGet("/x", _ => CoapResponse.Content("handler"));
+        server.Start();
+        using CoapEndpoint client = new(network.CreateTransport(ClientAddress), new CoapEndpointOptions { TimeProvider = time });
+        client.Start();
+
+        Task<CoapMessage> marked = client.SendRequestAsync(CoapMessage.CreateRequest(CoapCode.Get, new Uri("coap://10.0.0.3/marked")), own);
+        scheduler.Settle(network);
+
+        (await marked).GetPayloadString().Should().Be("from the stage", "the copy keeps the stages added to the server's settings");
+        options.Endpoint.TransmissionParameters.NStart.Should().Be(1, "the copy's nested settings are its own");
+        options.Endpoint.Blockwise.MaxStoredBodies.Should().Be(new CoapNet.Blockwise.BlockwiseOptions().MaxStoredBodies);
+    }
+
+    [Fact]
     public async Task AnEndpointWhoseSchemeHasNoTransportStopsTheStartBeforeAnythingIsBound()
     {
         int free = FreeUdpPort();
@@ -189,6 +216,21 @@ public sealed class EndpointModelTests
         public void Dispose() => inner.Dispose();
 
         public ValueTask DisposeAsync() => inner.DisposeAsync();
+    }
+
+    /// <summary>Answers GET /marked itself, before any handler.</summary>
+    private sealed class MarkerStage : CoapStage
+    {
+        public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+        {
+            if (exchange.Request.UriPath == "/marked")
+            {
+                exchange.RespondFrom(this, new CoapMessage { Code = CoapCode.Content, Payload = "from the stage"u8.ToArray() });
+                return;
+            }
+
+            next(exchange);
+        }
     }
 
     /// <summary>Counts the connections opened through it.</summary>
