@@ -7,7 +7,8 @@ namespace CoapNet.Hosting;
 /// What configuration cannot bind by itself onto the coaps+tcp options (RFC 8323 section 9.1): the endpoints, which are
 /// text, and the credentials, which are objects read from files or the certificate store
 /// (<see cref="CoapCredentialConfiguration"/>). The rest ("ClientCertificateMode", "HandshakeTimeout",
-/// "MaxPendingHandshakes", "EnabledProtocols", "CheckCertificateRevocation") binds by name with the "Coap" section.
+/// "MaxPendingHandshakes", "MaxPendingHandshakesPerAddress", "EnabledProtocols", "CheckCertificateRevocation") binds by
+/// name with the "Coap" section.
 /// </summary>
 /// <example>
 /// <code>

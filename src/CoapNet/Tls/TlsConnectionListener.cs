@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Security;
 using System.Threading.Channels;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messaging;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
@@ -18,9 +19,12 @@ namespace CoapNet.Tls;
 /// <remarks>
 /// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/>, and never hold up the accepting
 /// of other connections; at most <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be
-/// taken, and a connection beyond them is closed at once. A failed handshake (a plain CoAP client, a malformed record,
-/// an untrusted certificate, silence) closes only its connection, with the reason in the log (rate-limited); nothing
-/// is ever sent to such a peer but TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
+/// taken, and at most <see cref="TlsServerOptions.MaxPendingHandshakesPerAddress"/> of one address. At a bound a new
+/// connection takes the place of a handshake whose peer never spoke (the one open longest) or has been silent for a
+/// second, and is closed at once only when there is none, so connections held open and silent cannot shut new clients
+/// out. A failed handshake (a plain CoAP client, a malformed record, an untrusted certificate, silence) closes only its
+/// connection, with the reason in the log (rate-limited) and the <c>coap.tls.connections.refused</c> metric; nothing is
+/// ever sent to such a peer but TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
 /// </remarks>
 public sealed class TlsConnectionListener : IConnectionListener
 {
@@ -31,8 +35,8 @@ public sealed class TlsConnectionListener : IConnectionListener
     private readonly LogRateLimiter _failureLog;
     private readonly SslServerAuthenticationOptions _authentication;
     private readonly TimeSpan _handshakeTimeout;
-    private readonly SemaphoreSlim _slots;
-    private readonly Channel<TlsConnection> _ready;
+    private readonly AdmissionTable<PendingHandshake> _pending;
+    private readonly Channel<(TlsConnection Connection, PendingHandshake Place)> _ready;
     private readonly CancellationTokenSource _stopping = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly object _gate = new();
@@ -61,8 +65,8 @@ public sealed class TlsConnectionListener : IConnectionListener
         _logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Tls.TlsConnectionListener");
         _failureLog = new LogRateLimiter(_time, 10);
         _handshakeTimeout = options.HandshakeTimeout;
-        _slots = new SemaphoreSlim(options.MaxPendingHandshakes, options.MaxPendingHandshakes);
-        _ready = Channel.CreateBounded<TlsConnection>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
+        _pending = new AdmissionTable<PendingHandshake>(options.MaxPendingHandshakes, options.MaxPendingHandshakesPerAddress);
+        _ready = Channel.CreateBounded<(TlsConnection, PendingHandshake)>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
 
         bool asked = options.ClientCertificateMode != TlsClientCertificateMode.None;
         _authentication = new SslServerAuthenticationOptions
@@ -99,9 +103,10 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
 
         TlsConnection connection;
+        PendingHandshake place;
         try
         {
-            connection = await _ready.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            (connection, place) = await _ready.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (ChannelClosedException)
         {
@@ -109,7 +114,7 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
 
         // Taken up: its place among the pending handshakes is free for the next connection.
-        _slots.Release();
+        Free(place);
         return connection;
     }
 
@@ -146,10 +151,10 @@ public sealed class TlsConnectionListener : IConnectionListener
 
         // The handshakes in progress end at the cancellation; what completed and was not taken is closed.
         await _drained.Task.ConfigureAwait(false);
-        while (_ready.Reader.TryRead(out TlsConnection? unclaimed))
+        while (_ready.Reader.TryRead(out (TlsConnection Connection, PendingHandshake Place) unclaimed))
         {
-            _slots.Release();
-            await unclaimed.DisposeAsync().ConfigureAwait(false);
+            Free(unclaimed.Place);
+            await unclaimed.Connection.DisposeAsync().ConfigureAwait(false);
         }
     }
 
@@ -178,44 +183,61 @@ public sealed class TlsConnectionListener : IConnectionListener
                 break;
             }
 
-            if (!_slots.Wait(0))
+            PendingHandshake place = new(accepted.RemoteEndPoint, _time);
+            AdmissionRefusal refusal = _pending.TryAdmit(place, _time.GetTimestamp(), out PendingHandshake? evicted);
+            if (refusal != AdmissionRefusal.None)
             {
-                // Past the bound: refused before any TLS is spoken, so a flood of silent connections costs the others nothing.
-                LogFailure(accepted.RemoteEndPoint, "too many handshakes in progress (TlsServerOptions.MaxPendingHandshakes)");
+                // Past a bound with nothing to evict: refused before any TLS is spoken, so a flood of connections costs
+                // the others nothing.
+                place.Dispose();
+                bool perAddress = refusal == AdmissionRefusal.SourceBound;
+                CoapInstrumentation.RecordTlsRefused(perAddress ? "address_bound" : "handshake_bound");
+                LogFailure(accepted.RemoteEndPoint, perAddress
+                    ? $"its address ({place.Group}) has {_pending.PerSource} handshakes in progress, all speaking (TlsServerOptions.MaxPendingHandshakesPerAddress)"
+                    : $"{_pending.Capacity} handshakes are in progress, all speaking (TlsServerOptions.MaxPendingHandshakes)");
                 accepted.Abort(new IOException("Too many TLS handshakes in progress."));
                 await accepted.DisposeAsync().ConfigureAwait(false);
                 continue;
             }
 
+            if (evicted is not null)
+            {
+                // Its handshake ends at once (and says nothing more); the newcomer has its place.
+                CoapInstrumentation.RecordTlsRefused("evicted");
+                LogFailure(evicted.Remote, $"its handshake was ended for a new connection from {accepted.RemoteEndPoint} while every place was taken: its peer had not spoken for a second, or at all");
+                evicted.Evict();
+            }
+
             Interlocked.Increment(ref _references);
             // On the pool from its first instruction: whatever SslStream does before its first read is not the accept loop's.
-            _ = Task.Run(() => HandshakeAsync(accepted));
+            _ = Task.Run(() => HandshakeAsync(accepted, place));
         }
 
         // No more connections: the consumer's AcceptAsync returns null once the handshakes in progress have ended.
         Release();
     }
 
-    private async Task HandshakeAsync(TransportConnection accepted)
+    private async Task HandshakeAsync(TransportConnection accepted, PendingHandshake place)
     {
         TlsConnection? connection = null;
         bool queued = false;
         try
         {
             using CancellationTokenSource timeout = new(_handshakeTimeout, _time);
-            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token);
+            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token, place.Evicted);
             try
             {
-                connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, linked.Token).ConfigureAwait(false);
+                connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, place.OnReceived, linked.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
             {
                 throw new TimeoutException($"no TLS handshake within {_handshakeTimeout.TotalSeconds:0.###} s");
             }
 
+            place.Complete();
             Log.Handshaken(_logger, accepted.RemoteEndPoint, connection.SecurityContext?.ToString() ?? "TLS, no client certificate", connection.ApplicationProtocol.ToString());
-            // The channel holds as many as there are slots, so only a completed one (disposed meanwhile) refuses it.
-            queued = _ready.Writer.TryWrite(connection);
+            // The channel holds as many as there are places, so only a completed one (disposed meanwhile) refuses it.
+            queued = _ready.Writer.TryWrite((connection, place));
             if (!queued)
             {
                 await connection.DisposeAsync().ConfigureAwait(false);
@@ -223,8 +245,10 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
         {
-            if (Volatile.Read(ref _disposed) == 0)
+            // An evicted handshake was counted and logged when its place was taken.
+            if (Volatile.Read(ref _disposed) == 0 && !place.IsEvicted)
             {
+                CoapInstrumentation.RecordTlsRefused(exception is TimeoutException ? "handshake_timeout" : "handshake_failed");
                 LogFailure(accepted.RemoteEndPoint, Reason(exception));
             }
 
@@ -234,14 +258,21 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
         finally
         {
-            // A queued connection keeps its slot until AcceptAsync takes it.
+            // A queued connection keeps its place until AcceptAsync takes it.
             if (!queued)
             {
-                _slots.Release();
+                Free(place);
             }
 
             Release();
         }
+    }
+
+    /// <summary>Gives up a connection's place among the pending handshakes (a no-op when it was evicted).</summary>
+    private void Free(PendingHandshake place)
+    {
+        _pending.Remove(place);
+        place.Dispose();
     }
 
     private void Release()
