@@ -15,6 +15,7 @@ using CoapNet.Samples.Server;
 using CoapNet.Server;
 using CoapNet.Tls;
 using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
 
 int port = 5683;
 int tcpPort = 5683;
@@ -92,13 +93,25 @@ if (tlsPort != 0)
     tlsBanner = text;
 }
 
+// What an operator needs on the console, at Information: failed and refused handshakes (DTLS and TLS) with the peer, the
+// reason and the alert, evictions, malformed input; each kind rate-limited where it is logged, and never a key. The
+// endpoints' per-exchange lines (a retransmission given up, a 5.03 for a connection's full window) stay at Warning.
+using ILoggerFactory logging = LoggerFactory.Create(builder => builder
+    .AddSimpleConsole(console =>
+    {
+        console.SingleLine = true;
+        console.TimestampFormat = "HH:mm:ss ";
+    })
+    .SetMinimumLevel(LogLevel.Information)
+    .AddFilter("CoapNet.Messaging", LogLevel.Warning));
+
 // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
 List<IDatagramTransport> secure = [];
 try
 {
     if (dtlsPort != 0)
     {
-        secure.Add(SampleCertificate.CreateDtls(address, dtlsPort, pskIdentity, pskKey));
+        secure.Add(SampleCertificate.CreateDtls(address, dtlsPort, pskIdentity, pskKey, logging));
     }
 }
 catch (CoapBindException e)
@@ -115,7 +128,7 @@ await using CoapServer server = new(new CoapServerOptions
     Tls = tls,
 
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
-    Endpoint = { Blockwise = SampleResources.Blockwise },
+    Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
     Udp = { ReceiveSockets = receiveSockets },
 });
 using IDisposable ticker = SampleResources.Map(server);

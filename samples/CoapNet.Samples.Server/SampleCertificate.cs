@@ -22,12 +22,13 @@ internal static class SampleCertificate
     /// <summary>The coaps transport on <paramref name="port"/> with one pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.</summary>
     /// <exception cref="CoapNet.Transports.CoapBindException">The port cannot be bound.</exception>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static IDatagramTransport CreateDtls(IPAddress address, int port, string pskIdentity, string pskKey)
+    public static IDatagramTransport CreateDtls(IPAddress address, int port, string pskIdentity, string pskKey, Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory = null)
         => new DtlsServerTransport(new DtlsServerOptions
         {
             Address = address,
             Port = port,
             PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) }),
+            LoggerFactory = loggerFactory,
         });
 
     /// <summary>
