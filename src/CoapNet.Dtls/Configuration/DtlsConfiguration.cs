@@ -83,6 +83,10 @@ public static class DtlsConfiguration
                 options.CookieSecretLifetime = lifetime;
             }
 
+            options.HandshakeStallTimeout = TimeSpanValue(section, nameof(DtlsServerOptions.HandshakeStallTimeout)) ?? options.HandshakeStallTimeout;
+            options.MaxConcurrentHandshakesPerAddress = Int(section, nameof(DtlsServerOptions.MaxConcurrentHandshakesPerAddress)) ?? options.MaxConcurrentHandshakesPerAddress;
+            options.SessionEvictionThreshold = TimeSpanValue(section, nameof(DtlsServerOptions.SessionEvictionThreshold)) ?? options.SessionEvictionThreshold;
+
             Dictionary<string, byte[]> keys = new(StringComparer.Ordinal);
             foreach (IConfigurationSection entry in section.GetSection("PskKeys").GetChildren())
             {

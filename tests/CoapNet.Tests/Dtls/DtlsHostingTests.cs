@@ -84,6 +84,25 @@ public sealed class DtlsHostingTests
     }
 
     [Fact]
+    public void TheHandshakeDefencesAreReadByTheirOptionNames()
+    {
+        IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["Coap:Dtls:PskKeys:0:Identity"] = "device-1",
+            ["Coap:Dtls:PskKeys:0:Key"] = "secret",
+            ["Coap:Dtls:HandshakeStallTimeout"] = "00:00:08",
+            ["Coap:Dtls:MaxConcurrentHandshakesPerAddress"] = "64",
+            ["Coap:Dtls:SessionEvictionThreshold"] = "00:02:00",
+        }).Build();
+
+        DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection(DtlsConfiguration.ServerSection)).Single();
+
+        options.HandshakeStallTimeout.Should().Be(TimeSpan.FromSeconds(8));
+        options.MaxConcurrentHandshakesPerAddress.Should().Be(64);
+        options.SessionEvictionThreshold.Should().Be(TimeSpan.FromMinutes(2));
+    }
+
+    [Fact]
     public void ACertificateIsFoundInTheCertificateStoreByItsThumbprint()
     {
         using X509Certificate2 ca = DtlsKeys.NewAuthority("CoapNet Test CA");
