@@ -29,6 +29,12 @@ internal sealed class ClientSession
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
+            if (PortProblem(text) is string port)
+            {
+                result.AddError($"'{text}': {port}.");
+                return null;
+            }
+
             if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme) || uri.Host.Length == 0)
             {
                 result.AddError($"'{text}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI.");
@@ -162,7 +168,11 @@ internal sealed class ClientSession
         Uri uri = parse.GetRequiredValue(UriArgument);
         double? seconds = parse.GetValue(Timeout);
         using ILoggerFactory? logging = parse.GetValue(Verbose) ? WireLoggerProvider.CreateFactory(terminal, showPeer: false) : null;
-        using CancellationTokenSource deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+
+        // Ctrl+C and an ICMP port unreachable end everything; -B ends the requests, and bounds a handshake by its own
+        // timeout instead, so a handshake that runs out of time says so as itself.
+        using CancellationTokenSource reachable = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        using CancellationTokenSource deadline = CancellationTokenSource.CreateLinkedTokenSource(reachable.Token);
         if (seconds is double s)
         {
             deadline.CancelAfter(TimeSpan.FromSeconds(s));
@@ -177,7 +187,7 @@ internal sealed class ClientSession
                 if (Interlocked.Exchange(ref unreachable, 1) == 0)
                 {
                     terminal.WriteError($"{remote}: port unreachable (ICMP): nothing listens on that port.");
-                    deadline.Cancel();
+                    reachable.Cancel();
                 }
             }
 
@@ -189,20 +199,34 @@ internal sealed class ClientSession
             };
             configure?.Invoke(options);
             IDatagramTransport? udp = null;
+            DtlsClientTransport? dtls = null;
             if (peer.Scheme == CoapPeer.UdpScheme)
             {
                 udp = new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable);
             }
             else if (peer.Scheme == CoapPeer.DtlsScheme)
             {
-                options.SecureTransport = new DtlsClientTransport(new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable), new DtlsClientOptions
+                DtlsClientOptions secure = new()
                 {
                     PskIdentity = parse.GetValue(PskIdentity),
                     PskKey = parse.GetValue(PskKey),
-                });
+                };
+                if (seconds is double bound && TimeSpan.FromSeconds(bound) < secure.HandshakeTimeout)
+                {
+                    secure.HandshakeTimeout = TimeSpan.FromSeconds(bound);
+                }
+
+                options.SecureTransport = dtls = new DtlsClientTransport(new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable), secure);
             }
 
             await using CoapClient client = udp is null ? new CoapClient(options) : new CoapClient(udp, options);
+            if (dtls is not null)
+            {
+                // The handshake first, so its failure is told as what it is (the server's alert, a likely wrong key, no
+                // answer) and not as a request that got no answer; the request then joins the session it made.
+                await dtls.ConnectAsync(peer.EndPoint, reachable.Token).ConfigureAwait(false);
+            }
+
             return await operation(new ClientCall(client, peer, uri, deadline)).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Volatile.Read(ref unreachable) != 0)
@@ -239,8 +263,15 @@ internal sealed class ClientSession
         }
         catch (AuthenticationException e)
         {
-            terminal.WriteError($"the DTLS handshake with {uri.GetLeftPart(UriPartial.Authority)} failed: {e.Message}");
+            // The server refused the handshake, or took part and never finished it: it is there, so not "no answer".
+            terminal.WriteError($"{uri.OriginalString}: {Terminal.AsClause(e.Message)}");
             return ExitCodes.Error;
+        }
+        catch (TimeoutException e)
+        {
+            // A DTLS handshake that got no answer (the requests' own timeouts are CoapTimeoutException).
+            terminal.WriteError($"{uri.OriginalString}: {Terminal.AsClause(e.Message)}");
+            return ExitCodes.NoAnswer;
         }
         catch (SocketException e)
         {
@@ -252,6 +283,51 @@ internal sealed class ClientSession
             terminal.WriteError(e.Message);
             return ExitCodes.Error;
         }
+    }
+
+    /// <summary>
+    /// What is wrong with the port of a URI, or null: <see cref="Uri"/> refuses a port past 65535 as a malformed URI,
+    /// which would be reported as not a CoAP URI at all.
+    /// </summary>
+    /// <param name="text">The URI as given.</param>
+    /// <returns>The problem, or null when the port is absent or fine.</returns>
+    private static string? PortProblem(string text)
+    {
+        int start = text.IndexOf("://", StringComparison.Ordinal);
+        if (start < 0)
+        {
+            return null;
+        }
+
+        start += 3;
+        int end = text.IndexOfAny(['/', '?', '#'], start);
+        string authority = text[start..(end < 0 ? text.Length : end)];
+        authority = authority[(authority.LastIndexOf('@') + 1)..];
+
+        // An IPv6 literal's colons are inside its brackets; the port follows the closing one.
+        int colon = authority.LastIndexOf(':');
+        if (colon < 0 || colon < authority.LastIndexOf(']') || (authority.StartsWith('[') && authority.LastIndexOf(']') < 0))
+        {
+            return null;
+        }
+
+        string port = authority[(colon + 1)..];
+        if (port.Length == 0)
+        {
+            return null;
+        }
+
+        foreach (char c in port)
+        {
+            if (c is < '0' or > '9')
+            {
+                return $"'{port}' is not a port number";
+            }
+        }
+
+        return int.TryParse(port, NumberStyles.None, CultureInfo.InvariantCulture, out int number) && number is > 0 and <= IPEndPoint.MaxPort
+            ? null
+            : $"the port {port} is out of range (1 to {IPEndPoint.MaxPort})";
     }
 
     /// <summary>The peer a URI names: its scheme and the first address its host resolves to.</summary>

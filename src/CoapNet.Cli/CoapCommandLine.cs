@@ -47,10 +47,20 @@ internal static class CoapCommandLine
     /// <summary>Parses and runs a command line.</summary>
     /// <param name="args">The arguments.</param>
     /// <returns>The exit code (see <see cref="ExitCodes"/>).</returns>
-    public static async Task<int> RunAsync(string[] args)
+    public static Task<int> RunAsync(string[] args)
     {
         Terminal terminal = new();
-        ParseResult parse = Build(terminal).Parse(args);
+        return RunAsync(Build(terminal), terminal, args);
+    }
+
+    /// <summary>Parses and runs a command line of <paramref name="root"/>, whose commands write to <paramref name="terminal"/>.</summary>
+    /// <param name="root">The command tree.</param>
+    /// <param name="terminal">Where usage errors and failures go.</param>
+    /// <param name="args">The arguments.</param>
+    /// <returns>The exit code (see <see cref="ExitCodes"/>).</returns>
+    internal static async Task<int> RunAsync(RootCommand root, Terminal terminal, string[] args)
+    {
+        ParseResult parse = root.Parse(args);
 
         // System.CommandLine answers a parse error with 1; scripts are promised 2 for bad usage.
         if (parse.Errors.Count > 0)
@@ -64,9 +74,32 @@ internal static class CoapCommandLine
             return ExitCodes.Usage;
         }
 
-        // Ctrl+C cancels the command's token; observe then deregisters and waits for the server's answer, which may
-        // take a retransmission: the process is given that long before it is ended anyway.
-        return await parse.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = ObserveCommand.TerminationGrace }).ConfigureAwait(false);
+        try
+        {
+            // Ctrl+C cancels the command's token; observe then deregisters and waits for the server's answer, which may
+            // take a retransmission: the process is given that long before it is ended anyway. Failures are ours to
+            // report: System.CommandLine's own handler prints a stack trace.
+            return await parse.InvokeAsync(new InvocationConfiguration
+            {
+                ProcessTerminationTimeout = ObserveCommand.TerminationGrace,
+                EnableDefaultExceptionHandler = false,
+            }).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // What a command does not expect is still one line (and the trace with -v, for a bug report), never a crash.
+            string subject = parse.CommandResult.Command.Arguments.Any(a => a.Name == "URI") && parse.GetValue<Uri>("URI") is { } uri
+                ? uri.OriginalString
+                : parse.CommandResult.Command.Name;
+            bool verbose = parse.CommandResult.Command.Options.Any(o => o.Name == "--verbose") && parse.GetValue<bool>("--verbose");
+            terminal.WriteError($"{subject}: {Terminal.AsClause(e.Message)} ({e.GetType().Name}{(verbose ? string.Empty : "; -v shows where")})");
+            if (verbose)
+            {
+                terminal.WriteInfo(e.ToString());
+            }
+
+            return ExitCodes.Error;
+        }
     }
 
     /// <summary>The standard help, then the exit codes of the command it is for.</summary>

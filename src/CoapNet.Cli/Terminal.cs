@@ -92,6 +92,18 @@ internal sealed class Terminal
         }
     }
 
+    /// <summary>
+    /// A library's sentence made a clause to follow "error: URI: " on one line: its line breaks made spaces, its
+    /// capital dropped (unless it starts an acronym, "DTLS") and its final period too.
+    /// </summary>
+    /// <param name="sentence">An exception's message.</param>
+    /// <returns>The clause.</returns>
+    public static string AsClause(string sentence)
+    {
+        string clause = sentence.ReplaceLineEndings(" ").TrimEnd().TrimEnd('.');
+        return clause.Length > 1 && char.IsUpper(clause[0]) && !char.IsUpper(clause[1]) ? char.ToLowerInvariant(clause[0]) + clause[1..] : clause;
+    }
+
     /// <summary>Writes an informational line to standard error.</summary>
     /// <param name="text">The line.</param>
     public void WriteInfo(string text)

@@ -15,7 +15,9 @@ namespace CoapNet.Dtls;
 /// The client asks for the session (<see cref="ConnectAsync"/>) before it builds the request's <see cref="CoapPeer"/>,
 /// so the request carries its session and its response is matched only when it comes back in that same session
 /// (RFC 7252 section 9.1.1). A handshake that fails fails the request with
-/// <see cref="System.Security.Authentication.AuthenticationException"/>; nothing is ever sent in the clear.
+/// <see cref="System.Security.Authentication.AuthenticationException"/> as soon as the server's alert arrives, its
+/// message naming the alert and its likely cause ("bad_record_mac (wrong key?)"); one that gets no answer fails with
+/// <see cref="TimeoutException"/> after <see cref="DtlsOptions.HandshakeTimeout"/>. Nothing is ever sent in the clear.
 /// A session ends when the server sends close_notify or a fatal alert, when it ages out here, or when a confirmable
 /// message in it goes unacknowledged through all its retransmissions: a server that restarted has lost the session and
 /// drops its records unanswered (RFC 6347 sections 4.1.2.7 and 4.2.8). The client is told (what was pending in the
@@ -49,6 +51,10 @@ public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTranspor
         => _engine = engine;
 
     /// <inheritdoc/>
+    /// <remarks>
+    /// May be called before the client starts the transport, to handshake before the first request (the <c>coap</c>
+    /// tool does, to tell a failed handshake from a request that got no answer).
+    /// </remarks>
     public Task<CoapSecurityContext> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default)
         => _engine.ConnectAsync(remote, cancellationToken);
 

@@ -45,12 +45,21 @@ internal static class Descriptors
         DiagnosticSeverity.Info,
         isEnabledByDefault: true);
 
+    public static readonly DiagnosticDescriptor NoJsonMetadata = new(
+        "COAPGEN006",
+        "A type gets no JSON metadata in a trimmed or Native AOT build",
+        "{0} gets no JSON metadata from CoapNet's generator: {1}; with reflection off (trimming, Native AOT) JSON for it is refused (4.06, 4.15) unless a JsonSerializerContext with [JsonSerializable(typeof({0}))] is set as CoapServerOptions.Handlers.JsonTypeInfoResolver",
+        "CoapNet.Handlers",
+        DiagnosticSeverity.Warning,
+        isEnabledByDefault: true);
+
     public static DiagnosticDescriptor ById(string id) => id switch
     {
         "COAPGEN001" => UnsupportedParameter,
         "COAPGEN002" => UnknownDelegate,
         "COAPGEN003" => SeveralBodies,
         "COAPGEN004" => UnsupportedResult,
+        "COAPGEN006" => NoJsonMetadata,
         _ => NoCborContract,
     };
 }

@@ -43,7 +43,7 @@ internal static class EndpointAnalyzer
         string container = original.ContainingType.ToDisplayString();
         if (container == ResultsType)
         {
-            return AnalyzeResult(method);
+            return AnalyzeResult(method, invocation.GetLocation());
         }
 
         if ((container != ExtensionsType && container != HostExtensionsType) || original.Parameters.Length != 3
@@ -55,16 +55,18 @@ internal static class EndpointAnalyzer
         return AnalyzeMap(context, invocation, original, container == HostExtensionsType, cancellationToken);
     }
 
-    private static CallModel? AnalyzeResult(IMethodSymbol method)
+    private static CallModel? AnalyzeResult(IMethodSymbol method, Location location)
     {
         if (method.TypeArguments.Length != 1)
         {
             return null;
         }
 
-        CborAnalyzer cbor = new();
-        string? root = cbor.Describe(method.TypeArguments[0], out _);
-        return new CallModel(null, default, new EquatableArray<CborType>([.. cbor.Types]), root is null ? default : new EquatableArray<string>([root]));
+        ContractAnalyzer cbor = new();
+        ITypeSymbol content = method.TypeArguments[0];
+        string? root = cbor.Describe(content, out string? why);
+        JsonRoot json = JsonRoot.Of(content, root, why, LocationInfo.From(location));
+        return new CallModel(null, default, new EquatableArray<ContractType>([.. cbor.Types]), root is null ? default : new EquatableArray<string>([root]), new EquatableArray<JsonRoot>([json]));
     }
 
     private static CallModel? AnalyzeMap(GeneratorSyntaxContext context, InvocationExpressionSyntax invocation, IMethodSymbol map, bool host, CancellationToken cancellationToken)
@@ -113,8 +115,9 @@ internal static class EndpointAnalyzer
                 : $"global::System.Func<{(arguments.Length == 0 ? string.Empty : arguments + ", ")}{handler.ReturnType.ToDisplayString(Symbols.Annotated)}>";
         }
 
-        CborAnalyzer cbor = new();
+        ContractAnalyzer cbor = new();
         List<string> roots = [];
+        List<JsonRoot> jsonRoots = [];
         List<ParameterModel> parameters = [];
         string? bodyName = null;
         foreach (IParameterSymbol parameter in handler.Parameters)
@@ -152,6 +155,13 @@ internal static class EndpointAnalyzer
                 else if (bound.Kind == BindingKind.Body)
                 {
                     diagnostics.Add(new DiagnosticInfo(Descriptors.NoCborContract.Id, where, new([parameter.Type.ToDisplayString(), why ?? "it is not supported"])));
+                }
+
+                // A parameter that may be a service is bound from the payload only when no service of its type exists,
+                // which is known at run time: only a certain payload's JSON is the build's to warn of.
+                if (bound.Kind == BindingKind.Body)
+                {
+                    jsonRoots.Add(JsonRoot.Of(parameter.Type, key, why, where));
                 }
             }
 
@@ -224,6 +234,8 @@ internal static class EndpointAnalyzer
                 {
                     diagnostics.Add(new DiagnosticInfo(Descriptors.NoCborContract.Id, where, new([returnType.ToDisplayString(), why ?? "it is not supported"])));
                 }
+
+                jsonRoots.Add(JsonRoot.Of(returnType, key, why, where));
             }
         }
 
@@ -252,7 +264,7 @@ internal static class EndpointAnalyzer
             resultName,
             resultTypeOf,
             new EquatableArray<ParameterModel>([.. parameters]));
-        return new CallModel(endpoint, new([.. diagnostics]), new EquatableArray<CborType>([.. cbor.Types]), new EquatableArray<string>([.. roots]));
+        return new CallModel(endpoint, new([.. diagnostics]), new EquatableArray<ContractType>([.. cbor.Types]), new EquatableArray<string>([.. roots]), new EquatableArray<JsonRoot>([.. jsonRoots]));
     }
 
     private static ParameterModel? Classify(IParameterSymbol parameter, out string? problem)

@@ -3,6 +3,8 @@ using System.Collections.Immutable;
 using System.Linq;
 using System.Text;
 using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
+using Microsoft.CodeAnalysis.Diagnostics;
 
 namespace CoapNet.Generators;
 
@@ -14,17 +16,59 @@ namespace CoapNet.Generators;
 [Generator(LanguageNames.CSharp)]
 public sealed class EndpointGenerator : IIncrementalGenerator
 {
-    /// <summary>Registers the pipeline: the calls, analyzed one by one, then emitted together.</summary>
+    private const string JsonSerializableAttribute = "System.Text.Json.Serialization.JsonSerializableAttribute";
+
+    /// <summary>
+    /// Registers the pipeline: the calls, analyzed one by one, then emitted together, with what the whole compilation
+    /// says about JSON: whether the build is trimmed or Native AOT (reflection off) and which types a JsonSerializerContext
+    /// of the application's declares.
+    /// </summary>
     /// <param name="context">The generator's context.</param>
     public void Initialize(IncrementalGeneratorInitializationContext context)
     {
         IncrementalValuesProvider<CallModel> calls = context.SyntaxProvider
             .CreateSyntaxProvider(static (node, _) => EndpointAnalyzer.IsCandidate(node), EndpointAnalyzer.Analyze)
             .Where(static call => call is not null)!;
-        context.RegisterSourceOutput(calls.Collect(), Emit);
+        IncrementalValueProvider<bool> trimmed = context.AnalyzerConfigOptionsProvider.Select(static (options, _) => IsTrimmed(options.GlobalOptions));
+        IncrementalValuesProvider<string> serializable = context.SyntaxProvider
+            .ForAttributeWithMetadataName(JsonSerializableAttribute, static (node, _) => node is ClassDeclarationSyntax, static (attributed, _) => SerializableTypes(attributed))
+            .SelectMany(static (types, _) => types.Items);
+        context.RegisterSourceOutput(calls.Collect().Combine(trimmed).Combine(serializable.Collect()), static (output, input) => Emit(output, input.Left.Left, input.Left.Right, input.Right));
     }
 
-    private static void Emit(SourceProductionContext context, ImmutableArray<CallModel> calls)
+    /// <summary>
+    /// True when the build turns reflection off for System.Text.Json: trimming or Native AOT, whose analyzers the SDK
+    /// enables and makes visible to the compiler (Microsoft.NET.ILLink.Analyzers.props), as it does for PublishAot itself.
+    /// </summary>
+    private static bool IsTrimmed(AnalyzerConfigOptions options)
+    {
+        foreach (string property in (string[])["EnableTrimAnalyzer", "EnableAotAnalyzer", "PublishTrimmed", "PublishAot"])
+        {
+            if (options.TryGetValue("build_property." + property, out string? value) && string.Equals(value, "true", System.StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>The types a JsonSerializerContext's [JsonSerializable] attributes declare, as the contract table keys them.</summary>
+    private static EquatableArray<string> SerializableTypes(GeneratorAttributeSyntaxContext attributed)
+    {
+        List<string> keys = [];
+        foreach (AttributeData attribute in attributed.Attributes)
+        {
+            if (attribute.ConstructorArguments.FirstOrDefault().Value is ITypeSymbol type)
+            {
+                keys.Add(type.WithNullableAnnotation(NullableAnnotation.NotAnnotated).ToDisplayString(Symbols.Plain));
+            }
+        }
+
+        return new EquatableArray<string>([.. keys]);
+    }
+
+    private static void Emit(SourceProductionContext context, ImmutableArray<CallModel> calls, bool trimmed, ImmutableArray<string> serializable)
     {
         foreach (CallModel call in calls)
         {
@@ -40,22 +84,49 @@ public sealed class EndpointGenerator : IIncrementalGenerator
             return;
         }
 
-        Dictionary<string, CborType> types = new();
+        Dictionary<string, ContractType> types = new();
         foreach (CallModel call in calls)
         {
-            foreach (CborType type in call.CborTypes)
+            foreach (ContractType type in call.ContractTypes)
             {
                 types[type.Key] = type;
             }
         }
 
-        HashSet<string> roots = new(calls.SelectMany(c => c.CborRoots));
+        HashSet<string> roots = new(calls.SelectMany(c => c.Roots));
+        if (trimmed)
+        {
+            ReportMissingJson(context, calls, types, new HashSet<string>(serializable));
+        }
+
         context.AddSource("CoapNet.Endpoints.g.cs", new SourceEmitter(types, roots).Emit(endpoints));
+    }
+
+    /// <summary>
+    /// COAPGEN006 for each payload or result type whose JSON metadata neither the generator writes nor a context of the
+    /// application's declares: with reflection off, JSON for it would be refused, and the build says so instead of a
+    /// silent 4.06 at run time.
+    /// </summary>
+    private static void ReportMissingJson(SourceProductionContext context, ImmutableArray<CallModel> calls, Dictionary<string, ContractType> types, HashSet<string> serializable)
+    {
+        JsonContractEmitter json = new(types, static _ => 0);
+        HashSet<(string, LocationInfo)> reported = [];
+        foreach (CallModel call in calls)
+        {
+            foreach (JsonRoot root in call.JsonRoots)
+            {
+                string? why = root.Described ? json.Blocker(root.Key) : root.Reason;
+                if (why is not null && !serializable.Contains(root.Key) && reported.Add((root.Key, root.Where)))
+                {
+                    context.ReportDiagnostic(Diagnostic.Create(Descriptors.NoJsonMetadata, root.Where.ToLocation(), root.Display, why));
+                }
+            }
+        }
     }
 }
 
 /// <summary>The text of the generated file.</summary>
-internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<string> roots)
+internal sealed class SourceEmitter(Dictionary<string, ContractType> types, HashSet<string> roots)
 {
     private const string Binder = "global::CoapNet.Endpoints.CoapBinder";
 
@@ -126,7 +197,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             _text.AppendLine("        {");
             _text.AppendLine("            global::System.ArgumentNullException.ThrowIfNull(routes);");
             _text.AppendLine("            global::System.ArgumentNullException.ThrowIfNull(handler);");
-            _text.AppendLine("            CoapCborContracts.EnsureRegistered();");
+            _text.AppendLine("            CoapContracts.EnsureRegistered();");
             _text.AppendLine($"            return {routes}.MapEndpoint(global::CoapNet.Messages.CoapCode.{e.Method}, template, new CoapEndpointInvoker{i}(handler));");
             _text.AppendLine("        }");
             _text.AppendLine();
@@ -227,29 +298,26 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         return id;
     }
 
-    /// <summary>The types to register: the roots and what they reach, in a fixed order.</summary>
-    private List<CborType> Reachable()
+    /// <summary>The types to register: the roots and what they reach, in a fixed order (scalars too, which JSON needs metadata for).</summary>
+    private List<ContractType> Reachable()
     {
-        List<CborType> order = [];
+        List<ContractType> order = [];
         HashSet<string> seen = [];
         void Visit(string key)
         {
-            if (!seen.Add(key) || !types.TryGetValue(key, out CborType? type))
+            if (!seen.Add(key) || !types.TryGetValue(key, out ContractType? type))
             {
                 return;
             }
 
-            if (type.Kind != CborKind.Primitive && type.Kind != CborKind.Enum)
-            {
-                order.Add(type);
-            }
+            order.Add(type);
 
             if (type.Element.Length > 0)
             {
                 Visit(type.Element);
             }
 
-            foreach (CborMember member in type.Members)
+            foreach (ContractMember member in type.Members)
             {
                 Visit(member.Type);
             }
@@ -272,7 +340,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         }
 
         _readable[key] = true; // a cycle is readable as far as this type goes
-        CborType type = types[key];
+        ContractType type = types[key];
         bool readable = type.CanRead && (type.Element.Length == 0 || Readable(type.Element)) && type.Members.All(m => m.Assign == "none" || Readable(m.Type));
         _readable[key] = readable;
         return readable;
@@ -280,18 +348,21 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
 
     private void EmitContracts()
     {
-        List<CborType> registered = Reachable();
+        List<ContractType> registered = Reachable();
+        JsonContractEmitter json = new(types, Id);
         _text.AppendLine("#nullable disable");
-        _text.AppendLine("    file static class CoapCborContracts");
+        _text.AppendLine("    file static class CoapContracts");
         _text.AppendLine("    {");
         _text.AppendLine("        private static int s_registered;");
         _text.AppendLine();
-        _text.AppendLine("        /// <summary>Registers the contracts once, before the first handler is mapped; a contract the application registered first is kept.</summary>");
+        _text.AppendLine("        /// <summary>Registers the CBOR contracts and the JSON metadata once, before the first handler is mapped; a CBOR contract the application registered first is kept.</summary>");
         _text.AppendLine("        public static void EnsureRegistered()");
         _text.AppendLine("        {");
         _text.AppendLine("            if (global::System.Threading.Interlocked.Exchange(ref s_registered, 1) != 0) return;");
         // Every type reached, not only the roots: a handler may return CoapResults.Content(lamp.Owner) as well as the lamp.
-        foreach (CborType type in registered)
+        // CBOR writes scalars and enums inline; JSON needs metadata for them too.
+        _text.AppendLine("            CoapJsonContracts.Register();");
+        foreach (ContractType type in registered.Where(t => t.Kind is not (ContractKind.Primitive or ContractKind.Enum)))
         {
             int id = Id(type.Key);
             string read = Readable(type.Key) ? $"R{id}" : "null";
@@ -299,8 +370,9 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         }
 
         _text.AppendLine("        }");
-        foreach (CborType type in registered)
+        foreach (ContractType type in registered.Where(t => t.Kind is not (ContractKind.Primitive or ContractKind.Enum)))
         {
+            EmitInitSetters(type);
             EmitWriter(type);
             if (Readable(type.Key))
             {
@@ -316,18 +388,42 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        private static byte[] ReadBytes(global::System.Formats.Cbor.CborReader r) => IsNull(r) ? null : r.ReadByteString();");
         _text.AppendLine("        private static int Capacity(int? count) => count is int n && n < 64 ? n : 64;");
         _text.AppendLine("    }");
+        json.Emit(_text, registered);
         _text.AppendLine("#nullable enable");
+    }
+
+    /// <summary>The name of the accessor of an init-only member's setter, which the CBOR readers and the JSON metadata share.</summary>
+    public static string InitSetter(int typeId, int member) => $"CoapContracts.I{typeId}_{member}";
+
+    private string InitSetter(ContractType type, ContractMember member) => InitSetter(Id(type.Key), type.Members.Items.IndexOf(member));
+
+    /// <summary>
+    /// An UnsafeAccessor of each init-only member's setter (.NET 8): outside an object initializer C# cannot call it,
+    /// and setting it there would overwrite the initializer's value of a member the payload does not have.
+    /// </summary>
+    private void EmitInitSetters(ContractType type)
+    {
+        for (int i = 0; i < type.Members.Count; i++)
+        {
+            ContractMember member = type.Members[i];
+            if (member.Assign == "init")
+            {
+                _text.AppendLine();
+                _text.AppendLine($"        [global::System.Runtime.CompilerServices.UnsafeAccessor(global::System.Runtime.CompilerServices.UnsafeAccessorKind.Method, Name = {Symbols.Literal("set_" + member.Name)})]");
+                _text.AppendLine($"        public static extern void I{Id(type.Key)}_{i}({(type.IsValueType ? "ref " : string.Empty)}{type.TypeName} target, {types[member.Type].TypeName} value);");
+            }
+        }
     }
 
     private string WriteStatement(string typeKey, string value)
     {
-        CborType type = types[typeKey];
-        if (type.Kind == CborKind.Enum)
+        ContractType type = types[typeKey];
+        if (type.Kind == ContractKind.Enum)
         {
             return type.Primitive == "uint64" ? $"w.WriteUInt64((ulong){value});" : $"w.WriteInt64((long){value});";
         }
 
-        if (type.Kind != CborKind.Primitive)
+        if (type.Kind != ContractKind.Primitive)
         {
             return $"W{Id(typeKey)}(w, {value});";
         }
@@ -337,13 +433,13 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
 
     private string ReadExpression(string typeKey)
     {
-        CborType type = types[typeKey];
-        if (type.Kind == CborKind.Enum)
+        ContractType type = types[typeKey];
+        if (type.Kind == ContractKind.Enum)
         {
             return type.Primitive == "uint64" ? $"({type.TypeName})r.ReadUInt64()" : $"({type.TypeName})r.ReadInt64()";
         }
 
-        if (type.Kind != CborKind.Primitive)
+        if (type.Kind != ContractKind.Primitive)
         {
             return $"R{Id(typeKey)}(r)";
         }
@@ -351,7 +447,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         return PrimitiveCode[type.Primitive].Read;
     }
 
-    private void EmitWriter(CborType type)
+    private void EmitWriter(ContractType type)
     {
         int id = Id(type.Key);
         _text.AppendLine();
@@ -359,23 +455,23 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        {");
         switch (type.Kind)
         {
-            case CborKind.Nullable:
+            case ContractKind.Nullable:
                 _text.AppendLine("            if (v is null) { w.WriteNull(); return; }");
                 _text.AppendLine($"            {WriteStatement(type.Element, "v.Value")}");
                 break;
-            case CborKind.Array or CborKind.List:
+            case ContractKind.Array or ContractKind.List:
                 _text.AppendLine("            if (v is null) { w.WriteNull(); return; }");
-                _text.AppendLine($"            w.WriteStartArray(v.{(type.Kind == CborKind.Array ? "Length" : "Count")});");
+                _text.AppendLine($"            w.WriteStartArray(v.{(type.Kind == ContractKind.Array ? "Length" : "Count")});");
                 _text.AppendLine($"            foreach (var item in v) {{ {WriteStatement(type.Element, "item")} }}");
                 _text.AppendLine("            w.WriteEndArray();");
                 break;
-            case CborKind.Enumerable:
+            case ContractKind.Enumerable:
                 _text.AppendLine("            if (v is null) { w.WriteNull(); return; }");
                 _text.AppendLine("            w.WriteStartArray(null);");
                 _text.AppendLine($"            foreach (var item in v) {{ {WriteStatement(type.Element, "item")} }}");
                 _text.AppendLine("            w.WriteEndArray();");
                 break;
-            case CborKind.Dictionary:
+            case ContractKind.Dictionary:
                 _text.AppendLine("            if (v is null) { w.WriteNull(); return; }");
                 _text.AppendLine("            w.WriteStartMap(v.Count);");
                 _text.AppendLine($"            foreach (var item in v) {{ w.WriteTextString(item.Key); {WriteStatement(type.Element, "item.Value")} }}");
@@ -384,7 +480,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             default:
                 _text.AppendLine("            if ((object)v is null) { w.WriteNull(); return; }");
                 _text.AppendLine($"            w.WriteStartMap({type.Members.Count});");
-                foreach (CborMember member in type.Members)
+                foreach (ContractMember member in type.Members)
                 {
                     _text.AppendLine($"            w.WriteTextString({Symbols.Literal(member.Key)}); {WriteStatement(member.Type, "v." + member.Name)}");
                 }
@@ -396,7 +492,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        }");
     }
 
-    private void EmitReader(CborType type)
+    private void EmitReader(ContractType type)
     {
         int id = Id(type.Key);
         _text.AppendLine();
@@ -404,19 +500,19 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        {");
         switch (type.Kind)
         {
-            case CborKind.Nullable:
+            case ContractKind.Nullable:
                 _text.AppendLine("            if (IsNull(r)) return null;");
                 _text.AppendLine($"            return {ReadExpression(type.Element)};");
                 break;
-            case CborKind.Array or CborKind.List or CborKind.Enumerable:
+            case ContractKind.Array or ContractKind.List or ContractKind.Enumerable:
                 string element = types[type.Element].TypeName;
                 _text.AppendLine("            if (IsNull(r)) return null;");
                 _text.AppendLine($"            var list = new global::System.Collections.Generic.List<{element}>(Capacity(r.ReadStartArray()));");
                 _text.AppendLine($"            while (r.PeekState() != global::System.Formats.Cbor.CborReaderState.EndArray) list.Add({ReadExpression(type.Element)});");
                 _text.AppendLine("            r.ReadEndArray();");
-                _text.AppendLine(type.Kind == CborKind.Array ? "            return list.ToArray();" : "            return list;");
+                _text.AppendLine(type.Kind == ContractKind.Array ? "            return list.ToArray();" : "            return list;");
                 break;
-            case CborKind.Dictionary:
+            case ContractKind.Dictionary:
                 string value = types[type.Element].TypeName;
                 _text.AppendLine("            if (IsNull(r)) return null;");
                 _text.AppendLine($"            var map = new global::System.Collections.Generic.Dictionary<string, {value}>(Capacity(r.ReadStartMap()));");
@@ -432,10 +528,10 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
         _text.AppendLine("        }");
     }
 
-    private void EmitObjectReader(CborType type)
+    private void EmitObjectReader(ContractType type)
     {
         _text.AppendLine("            if (r.PeekState() == global::System.Formats.Cbor.CborReaderState.Null) { r.ReadNull(); return default; }");
-        List<CborMember> read = type.Members.Where(m => m.Assign != "none").ToList();
+        List<ContractMember> read = type.Members.Where(m => m.Assign != "none").ToList();
         for (int i = 0; i < read.Count; i++)
         {
             _text.AppendLine($"            {types[read[i].Type].TypeName} m{i} = default; bool h{i} = false;");
@@ -465,7 +561,7 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             }
         }
 
-        IEnumerable<string> inits = read.Select((m, i) => (m, i)).Where(x => x.m.Assign == "init").Select(x => $"{x.m.Name} = m{x.i}");
+        IEnumerable<string> inits = read.Select((m, i) => (m, i)).Where(x => x.m.Assign == "required").Select(x => $"{x.m.Name} = m{x.i}");
         string initializer = inits.Any() ? " { " + string.Join(", ", inits) + " }" : string.Empty;
         _text.AppendLine($"            var value = new {type.TypeName}({string.Join(", ", arguments)}){initializer};");
         for (int i = 0; i < read.Count; i++)
@@ -473,6 +569,10 @@ internal sealed class SourceEmitter(Dictionary<string, CborType> types, HashSet<
             if (read[i].Assign == "set")
             {
                 _text.AppendLine($"            if (h{i}) value.{read[i].Name} = m{i};");
+            }
+            else if (read[i].Assign == "init")
+            {
+                _text.AppendLine($"            if (h{i}) {InitSetter(type, read[i])}({(type.IsValueType ? "ref " : string.Empty)}value, m{i});");
             }
         }
 

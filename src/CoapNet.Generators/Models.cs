@@ -109,8 +109,8 @@ internal sealed record EndpointModel(
     string ResultTypeOfName,
     EquatableArray<ParameterModel> Parameters);
 
-/// <summary>The CBOR shape of a type the generator writes a contract for.</summary>
-internal enum CborKind
+/// <summary>The shape of a type the generator writes a contract for: how CBOR encodes it and which JSON metadata describes it.</summary>
+internal enum ContractKind
 {
     Primitive,
     Enum,
@@ -126,20 +126,61 @@ internal enum CborKind
 /// <param name="Name">The C# property name.</param>
 /// <param name="Key">The CBOR map key (the JSON name).</param>
 /// <param name="Type">Its type's key in the type table.</param>
-/// <param name="Assign">How the reader sets it: "ctor", "init", "set" or "none".</param>
+/// <param name="Assign">
+/// How the reader sets it: "ctor" (a constructor parameter), "required" (C#'s required: in the object initializer),
+/// "init" (init-only: through an UnsafeAccessor of its setter, once the object is made), "set", or "none".
+/// </param>
 /// <param name="CtorIndex">Its position in the constructor, for "ctor".</param>
-internal sealed record CborMember(string Name, string Key, string Type, string Assign, int CtorIndex);
+/// <param name="JsonName">Its [JsonPropertyName], or empty: then the JSON options' naming policy names it.</param>
+/// <param name="JsonIgnore">The JsonIgnoreCondition member of a conditional [JsonIgnore] ("WhenWritingNull"), or empty.</param>
+/// <param name="JsonConverter">The converter type of its [JsonConverter], or empty.</param>
+/// <param name="Required">True for a C# required member or one with [JsonRequired]: JSON without it does not bind.</param>
+/// <param name="Order">Its [JsonPropertyOrder], or 0.</param>
+internal sealed record ContractMember(string Name, string Key, string Type, string Assign, int CtorIndex, string JsonName = "", string JsonIgnore = "", string JsonConverter = "", bool Required = false, int Order = 0);
 
-/// <summary>A type in the CBOR table, keyed by its fully qualified name.</summary>
-internal sealed record CborType(
+/// <summary>A type in the contract table, keyed by its fully qualified name.</summary>
+/// <param name="Key">Its fully qualified name.</param>
+/// <param name="TypeName">The same, as generated code names it.</param>
+/// <param name="Kind">Its shape.</param>
+/// <param name="Primitive">For a primitive or an enum, how CBOR encodes it ("int32", "string", ...).</param>
+/// <param name="Element">For a nullable, a collection or a dictionary, its element's (value's) key.</param>
+/// <param name="CanRead">True when it can be read back (a constructor to make it).</param>
+/// <param name="CtorParameters">The number of parameters of the constructor it is read through.</param>
+/// <param name="Members">An object's properties.</param>
+/// <param name="Definition">For a collection or a dictionary, the metadata name of its generic definition ("System.Collections.Generic.List`1").</param>
+/// <param name="IsValueType">True for a struct.</param>
+/// <param name="JsonConverter">The converter type of its own [JsonConverter], or empty.</param>
+/// <param name="JsonBlocker">Why the generator writes no JSON metadata for it (an attribute it does not model), or empty.</param>
+internal sealed record ContractType(
     string Key,
     string TypeName,
-    CborKind Kind,
+    ContractKind Kind,
     string Primitive,
     string Element,
     bool CanRead,
     int CtorParameters,
-    EquatableArray<CborMember> Members);
+    EquatableArray<ContractMember> Members,
+    string Definition = "",
+    bool IsValueType = false,
+    string JsonConverter = "",
+    string JsonBlocker = "");
 
-/// <summary>What one call site contributes: the endpoint (or null), its diagnostics and the CBOR types it needs.</summary>
-internal sealed record CallModel(EndpointModel? Endpoint, EquatableArray<DiagnosticInfo> Diagnostics, EquatableArray<CborType> CborTypes, EquatableArray<string> CborRoots);
+/// <summary>
+/// A type a handler reads from the payload or returns, whose JSON metadata must exist: its key (in the table when
+/// <paramref name="Described"/>), its name for a diagnostic, why the generator could not describe it, and where the
+/// handler was mapped.
+/// </summary>
+internal sealed record JsonRoot(string Key, bool Described, string Display, string Reason, LocationInfo Where)
+{
+    public static JsonRoot Of(ITypeSymbol type, string? key, string? reason, LocationInfo where)
+    {
+        ITypeSymbol plain = type.WithNullableAnnotation(NullableAnnotation.NotAnnotated);
+        return new(key ?? plain.ToDisplayString(Symbols.Plain), key is not null, plain.ToDisplayString(), reason ?? "it is not supported", where);
+    }
+}
+
+/// <summary>
+/// What one call site contributes: the endpoint (or null), its diagnostics, the types its contracts need (the roots and
+/// all they reach), and the payload and result types whose JSON metadata the build must be able to provide.
+/// </summary>
+internal sealed record CallModel(EndpointModel? Endpoint, EquatableArray<DiagnosticInfo> Diagnostics, EquatableArray<ContractType> ContractTypes, EquatableArray<string> Roots, EquatableArray<JsonRoot> JsonRoots = default);

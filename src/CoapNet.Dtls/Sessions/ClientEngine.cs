@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
 using System.Net;
 using System.Security.Authentication;
 using CoapNet.Channels;
@@ -35,6 +36,7 @@ internal sealed class ClientEngine : DtlsEngine
     {
         ArgumentNullException.ThrowIfNull(remote);
         ObjectDisposedException.ThrowIf(IsDisposed, this);
+        StartReceiving();
         Task<CoapSecurityContext> connected;
         lock (_connectGate)
         {
@@ -121,11 +123,43 @@ internal sealed class ClientEngine : DtlsEngine
             outcome.TrySetException(error switch
             {
                 CookieRefusedException => new AuthenticationException($"The server at {session.Remote} refused the cookie of {session.CookieRestarts + 1} handshakes in a row (RFC 6347 section 4.2.1): {error.Message}", error),
-                TlsTimeoutException => new TimeoutException($"The DTLS handshake with {session.Remote} did not complete within {_options.HandshakeTimeout}.", error),
-                TlsFatalAlertReceived received => new AuthenticationException($"The server at {session.Remote} refused the DTLS handshake: {AlertDescription.GetText(received.AlertDescription)}.", error),
-                TlsFatalAlert alert => new AuthenticationException($"The DTLS handshake with {session.Remote} failed: {AlertDescription.GetText(alert.AlertDescription)}.", error),
+
+                // Said by Explain on the handshake's thread, which knew what the server had sent.
+                AuthenticationException or TimeoutException => error,
                 _ => new AuthenticationException($"The DTLS handshake with {session.Remote} failed: {error.Message}", error),
             });
+        }
+    }
+
+    /// <summary>
+    /// What a failed handshake means, from what the server sent before it failed: an alert it received is the server's
+    /// refusal, named with its likely cause; a timeout after the server's hello is, with a pre-shared key, most likely a
+    /// wrong key (the server could not verify our Finished, and drops a record it cannot verify unanswered, RFC 6347
+    /// section 4.1.2.7); a timeout before it is no answer at all. Null leaves the error as it is.
+    /// </summary>
+    private Exception? Explain(Exception error, CoapDtlsClient client, IPEndPoint remote)
+    {
+        string within = $"within {_options.HandshakeTimeout.TotalSeconds.ToString("0.###", CultureInfo.InvariantCulture)} s";
+        return error switch
+        {
+            TlsFatalAlertReceived received
+                => new AuthenticationException($"The server at {remote} refused the DTLS handshake: {DtlsAlerts.Explain(received.AlertDescription)}.", error),
+            TlsFatalAlert raised
+                => new AuthenticationException($"The DTLS handshake with {remote} failed: we ended it with {DtlsAlerts.Name(raised.AlertDescription)}{Detail(raised)}.", error),
+            TlsTimeoutException when client.ServerAnswered && client.OffersPsk
+                => new AuthenticationException($"The server at {remote} answered the DTLS handshake but did not finish it {within} (wrong key?).", error),
+            TlsTimeoutException when client.ServerAnswered
+                => new TimeoutException($"The server at {remote} answered the DTLS handshake but did not finish it {within}.", error),
+            TlsTimeoutException
+                => new TimeoutException($"The DTLS handshake with {remote} got no answer {within}: nothing answers DTLS at that address and port.", error),
+            _ => null,
+        };
+
+        // BouncyCastle's message is the alert's text, then "; " and what raised it, when something said.
+        static string Detail(TlsFatalAlert alert)
+        {
+            int detail = alert.Message.IndexOf("; ", StringComparison.Ordinal);
+            return detail >= 0 ? ": " + alert.Message[(detail + 2)..] : alert.InnerException is { } cause ? ": " + cause.Message : string.Empty;
         }
     }
 
@@ -142,8 +176,15 @@ internal sealed class ClientEngine : DtlsEngine
             s.CookieRestarts = cookieRestarts;
             CoapDtlsClient client = new(CryptoFor(s), _options, _credentials);
             DtlsClientProtocol protocol = new();
-            Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
-            return (transport, client.PeerIdentity, client.Protection);
+            try
+            {
+                Org.BouncyCastle.Tls.DtlsTransport transport = protocol.Connect(client, s);
+                return (transport, client.PeerIdentity, client.Protection);
+            }
+            catch (Exception e) when (Explain(e, client, s.Remote) is { } explained)
+            {
+                throw explained;
+            }
         }, out DtlsSession? session);
         if (!started)
         {

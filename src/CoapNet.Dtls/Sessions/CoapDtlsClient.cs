@@ -36,6 +36,18 @@ internal sealed class CoapDtlsClient : AbstractTlsClient
     /// <summary>Our own protection of the session's records, made from its keys once the handshake completed; null when its suite stays on BouncyCastle's record layer.</summary>
     public RecordProtection? Protection { get; private set; }
 
+    /// <summary>True once the server answered our ClientHello with its ServerHello: it is there, speaks DTLS 1.2 and chose a cipher suite.</summary>
+    public bool ServerAnswered { get; private set; }
+
+    /// <summary>True when the handshake offers a pre-shared key (RFC 4279).</summary>
+    public bool OffersPsk => _identity is not null;
+
+    public override void NotifySelectedCipherSuite(int selectedCipherSuite)
+    {
+        base.NotifySelectedCipherSuite(selectedCipherSuite);
+        ServerAnswered = true;
+    }
+
     public override void NotifyHandshakeComplete()
     {
         base.NotifyHandshakeComplete();

@@ -56,6 +56,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
     private readonly LogRateLimiter _handshakeLog;
     private int _sessions;
     private int _handshakes;
+    private int _receiving;
     private int _disposed;
     private BcTlsCrypto? _crypto;
 
@@ -109,7 +110,19 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             throw new InvalidOperationException("The transport is already started.");
         }
 
-        Network.Start(this);
+        StartReceiving();
+    }
+
+    /// <summary>
+    /// Starts the datagram transport underneath, once: at <see cref="Start"/>, or earlier for a client that handshakes
+    /// before the layer above starts it (what arrives in an established session before then has nobody to go to).
+    /// </summary>
+    protected void StartReceiving()
+    {
+        if (Interlocked.Exchange(ref _receiving, 1) == 0)
+        {
+            Network.Start(this);
+        }
     }
 
     /// <summary>Sends <paramref name="plaintext"/> in the session <paramref name="context"/>; dropped when that session is gone (never sent in another, never in the clear).</summary>

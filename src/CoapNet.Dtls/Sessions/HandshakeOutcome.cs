@@ -23,7 +23,7 @@ internal static class HandshakeOutcome
             return (ended, null, session.CloseReason ?? error.Message);
         }
 
-        return error switch
+        return Cause(error) switch
         {
             TlsFatalAlertReceived received => (Failed, Name(received.AlertDescription), $"{peerName} refused it"),
             TlsFatalAlert raised => (Failed, Name(session.CorrectAlert(raised.AlertDescription)), Reason(session.CorrectAlert(raised.AlertDescription), raised, peerName)),
@@ -37,7 +37,7 @@ internal static class HandshakeOutcome
     /// other end of a handshake under way (a timeout, our own close) with internal_error (RFC 5246 section 7.2.2); an
     /// alert the peer sent is named as received.
     /// </summary>
-    public static string DescribeAlert(Exception error, DtlsSession session) => error switch
+    public static string DescribeAlert(Exception error, DtlsSession session) => Cause(error) switch
     {
         TlsFatalAlertReceived received => $"alert {AlertDescription.GetText(received.AlertDescription)} received",
         TlsFatalAlert raised => $"alert {AlertDescription.GetText(session.CorrectAlert(raised.AlertDescription))} sent",
@@ -45,6 +45,20 @@ internal static class HandshakeOutcome
     };
 
     private static string Name(short alert) => AlertDescription.GetName(alert);
+
+    /// <summary>BouncyCastle's own exception, when a client's engine wrapped it in one that explains it to its caller.</summary>
+    private static Exception Cause(Exception error)
+    {
+        for (Exception? e = error; e is not null; e = e.InnerException)
+        {
+            if (e is TlsException or TlsTimeoutException)
+            {
+                return e;
+            }
+        }
+
+        return error;
+    }
 
     private static string Reason(short description, TlsFatalAlert alert, string peerName) => description switch
     {

@@ -46,6 +46,20 @@ public sealed class CoapEndpointBuilder : CoapConventionBuilder<CoapEndpointBuil
         return this;
     }
 
+    /// <inheritdoc cref="CoapRouteBuilder.ListInstances(Func{IEnumerable{string}})"/>
+    public CoapEndpointBuilder ListInstances(Func<IEnumerable<string>> values)
+    {
+        Route.ListInstances(values);
+        return this;
+    }
+
+    /// <inheritdoc cref="CoapRouteBuilder.ListInstances(Func{IEnumerable{IReadOnlyList{string}}})"/>
+    public CoapEndpointBuilder ListInstances(Func<IEnumerable<IReadOnlyList<string>>> values)
+    {
+        Route.ListInstances(values);
+        return this;
+    }
+
     private protected override IEnumerable<CoapRouteBuilder> Routes => [Route];
 
     /// <summary>A group the endpoint was mapped through, outermost first.</summary>

@@ -167,8 +167,9 @@ public abstract class CoapEndpointInvoker
         if (!json && !cbor)
         {
             throw new InvalidOperationException(
-                $"{what} is a {type.Name}, which has neither JSON metadata (add [JsonSerializable(typeof({type.Name}))] to a JsonSerializerContext and set CoapServerOptions.Handlers.JsonTypeInfoResolver to it) "
-                + $"nor a CBOR contract (the source generator writes one for a type with public properties; else call CoapCbor.Register).");
+                $"{what} is a {type.Name}, which has neither JSON metadata (the source generator writes it for a type with public properties; "
+                + $"else add [JsonSerializable(typeof({type.Name}))] to a JsonSerializerContext and set CoapServerOptions.Handlers.JsonTypeInfoResolver to it) "
+                + $"nor a CBOR contract (the source generator writes one too; else call CoapCbor.Register).");
         }
 
         if (json && cbor)

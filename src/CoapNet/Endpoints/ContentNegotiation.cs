@@ -6,7 +6,7 @@ namespace CoapNet.Endpoints;
 
 /// <summary>
 /// Writes an object in the format the request's Accept asks for (RFC 7252 section 5.10.4): CBOR (60) by its contract,
-/// JSON (50) by the application's source-generated metadata; without Accept, <see cref="CoapHandlerOptions.DefaultContentFormat"/>
+/// JSON (50) by its metadata in the options of <see cref="CoapHandlerOptions.ConfigureJson"/>; without Accept, <see cref="CoapHandlerOptions.DefaultContentFormat"/>
 /// when the type has it, else the other; any other Accept, or one the type has no metadata for, is 4.06 Not Acceptable.
 /// </summary>
 internal static class ContentNegotiation
@@ -44,7 +44,7 @@ internal static class ContentNegotiation
 
         if (accept is null)
         {
-            throw new InvalidOperationException($"{typeof(T).Name} has neither JSON metadata in CoapServerOptions.Handlers.JsonTypeInfoResolver nor a CBOR contract.");
+            throw new InvalidOperationException($"{typeof(T).Name} has neither JSON metadata nor a CBOR contract.");
         }
 
         string offered = (cbor, json is not null) switch
@@ -54,7 +54,13 @@ internal static class ContentNegotiation
             (false, true) => "50 (application/json)",
             _ => "none",
         };
-        return CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Accept {accept}: this resource is available as {offered}.");
+
+        // JSON is missing only where reflection is off (trimming, Native AOT) and nothing described the type: the build
+        // warned of it (COAPGEN006); the client is told why too, not left to guess at a bare 4.06.
+        string why = format == CoapContentFormat.Json && json is null
+            ? $" ({typeof(T).Name} has no JSON metadata in this build: see warning COAPGEN006, or add it to Handlers.JsonTypeInfoResolver)"
+            : string.Empty;
+        return CoapResponse.Diagnostic(CoapCode.NotAcceptable, $"Accept {accept}: this resource is available as {offered}{why}.");
     }
 
     /// <summary>The success code of a method's implicit result: 2.05 for GET and FETCH, 2.02 for DELETE, 2.04 for the rest (RFC 7252 section 5.9.1).</summary>
@@ -69,8 +75,8 @@ internal static class ContentNegotiation
     }
 
     /// <summary>
-    /// The metadata of <typeparamref name="T"/> in a context, looked up once per context: a generated context answers
-    /// GetTypeInfo with a chain of type tests, which every response would otherwise pay.
+    /// The metadata of <typeparamref name="T"/> in a server's JSON options, looked up once per options: a lookup walks
+    /// the resolver chain (a generated context answers with a chain of type tests), which every response would otherwise pay.
     /// </summary>
     internal static class JsonMetadata<T>
     {
@@ -78,22 +84,17 @@ internal static class ContentNegotiation
 
         public static JsonTypeInfo<T>? Get(CoapHandlerOptions options)
         {
-            IJsonTypeInfoResolver? resolver = options.JsonTypeInfoResolver;
-            if (resolver is null)
-            {
-                return null;
-            }
-
+            JsonSerializerOptions json = options.Json;
             Entry? entry = Volatile.Read(ref s_last);
-            if (entry is null || !ReferenceEquals(entry.Resolver, resolver))
+            if (entry is null || !ReferenceEquals(entry.Options, json))
             {
-                entry = new Entry(resolver, options.GetJsonTypeInfo(typeof(T)) as JsonTypeInfo<T>);
+                entry = new Entry(json, options.GetJsonTypeInfo(typeof(T)) as JsonTypeInfo<T>);
                 Volatile.Write(ref s_last, entry);
             }
 
             return entry.Info;
         }
 
-        private sealed record Entry(IJsonTypeInfoResolver Resolver, JsonTypeInfo<T>? Info);
+        private sealed record Entry(JsonSerializerOptions Options, JsonTypeInfo<T>? Info);
     }
 }

@@ -57,6 +57,61 @@ internal sealed class CoapRoute
     /// <summary>The resource's state for conditional requests (RFC 7252 section 5.10.8), or null when the route exposes none.</summary>
     public Func<CoapRequest, CoapResourceState?>? State { get; set; }
 
+    /// <summary>The route values of each resource that exists now, for discovery, or null when it lists none.</summary>
+    public Func<IEnumerable<IReadOnlyList<string>>>? Instances { get; set; }
+
+    /// <summary>The number of parameters (a catch-all included).</summary>
+    public int ParameterCount
+    {
+        get
+        {
+            int count = 0;
+            foreach (RouteSegment segment in Segments)
+            {
+                count += segment.Kind == RouteSegmentKind.Literal ? 0 : 1;
+            }
+
+            return count;
+        }
+    }
+
+    /// <summary>
+    /// The path of one instance: the template with <paramref name="values"/> in place of its parameters, each escaped as
+    /// a path segment (a catch-all's '/' kept), so a link's target names exactly what a request to it reaches.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The values do not fill the template, or one does not meet its constraint.</exception>
+    public string InstancePath(IReadOnlyList<string> values)
+    {
+        if (values is null || values.Count != ParameterCount)
+        {
+            throw new InvalidOperationException($"The instances listed for {Template} must each give {ParameterCount} value(s), one per parameter in the template's order; one gave {values?.Count.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "null"}.");
+        }
+
+        System.Text.StringBuilder path = new();
+        int next = 0;
+        foreach (RouteSegment segment in Segments)
+        {
+            path.Append('/');
+            if (segment.Kind == RouteSegmentKind.Literal)
+            {
+                path.Append(Uri.EscapeDataString(segment.Value));
+                continue;
+            }
+
+            string value = values[next++];
+            if (segment.Kind == RouteSegmentKind.Parameter && (string.IsNullOrEmpty(value) || (segment.Constraint is { } constraint && !constraint.Accepts(value.AsSpan()))))
+            {
+                throw new InvalidOperationException($"The instance value '{value}' listed for {Template} cannot be its '{{{segment.Value}}}': it must be a non-empty segment{(segment.Constraint is { } c ? " that is " + c.Name : string.Empty)}.");
+            }
+
+            path.Append(segment.Kind == RouteSegmentKind.CatchAll
+                ? string.Join('/', Array.ConvertAll((value ?? string.Empty).Split('/'), Uri.EscapeDataString))
+                : Uri.EscapeDataString(value));
+        }
+
+        return path.Length == 0 ? "/" : path.ToString();
+    }
+
     public RouteHandler? GetHandler(CoapCode method) => method.IsRequest && method.Value < _handlers.Length ? _handlers[method.Value] : null;
 
     public void SetHandler(CoapCode method, RouteHandler handler)

@@ -118,6 +118,58 @@ public sealed class CoapRouteBuilder
         return this;
     }
 
+    /// <summary>
+    /// Lists the resources a template with one parameter names now in <c>/.well-known/core</c>: a template has no single
+    /// link (RFC 6690 section 2 links a target URI), so without this it is not listed at all. <paramref name="values"/>
+    /// runs at each discovery request and gives the parameter's value of each resource that exists then; each becomes a
+    /// link with the route's attributes.
+    /// </summary>
+    /// <remarks>For "/lamps/{id:int}": <c>.ListInstances(() =&gt; store.Ids.Select(id =&gt; id.ToString(CultureInfo.InvariantCulture)))</c>.
+    /// A value that the template's constraint refuses fails the discovery request (5.00, logged), naming it. Calling this
+    /// again replaces the function.</remarks>
+    /// <param name="values">The value of each resource's parameter.</param>
+    /// <returns>This builder.</returns>
+    /// <exception cref="ArgumentException">The template does not have exactly one parameter.</exception>
+    public CoapRouteBuilder ListInstances(Func<IEnumerable<string>> values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        if (_route.ParameterCount != 1)
+        {
+            throw new ArgumentException($"The template {_route.Template} has {_route.ParameterCount} parameters: list its instances with one value per parameter (ListInstances(Func<IEnumerable<IReadOnlyList<string>>>)).", nameof(values));
+        }
+
+        _route.Instances = () => Single(values());
+        return this;
+
+        static IEnumerable<IReadOnlyList<string>> Single(IEnumerable<string> values)
+        {
+            foreach (string value in values)
+            {
+                yield return [value];
+            }
+        }
+    }
+
+    /// <summary>
+    /// Lists the resources a template with parameters names now in <c>/.well-known/core</c>, as
+    /// <see cref="ListInstances(Func{IEnumerable{string}})"/> does, for any number of parameters: <paramref name="values"/>
+    /// gives each resource's values in the template's order ("/rooms/{room}/sensors/{sensor}": <c>["kitchen", "t1"]</c>).
+    /// </summary>
+    /// <param name="values">Each resource's parameter values, in the template's order.</param>
+    /// <returns>This builder.</returns>
+    /// <exception cref="ArgumentException">The template has no parameter (its one link is listed already).</exception>
+    public CoapRouteBuilder ListInstances(Func<IEnumerable<IReadOnlyList<string>>> values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        if (!_route.HasParameters)
+        {
+            throw new ArgumentException($"The template {_route.Template} has no parameter: discovery lists it as it is.", nameof(values));
+        }
+
+        _route.Instances = values;
+        return this;
+    }
+
     /// <summary>Leaves the route out of /.well-known/core.</summary>
     /// <returns>This builder.</returns>
     public CoapRouteBuilder HideFromDiscovery()

@@ -560,7 +560,7 @@ public sealed partial class CoapServer
         route = _router.Match(message, out values);
         if (route is null)
         {
-            return new CoapResponse(CoapCode.NotFound);
+            return NotFound(message);
         }
 
         handler = route.GetHandler(message.Code);
@@ -579,6 +579,23 @@ public sealed partial class CoapServer
         }
 
         return RequestPreconditions.CheckContentFormats(message, route);
+    }
+
+    /// <summary>
+    /// 4.04 Not Found; for a path with a trailing slash ("/lamps/", an empty last Uri-Path) whose route matches without
+    /// it, with a diagnostic payload naming that route. RFC 7252 section 6.4 makes the two URIs different resources, so
+    /// the request is not served by it; the payload says what the client likely meant (section 5.5.2), naming only the
+    /// route, nothing of the request, so its size stays bounded.
+    /// </summary>
+    private CoapResponse NotFound(CoapMessage message)
+    {
+        string[] path = message.GetUriPathSegments();
+        if (path is [.., ""] && _router.Match(path[..^1], out _) is { } near)
+        {
+            return CoapResponse.Diagnostic(CoapCode.NotFound, $"Not found with the trailing slash: the route {near.Template} matches this path without it (RFC 7252 section 6.4 makes them two resources).");
+        }
+
+        return new CoapResponse(CoapCode.NotFound);
     }
 
     /// <summary>A synchronous handler's call, waiting for its lane.</summary>

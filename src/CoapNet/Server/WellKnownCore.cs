@@ -5,7 +5,8 @@ namespace CoapNet.Server;
 
 /// <summary>
 /// The server's <c>/.well-known/core</c> resource (RFC 7252 section 7.2, RFC 6690): its routes as CoRE Link Format,
-/// with their attributes, less the hidden ones and the templates with parameters (no single link names them).
+/// with their attributes, less the hidden ones; a template with parameters, which no single link names, is listed by the
+/// instances its route lists now (<see cref="CoapRouteBuilder.ListInstances(Func{IEnumerable{string}})"/>), if any.
 /// </summary>
 /// <remarks>No state or lock of its own: it reads the router's routes per request, as the server did before it was split out (routes are mapped before the server starts).</remarks>
 internal sealed class WellKnownCore(CoapRouter router)
@@ -26,12 +27,26 @@ internal sealed class WellKnownCore(CoapRouter router)
         List<CoapLink> links = [];
         foreach (CoapRoute route in router.Routes)
         {
-            if (route.IsHidden || route.HasParameters)
+            if (route.IsHidden)
             {
                 continue;
             }
 
-            CoapLink link = ToLink(route);
+            if (!route.HasParameters)
+            {
+                Add(ToLink(route, route.Template));
+            }
+            else if (route.Instances is { } instances)
+            {
+                foreach (IReadOnlyList<string> values in instances())
+                {
+                    Add(ToLink(route, route.InstancePath(values)));
+                }
+            }
+        }
+
+        void Add(CoapLink link)
+        {
             if (filterName is null || Matches(link, filterName, filterValue!))
             {
                 links.Add(link);
@@ -41,7 +56,7 @@ internal sealed class WellKnownCore(CoapRouter router)
         return CoapResponse.Content(System.Text.Encoding.UTF8.GetBytes(CoapLinkFormat.Format(links)), CoapContentFormat.LinkFormat);
     }
 
-    private static CoapLink ToLink(CoapRoute route)
+    private static CoapLink ToLink(CoapRoute route, string target)
     {
         List<KeyValuePair<string, string?>> attributes = [];
         if (route.Title is not null)
@@ -74,7 +89,7 @@ internal sealed class WellKnownCore(CoapRouter router)
             attributes.Add(new("obs", null));
         }
 
-        return new CoapLink(route.Template, attributes);
+        return new CoapLink(target, attributes);
     }
 
     // RFC 6690 section 4.1: "href" matches the target, other names an attribute; a trailing '*' matches a prefix;

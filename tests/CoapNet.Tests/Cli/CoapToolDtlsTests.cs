@@ -1,6 +1,9 @@
+using System.Net;
+using System.Net.Sockets;
 using CoapNet.Dtls;
 using CoapNet.Messages;
 using CoapNet.Tests.Dtls;
+using CoapNet.Tests.Interop;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Cli;
@@ -34,16 +37,59 @@ public sealed class CoapToolDtlsTests
     }
 
     [Fact]
-    public async Task AWrongKeyGetsNoAnswerAndSaysSo()
+    public async Task AWrongKeyIsOneLineThatSaysSo()
     {
-        // The handshake cannot complete; whether the client hears an alert or only silence is the DTLS layer's (today: silence until --timeout).
         await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/who", _ => CoapResponse.Content("no")), out DtlsServerTransport _);
+        string uri = DtlsLoopback.Uri(server.EndPoint, "/who").ToString();
 
-        CoapToolResult result = await CoapTool.RunAsync("get", DtlsLoopback.Uri(server.EndPoint, "/who").ToString(), "-u", DtlsLoopback.Identity, "-k", "wrong", "--timeout", "3");
+        // Whether the server alerts or drops our Finished and waits (RFC 6347 section 4.1.2.7), it answered our hello:
+        // within -B the tool names a wrong key as the likely cause.
+        CoapToolResult result = await CoapTool.RunAsync("get", uri, "-u", DtlsLoopback.Identity, "-k", "wrong", "--timeout", "3");
 
-        result.ExitCode.Should().NotBe(0, result.ToString());
+        result.ExitCode.Should().Be(1, result.ToString());
         result.Output.Should().BeEmpty();
-        result.Error.Should().Contain("error:");
+        result.ErrorLines.Should().ContainSingle().Which.Should().StartWith($"error: {uri}: the server at 127.0.0.1:{server.EndPoint.Port} ").And.EndWith("(wrong key?)");
+    }
+
+    [Theory]
+    [InlineData(20, "bad_record_mac (wrong key?)")]
+    [InlineData(51, "decrypt_error (wrong key?)")]
+    public async Task AServersAlertIsOneLineThatNamesItAndItsLikelyCause(byte alert, string said)
+    {
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/hello", _ => CoapResponse.Content("no")), out DtlsServerTransport _);
+        await using UdpRelay relay = new(server.EndPoint, new FinishedRefusal(alert).Rule);
+        string uri = DtlsLoopback.Uri(relay.EndPoint, "/hello").ToString();
+
+        CoapToolResult result = await CoapTool.RunAsync("get", uri, "-u", DtlsLoopback.Identity, "-k", "wrong");
+
+        result.ExitCode.Should().Be(1, result.ToString());
+        result.ErrorLines.Should().Equal($"error: {uri}: the server at {relay.EndPoint} refused the DTLS handshake: {said}");
+    }
+
+    [Fact]
+    public async Task AnUnknownIdentityIsOneLineThatSaysSo()
+    {
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/who", _ => CoapResponse.Content("no")), out DtlsServerTransport _);
+        string uri = DtlsLoopback.Uri(server.EndPoint, "/who").ToString();
+
+        CoapToolResult result = await CoapTool.RunAsync("get", uri, "-u", "stranger", "-k", "secretPSK");
+
+        result.ExitCode.Should().Be(1, result.ToString());
+        result.ErrorLines.Should().Equal($"error: {uri}: the server at 127.0.0.1:{server.EndPoint.Port} refused the DTLS handshake: unknown_psk_identity (unknown identity?)");
+    }
+
+    [Fact]
+    public async Task AServerThatNeverAnswersTheHandshakeIsAHandshakeTimeoutNotANoAnswer()
+    {
+        // Bound, so no ICMP port unreachable ends it sooner, and never read.
+        using UdpClient silent = new(new IPEndPoint(IPAddress.Loopback, 0));
+        int port = ((IPEndPoint)silent.Client.LocalEndPoint!).Port;
+        string uri = $"coaps://127.0.0.1:{port}/hello";
+
+        CoapToolResult result = await CoapTool.RunAsync("get", uri, "-u", DtlsLoopback.Identity, "-k", "secretPSK", "-B", "1");
+
+        result.ExitCode.Should().Be(3, result.ToString());
+        result.ErrorLines.Should().Equal($"error: {uri}: the DTLS handshake with 127.0.0.1:{port} got no answer within 1 s: nothing answers DTLS at that address and port");
     }
 
     [Theory]

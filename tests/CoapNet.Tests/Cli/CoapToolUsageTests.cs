@@ -50,6 +50,19 @@ public sealed class CoapToolUsageTests
         result.Error.Should().Contain("error:").And.Contain("--help");
     }
 
+    [Theory]
+    [InlineData("coap://127.0.0.1:99999/hello", "the port 99999 is out of range (1 to 65535)")]
+    [InlineData("coap://127.0.0.1:0/hello", "the port 0 is out of range (1 to 65535)")]
+    [InlineData("coap://[::1]:70000/hello", "the port 70000 is out of range (1 to 65535)")]
+    [InlineData("coaps+tcp://127.0.0.1:5x/hello", "'5x' is not a port number")]
+    public async Task APortOutOfRangeIsSaidToBeThePortsFault(string uri, string said)
+    {
+        CoapToolResult result = await CoapTool.RunAsync("get", uri);
+
+        result.ExitCode.Should().Be(2, result.ToString());
+        result.ErrorLines[0].Should().Be($"error: '{uri}': {said}.");
+    }
+
     [Fact]
     public async Task AnUnreadablePayloadFileIsBadUsage()
     {

@@ -66,7 +66,7 @@ public sealed class SecureTransportInstrumentationTests : IDisposable
 
         // The server's counts (the clients' own handshakes count too, as established or failed on their side).
         Wait.Until(() => Handshakes("refused").Count >= 1, "the refusal was counted");
-        Handshakes("failed").Should().Contain(t => Equals(t["error.type"], "bad_record_mac"));
+        Handshakes("failed").Should().Contain(t => Equals(t.GetValueOrDefault("error.type"), "bad_record_mac"));
         Handshakes("established").Should().NotBeEmpty();
         Handshakes("refused").Should().ContainSingle().Which["error.type"].Should().Be("session_bound");
     }
@@ -129,14 +129,11 @@ public sealed class SecureTransportInstrumentationTests : IDisposable
         using DtlsAttacker attacker = await DtlsAttacker.CompleteCookieExchangeAsync(server.EndPoint);
         await attacker.ReceiveAlertAsync();
 
-        // The same verified ClientHello, again and again: each is refused at MaxSessions with an alert.
+        // The same verified ClientHello, again and again: each is refused at MaxSessions with an alert (waited for one at
+        // a time, so no alert is lost to a full receive buffer).
         for (int i = 0; i < 999; i++)
         {
             await attacker.ResendClientHelloAsync(recordSequence: 2 + i);
-        }
-
-        for (int i = 0; i < 999; i++)
-        {
             await attacker.ReceiveAlertAsync();
         }
 

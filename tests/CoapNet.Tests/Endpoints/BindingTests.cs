@@ -185,6 +185,24 @@ public sealed class BindingTests : IDisposable
     }
 
     [Fact]
+    public void RequiredAndInitOnlyMembersBindFromCborAndAnAbsentInitOnlyOneKeepsItsInitializersValue()
+    {
+        LampOrder? received = null;
+        _host.Server.MapPost("/orders", (LampOrder order) => { received = order; });
+
+        // {"Name": "hall"}: no Level, whose initializer gives 50.
+        CoapMessage response = _host.Send(CoapCode.Post, "/orders", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Convert.FromHexString("A1644E616D656468616C6C");
+        });
+
+        response.Code.Should().Be(CoapCode.Changed);
+        received!.Name.Should().Be("hall");
+        received.Level.Should().Be(50);
+    }
+
+    [Fact]
     public void TextBytesAndStreamPayloadsAreBoundAsTheyAre()
     {
         _host.Server.MapPost("/text", ([FromBody] string text) => text.ToUpperInvariant());
@@ -226,7 +244,7 @@ public sealed class ServiceBindingTests : IDisposable
         CoapMessage missing = _host.Send(CoapCode.Get, "/lamps/2");
 
         found.Code.Should().Be(CoapCode.Content);
-        found.GetPayloadString().Should().Be("""{"Id":1,"Name":"desk","On":true,"Brightness":0.5}""");
+        found.GetPayloadString().Should().Be("""{"id":1,"name":"desk","on":true,"brightness":0.5}""");
         missing.Code.Should().Be(CoapCode.NotFound);
         missing.GetPayloadString().Should().Be("No lamp 2.");
         _data.Created.Should().Be(2, "each request resolves the scoped store in a scope of its own");

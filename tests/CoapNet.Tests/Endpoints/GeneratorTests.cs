@@ -51,7 +51,7 @@ public sealed class GeneratorTests
 
         diagnostics.Where(d => d.Severity >= DiagnosticSeverity.Warning).Should().BeEmpty();
         output.GetDiagnostics().Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.ToString()).Should().BeEmpty();
-        generated.Should().Contain("InterceptsLocation(").And.Contain("CoapCbor.Register<global::Reading>");
+        generated.Should().Contain("InterceptsLocation(").And.Contain("CoapCbor.Register<global::Reading>").And.Contain("CoapJson.Register<global::Reading>");
         generated.Split("[global::System.Runtime.CompilerServices.InterceptsLocation(").Length.Should().Be(8, "one interceptor per MapX call");
     }
 
@@ -119,7 +119,142 @@ public sealed class GeneratorTests
             && d.GetMessage(System.Globalization.CultureInfo.InvariantCulture).Contains("Anything", StringComparison.Ordinal));
     }
 
-    private static (Compilation Output, ImmutableArray<Diagnostic> Diagnostics, string Generated) Run(string source)
+    [Fact]
+    public void TheJsonMetadataItWritesReadsAndWritesEveryShapeWithoutReflection()
+    {
+        (Compilation output, ImmutableArray<Diagnostic> diagnostics, _) = Run(Usings + """
+            using System.Collections.Generic;
+            using System.Text.Json;
+            using System.Text.Json.Serialization;
+
+            public enum Kind { Temperature, Humidity }
+            [JsonConverter(typeof(JsonStringEnumConverter<Mode>))] public enum Mode { Off, Eco }
+            public struct Point { public int X { get; set; } public int Y { get; set; } }
+            public sealed class Upper : JsonConverter<string>
+            {
+                public override string Read(ref Utf8JsonReader reader, Type type, JsonSerializerOptions options) => reader.GetString()!.ToLowerInvariant();
+                public override void Write(Utf8JsonWriter writer, string value, JsonSerializerOptions options) => writer.WriteStringValue(value.ToUpperInvariant());
+            }
+
+            public sealed class Sensor
+            {
+                public required string Name { get; init; }
+                public Kind Kind { get; set; }
+                public Mode Mode { get; set; }
+                public Kind? Spare { get; set; }
+                public Point At { get; set; }
+                [JsonPropertyOrder(-1)] public int First { get; set; }
+                [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] public string? Note { get; set; }
+                [JsonPropertyName("v")] public IReadOnlyList<double> Values { get; init; } = [];
+                public IDictionary<string, int> Counts { get; set; } = new Dictionary<string, int>();
+                public IReadOnlyDictionary<string, Point>? Places { get; set; }
+                public ICollection<Guid> Ids { get; set; } = new List<Guid>();
+                public IList<long>? Longs { get; set; }
+                public IEnumerable<bool>? Flags { get; set; }
+                public byte[]? Raw { get; set; }
+                [JsonConverter(typeof(Upper))] public string Shout { get; set; } = "";
+            }
+
+            public sealed record Reading(Guid Sensor, double[] Values, int? Battery)
+            {
+                public string Unit { get; init; } = "C";
+            }
+
+            public static class Program
+            {
+                public static void Main()
+                {
+                    var server = new CoapServer();
+                    server.MapPost("/s", (Sensor sensor) => sensor);
+                    server.MapPost("/r", (Reading reading) => reading);
+                }
+            }
+            """);
+        diagnostics.Where(d => d.Severity >= DiagnosticSeverity.Warning).Should().BeEmpty();
+        output.GetDiagnostics().Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.ToString()).Should().BeEmpty();
+
+        // Run it: mapping registers the metadata, which alone (no reflection resolver) reads and writes the types.
+        using MemoryStream image = new();
+        output.Emit(image).Success.Should().BeTrue();
+        System.Reflection.Assembly assembly = System.Reflection.Assembly.Load(image.ToArray());
+        assembly.GetType("Program")!.GetMethod("Main")!.Invoke(null, null);
+        System.Text.Json.JsonSerializerOptions generated = new(System.Text.Json.JsonSerializerDefaults.Web) { TypeInfoResolver = CoapNet.Endpoints.CoapJson.Generated };
+
+        string sensor = RoundTrip(assembly.GetType("Sensor")!, """
+            {"name":"t1","kind":1,"mode":"Eco","spare":null,"at":{"x":1,"y":2},"first":7,"v":[0.5],"counts":{"a":1},
+             "places":{"p":{"x":3,"y":4}},"ids":["00000000-0000-0000-0000-000000000001"],"longs":[9],"flags":[true],"raw":"AQI=","shout":"Hey"}
+            """, generated);
+        string reading = RoundTrip(assembly.GetType("Reading")!, """{"SENSOR":"00000000-0000-0000-0000-000000000002","values":[1,2],"battery":null,"unit":"F"}""", generated);
+        string unitless = RoundTrip(assembly.GetType("Reading")!, """{"sensor":"00000000-0000-0000-0000-000000000002","values":[],"battery":3}""", generated);
+
+        sensor.Should().Be("""{"first":7,"name":"t1","kind":1,"mode":"Eco","spare":null,"at":{"x":1,"y":2},"v":[0.5],"counts":{"a":1},"places":{"p":{"x":3,"y":4}},"ids":["00000000-0000-0000-0000-000000000001"],"longs":[9],"flags":[true],"raw":"AQI=","shout":"HEY"}""");
+        reading.Should().Be("""{"sensor":"00000000-0000-0000-0000-000000000002","values":[1,2],"battery":null,"unit":"F"}""");
+        unitless.Should().Be("""{"sensor":"00000000-0000-0000-0000-000000000002","values":[],"battery":3,"unit":"C"}""", "an init-only member the JSON does not have keeps its initializer's value");
+        FluentActions.Invoking(() => RoundTrip(assembly.GetType("Sensor")!, """{"kind":0}""", generated))
+            .Should().Throw<System.Text.Json.JsonException>().WithMessage("*name*", "C#'s required is JSON's required");
+
+        static string RoundTrip(Type type, string json, System.Text.Json.JsonSerializerOptions options)
+            => System.Text.Json.JsonSerializer.Serialize(System.Text.Json.JsonSerializer.Deserialize(json, options.GetTypeInfo(type)), options.GetTypeInfo(type));
+    }
+
+    [Theory]
+    [InlineData("EnableAotAnalyzer", true)]
+    [InlineData("EnableTrimAnalyzer", true)]
+    [InlineData(null, false)]
+    public void ATypeWithoutJsonMetadataIsAWarningNamingItOnlyWhenTheBuildIsTrimmed(string? property, bool warned)
+    {
+        (_, ImmutableArray<Diagnostic> diagnostics, _) = Run(Usings + """
+            using System.Text.Json.Serialization;
+            [JsonPolymorphic] [JsonDerivedType(typeof(Dimmer), "dimmer")]
+            public class Device { public string Name { get; set; } = ""; }
+            public sealed class Dimmer : Device { public int Level { get; set; } }
+            public sealed class Holder { public object Anything { get; set; } = 1; }
+
+            public static class Program
+            {
+                public static void Main()
+                {
+                    var server = new CoapServer();
+                    server.MapPut("/d", ([FromBody] Device device) => "ok");
+                    server.MapGet("/h", () => new Holder());
+                }
+            }
+            """, property is null ? null : new() { ["build_property." + property] = "true" });
+
+        Diagnostic[] missing = [.. diagnostics.Where(d => d.Id == "COAPGEN006")];
+        if (!warned)
+        {
+            missing.Should().BeEmpty("reflection reads and writes JSON where the build is not trimmed");
+            return;
+        }
+
+        missing.Should().HaveCount(2).And.OnlyContain(d => d.Severity == DiagnosticSeverity.Warning);
+        missing.Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture)).Should().Contain(m => m.StartsWith("Device gets no JSON metadata", StringComparison.Ordinal) && m.Contains("[JsonPolymorphic]", StringComparison.Ordinal))
+            .And.Contain(m => m.StartsWith("Holder gets no JSON metadata", StringComparison.Ordinal) && m.Contains("Anything", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void ATypeAContextOfTheApplicationsDeclaresIsNoWarning()
+    {
+        (_, ImmutableArray<Diagnostic> diagnostics, _) = Run(Usings + """
+            using System.Text.Json.Serialization;
+            [JsonPolymorphic] [JsonDerivedType(typeof(Dimmer), "dimmer")]
+            public class Device { public string Name { get; set; } = ""; }
+            public sealed class Dimmer : Device { public int Level { get; set; } }
+
+            [JsonSerializable(typeof(Device))]
+            public partial class AppJson : JsonSerializerContext { }
+
+            public static class Program
+            {
+                public static void Main() => new CoapServer().MapPut("/d", ([FromBody] Device device) => "ok");
+            }
+            """, new() { ["build_property.PublishAot"] = "true" });
+
+        diagnostics.Should().NotContain(d => d.Id == "COAPGEN006");
+    }
+
+    private static (Compilation Output, ImmutableArray<Diagnostic> Diagnostics, string Generated) Run(string source, Dictionary<string, string>? buildProperties = null)
     {
         CSharpParseOptions parse = CSharpParseOptions.Default.WithLanguageVersion(LanguageVersion.Preview)
             .WithFeatures([new KeyValuePair<string, string>("InterceptorsNamespaces", "CoapNet.Generated")]);
@@ -131,9 +266,26 @@ public sealed class GeneratorTests
             [CSharpSyntaxTree.ParseText(source, parse)],
             references,
             new CSharpCompilationOptions(OutputKind.ConsoleApplication, nullableContextOptions: NullableContextOptions.Enable));
-        GeneratorDriver driver = CSharpGeneratorDriver.Create([new EndpointGenerator().AsSourceGenerator()], parseOptions: parse);
+        GeneratorDriver driver = CSharpGeneratorDriver.Create([new EndpointGenerator().AsSourceGenerator()], parseOptions: parse, optionsProvider: new BuildProperties(buildProperties ?? []));
         driver = driver.RunGeneratorsAndUpdateCompilation(compilation, out Compilation output, out ImmutableArray<Diagnostic> diagnostics);
         string generated = string.Concat(driver.GetRunResult().GeneratedTrees.Select(tree => tree.ToString()));
         return (output, diagnostics, generated);
+    }
+
+    /// <summary>The MSBuild properties a build makes visible to the compiler (build_property.X), as the SDK passes them.</summary>
+    private sealed class BuildProperties(Dictionary<string, string> properties) : Microsoft.CodeAnalysis.Diagnostics.AnalyzerConfigOptionsProvider
+    {
+        private static readonly Options None = new([]);
+
+        public override Microsoft.CodeAnalysis.Diagnostics.AnalyzerConfigOptions GlobalOptions { get; } = new Options(properties);
+
+        public override Microsoft.CodeAnalysis.Diagnostics.AnalyzerConfigOptions GetOptions(SyntaxTree tree) => None;
+
+        public override Microsoft.CodeAnalysis.Diagnostics.AnalyzerConfigOptions GetOptions(AdditionalText textFile) => None;
+
+        private sealed class Options(Dictionary<string, string> values) : Microsoft.CodeAnalysis.Diagnostics.AnalyzerConfigOptions
+        {
+            public override bool TryGetValue(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out string? value) => values.TryGetValue(key, out value);
+        }
     }
 }

@@ -34,7 +34,6 @@ internal sealed class HandlerHost : IDisposable
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = Time },
         };
-        options.Handlers.JsonTypeInfoResolver = EndpointJsonContext.Default;
         configure?.Invoke(options);
         Server = new CoapServer(options);
         Peer = new TestPeer(Network, "10.0.0.1");

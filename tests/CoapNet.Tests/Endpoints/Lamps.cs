@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
 
 namespace CoapNet.Tests.Endpoints;
@@ -17,6 +18,16 @@ public sealed class LampPatch
 
     [JsonIgnore]
     public string Secret { get; set; } = "kept";
+}
+
+/// <summary>An order whose name C# requires and whose level is init-only: JSON without the name does not bind.</summary>
+public sealed class LampOrder
+{
+    public required string Name { get; set; }
+
+    public int? Level { get; init; } = 50;
+
+    public LampColor Color { get; set; }
 }
 
 /// <summary>A type that only a CoapResults.Content call names: the generator finds it there.</summary>
@@ -69,11 +80,21 @@ public sealed class LampStoreData
     public int Disposed { get; set; }
 }
 
-/// <summary>The JSON metadata of the test types, source-generated as an AOT application's would be.</summary>
+/// <summary>
+/// How the tests read and write JSON as a client would, with the web defaults the server uses (camelCase, names matched
+/// without regard to case); source-generated, as an AOT application's context would be.
+/// </summary>
+[JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
 [JsonSerializable(typeof(Lamp))]
 [JsonSerializable(typeof(LampPatch))]
 [JsonSerializable(typeof(List<Lamp>))]
 [JsonSerializable(typeof(Lamp[]))]
 internal sealed partial class EndpointJsonContext : JsonSerializerContext
+{
+}
+
+/// <summary>An application's context made with System.Text.Json's own defaults (PascalCase), as the user had.</summary>
+[JsonSerializable(typeof(Lamp))]
+internal sealed partial class PascalJsonContext : JsonSerializerContext
 {
 }

@@ -86,6 +86,17 @@ public sealed class PipelineTests : IDisposable
     }
 
     [Fact]
+    public void AnEndpointInAGroupListsItsInstancesUnderTheGroupsPrefix()
+    {
+        _host.Server.MapGroup("/floor/{level:int}").MapGet("/lamps/{id:int}", (int level, int id) => $"{level}.{id}")
+            .WithResourceType("lamp").ListInstances(() => [["1", "4"], ["2", "9"]]);
+
+        string links = _host.Send(CoapCode.Get, "/.well-known/core").GetPayloadString();
+
+        links.Should().Be("</floor/1/lamps/4>;rt=\"lamp\",</floor/2/lamps/9>;rt=\"lamp\"");
+    }
+
+    [Fact]
     public void AProtectedEndpointAnswersUnauthorizedToAPeerWithoutIdentity()
     {
         _host.Server.MapGet("/secret", () =>

@@ -29,7 +29,7 @@ public sealed class HostedHandlerTests : IAsyncLifetime
         HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
         builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Endpoints:0"] = "udp://127.0.0.1:0" });
         builder.Services.AddSingleton(_data).AddScoped<LampStore>();
-        builder.Services.AddCoapServer(options => options.Handlers.JsonTypeInfoResolver = EndpointJsonContext.Default);
+        builder.Services.AddCoapServer();
         _host = builder.Build();
         CoapRouteGroupBuilder lamps = _host.MapGroup("/lamps");
         lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound());
@@ -83,7 +83,7 @@ public sealed class HostedHandlerTests : IAsyncLifetime
             cbor.ExitCode.Should().Be(0, cborOutput);
             CoapCbor.Deserialize<Lamp>(await File.ReadAllBytesAsync(cborFile)).Should().Be(new Lamp(1, "desk", true, 0.5));
             json.ExitCode.Should().Be(0, jsonOutput);
-            jsonOutput.Trim().Should().Be("""{"Id":1,"Name":"desk","On":true,"Brightness":0.5}""");
+            jsonOutput.Trim().Should().Be("""{"id":1,"name":"desk","on":true,"brightness":0.5}""");
         }
         finally
         {
