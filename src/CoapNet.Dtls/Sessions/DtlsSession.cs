@@ -118,9 +118,9 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>
     /// How the engine ended the handshake itself, when it did (<see cref="HandshakeOutcome.Stalled"/>,
-    /// <see cref="HandshakeOutcome.Evicted"/>), set before it closes the session; null otherwise.
+    /// <see cref="HandshakeOutcome.Evicted"/>; <see cref="TryEndHandshake"/>); null otherwise.
     /// </summary>
-    public string? EndedAs { get; set; }
+    public string? EndedAs { get; private set; }
 
     /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
     public Exception? Failure { get; set; }
@@ -455,6 +455,26 @@ internal sealed class DtlsSession : DatagramTransport
 
         MarkClosed(reason);
         _onClosed(this);
+    }
+
+    /// <summary>
+    /// Ends the handshake, if it is still under way, as <paramref name="outcome"/> (stalled, evicted) for
+    /// <paramref name="reason"/>: its thread wakes and fails. False when it has just completed (or closed), which then stands.
+    /// </summary>
+    public bool TryEndHandshake(string outcome, string reason)
+    {
+        lock (_queueGate)
+        {
+            if (_state != Handshaking)
+            {
+                return false;
+            }
+
+            EndedAs = outcome;
+        }
+
+        MarkClosed(reason);
+        return true;
     }
 
     /// <summary>Marks the session closed and wakes a handshake thread waiting for a datagram.</summary>

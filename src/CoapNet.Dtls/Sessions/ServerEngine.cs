@@ -126,11 +126,13 @@ internal sealed partial class ServerEngine : DtlsEngine
     private void Stalled(HandshakeSlot slot)
         => End(slot, HandshakeOutcome.Stalled, $"stalled: {PeerName} answered none of our flights for {_options.HandshakeStallTimeout.TotalSeconds:0.#} s after the cookie exchange (HandshakeStallTimeout)");
 
-    /// <summary>Ends a handshake under way: its thread wakes and fails, logs and counts it with <paramref name="outcome"/>; its place is free now.</summary>
+    /// <summary>
+    /// Ends a handshake under way: its thread wakes and fails, logs and counts it with <paramref name="outcome"/>; its
+    /// place is free now. One that completed meanwhile is left alone (Establish and this take the same lock).
+    /// </summary>
     private void End(HandshakeSlot slot, string outcome, string reason)
     {
-        slot.Session.EndedAs = outcome;
-        slot.Session.MarkClosed(reason);
+        slot.Session.TryEndHandshake(outcome, reason);
         _slots.Remove(slot);
     }
 
@@ -195,12 +197,14 @@ internal sealed partial class ServerEngine : DtlsEngine
             return false;
         }
 
+        DtlsSession? evicted = null;
+        TimeSpan idle = TimeSpan.Zero;
         lock (_evictionGate)
         {
             long now = Time.GetTimestamp();
             if (_evictionCandidates.Count == 0)
             {
-                if (now < Volatile.Read(ref _noCandidateUntil))
+                if (now < _noCandidateUntil)
                 {
                     return false;
                 }
@@ -210,25 +214,30 @@ internal sealed partial class ServerEngine : DtlsEngine
 
             while (_evictionCandidates.TryDequeue(out DtlsSession? candidate))
             {
-                TimeSpan idle = Time.GetElapsedTime(candidate.LastReceived, now);
-                if (!candidate.IsEstablished || idle < threshold)
+                idle = Time.GetElapsedTime(candidate.LastReceived, now);
+                if (candidate.IsEstablished && idle >= threshold)
                 {
-                    continue;
+                    evicted = candidate;
+                    break;
                 }
-
-                candidate.Close($"it was evicted: idle for {idle.TotalSeconds:0} s (past SessionEvictionThreshold) when {_options.MaxSessions} sessions existed and a new client came (MaxSessions)");
-                CoapInstrumentation.RecordEvicted(Channels.CoapPeer.DtlsScheme);
-                if (MayLog(LogLevel.Information))
-                {
-                    Log.Evicted(Logger, candidate.Remote, idle.TotalSeconds);
-                }
-
-                return true;
             }
 
-            _noCandidateUntil = now + Time.TimestampFrequency;
-            return false;
+            if (evicted is null)
+            {
+                _noCandidateUntil = now + Time.TimestampFrequency;
+                return false;
+            }
         }
+
+        // Closed outside the lock: closing tells the layer above the session is lost.
+        evicted.Close($"it was evicted: idle for {idle.TotalSeconds:0} s (past SessionEvictionThreshold) when {_options.MaxSessions} sessions existed and a new client came (MaxSessions)");
+        CoapInstrumentation.RecordEvicted(Channels.CoapPeer.DtlsScheme);
+        if (MayLog(LogLevel.Information))
+        {
+            Log.Evicted(Logger, evicted.Remote, idle.TotalSeconds);
+        }
+
+        return true;
     }
 
     private void FindCandidates(long now, TimeSpan threshold)

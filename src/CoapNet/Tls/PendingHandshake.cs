@@ -4,10 +4,9 @@ using CoapNet.Transports;
 namespace CoapNet.Tls;
 
 /// <summary>
-/// The place one connection holds among a TLS listener's <see cref="TlsServerOptions.MaxPendingHandshakes"/>, from its
-/// accept until the server takes it up: counted against its address, and ranked for eviction by what its peer has
-/// said. A TLS client speaks first (its ClientHello, RFC 8446 section 4.1.2), so a connection that never sent a byte is
-/// evicted before any that did, the one open longest first; one that spoke only once it has been silent for a second.
+/// One connection from its accept until the server takes it up after its TLS handshake: first among those waiting to
+/// speak or for a handshake place, then among <see cref="TlsServerOptions.MaxPendingHandshakes"/>
+/// (<see cref="HandshakeAdmission"/>), counted against its address and ranked for eviction by what its peer has said.
 /// </summary>
 internal sealed class PendingHandshake : IAdmissionEntry, IDisposable
 {
@@ -17,6 +16,7 @@ internal sealed class PendingHandshake : IAdmissionEntry, IDisposable
     private readonly CancellationTokenSource _evicted = new();
     private long _lastReceived;
     private volatile bool _spoke;
+    private volatile bool _handshaking;
     private volatile bool _completed;
 
     public PendingHandshake(IPEndPoint remote, TimeProvider time)
@@ -26,11 +26,7 @@ internal sealed class PendingHandshake : IAdmissionEntry, IDisposable
         _time = time;
         _acceptedAt = time.GetTimestamp();
         _stalledAfterTicks = time.TimestampFrequency;
-        OnReceived = () =>
-        {
-            Volatile.Write(ref _lastReceived, _time.GetTimestamp());
-            _spoke = true;
-        };
+        OnReceived = MarkSpoke;
     }
 
     /// <summary>The peer.</summary>
@@ -48,7 +44,11 @@ internal sealed class PendingHandshake : IAdmissionEntry, IDisposable
     /// <summary>True once evicted.</summary>
     public bool IsEvicted => _evicted.IsCancellationRequested;
 
-    /// <inheritdoc/>
+    /// <summary>
+    /// While it waits: one that never spoke first (the one open longest first; a TLS client speaks first, its
+    /// ClientHello, RFC 8446 section 4.1.2), then one that spoke and waits for a handshake place. In a handshake: only
+    /// once its peer has been silent for a second; never once handshaken.
+    /// </summary>
     public long EvictionOrder(long now)
     {
         if (_completed)
@@ -56,21 +56,40 @@ internal sealed class PendingHandshake : IAdmissionEntry, IDisposable
             return long.MaxValue;
         }
 
-        if (!_spoke)
+        if (!_handshaking)
         {
-            // Never spoke: ahead of every connection that did, the one open longest first.
-            return (long.MinValue / 2) + _acceptedAt;
+            return _spoke ? _acceptedAt : (long.MinValue / 2) + _acceptedAt;
         }
 
         long received = Volatile.Read(ref _lastReceived);
         return now - received >= _stalledAfterTicks ? received : long.MaxValue;
     }
 
+    /// <summary>The peer's bytes arrived now.</summary>
+    public void MarkSpoke()
+    {
+        Volatile.Write(ref _lastReceived, _time.GetTimestamp());
+        _spoke = true;
+    }
+
+    /// <summary>It has a handshake place from now on.</summary>
+    public void EnterHandshake() => _handshaking = true;
+
     /// <summary>The handshake completed: the connection waits to be taken up and is not evicted any more.</summary>
     public void Complete() => _completed = true;
 
-    /// <summary>Ends the handshake for a newcomer.</summary>
-    public void Evict() => _evicted.Cancel();
+    /// <summary>Ends the wait or the handshake for a newcomer.</summary>
+    public void Evict()
+    {
+        try
+        {
+            _evicted.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // It ended by itself between being chosen and being told: nothing left to end.
+        }
+    }
 
     /// <inheritdoc/>
     public void Dispose() => _evicted.Dispose();

@@ -17,14 +17,15 @@ namespace CoapNet.Tls;
 /// <see cref="TransportConnection.SecurityContext"/>. Knows nothing of CoAP.
 /// </summary>
 /// <remarks>
-/// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/>, and never hold up the accepting
-/// of other connections; at most <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be
-/// taken, and at most <see cref="TlsServerOptions.MaxPendingHandshakesPerAddress"/> of one address. At a bound a new
-/// connection takes the place of a handshake whose peer never spoke (the one open longest) or has been silent for a
-/// second, and is closed at once only when there is none, so connections held open and silent cannot shut new clients
-/// out. A failed handshake (a plain CoAP client, a malformed record, an untrusted certificate, silence) closes only its
-/// connection, with the reason in the log (rate-limited) and the <c>coap.tls.connections.refused</c> metric; nothing is
-/// ever sent to such a peer but TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
+/// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/> from the accept, and never hold
+/// up the accepting of other connections. A connection waits apart until its peer speaks (a TLS client speaks first), so
+/// connections held open and silent never take a handshake place from one that speaks; then at most
+/// <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be taken, at most
+/// <see cref="TlsServerOptions.MaxPendingHandshakesPerAddress"/> of one address, given in the order their peers spoke, a
+/// stalled one (silent for a second) giving its place up (<see cref="HandshakeAdmission"/>). A failed handshake (a plain
+/// CoAP client, a malformed record, an untrusted certificate, silence) closes only its connection, with the reason in
+/// the log (rate-limited) and the <c>coap.tls.connections.refused</c> metric; nothing is ever sent to such a peer but
+/// TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
 /// </remarks>
 public sealed class TlsConnectionListener : IConnectionListener
 {
@@ -35,7 +36,7 @@ public sealed class TlsConnectionListener : IConnectionListener
     private readonly LogRateLimiter _failureLog;
     private readonly SslServerAuthenticationOptions _authentication;
     private readonly TimeSpan _handshakeTimeout;
-    private readonly AdmissionTable<PendingHandshake> _pending;
+    private readonly HandshakeAdmission _admission;
     private readonly Channel<(TlsConnection Connection, PendingHandshake Place)> _ready;
     private readonly CancellationTokenSource _stopping = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -65,7 +66,11 @@ public sealed class TlsConnectionListener : IConnectionListener
         _logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Tls.TlsConnectionListener");
         _failureLog = new LogRateLimiter(_time, 10);
         _handshakeTimeout = options.HandshakeTimeout;
-        _pending = new AdmissionTable<PendingHandshake>(options.MaxPendingHandshakes, options.MaxPendingHandshakesPerAddress);
+        _admission = new HandshakeAdmission(options, _time, (evicted, newcomer) =>
+        {
+            CoapInstrumentation.RecordTlsRefused("evicted");
+            LogFailure(evicted.Remote, $"its handshake was ended for {newcomer}: every place was taken, and its peer had been silent for a second");
+        });
         _ready = Channel.CreateBounded<(TlsConnection, PendingHandshake)>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
 
         bool asked = options.ClientCertificateMode != TlsClientCertificateMode.None;
@@ -151,6 +156,7 @@ public sealed class TlsConnectionListener : IConnectionListener
 
         // The handshakes in progress end at the cancellation; what completed and was not taken is closed.
         await _drained.Task.ConfigureAwait(false);
+        _admission.Dispose();
         while (_ready.Reader.TryRead(out (TlsConnection Connection, PendingHandshake Place) unclaimed))
         {
             Free(unclaimed.Place);
@@ -184,28 +190,28 @@ public sealed class TlsConnectionListener : IConnectionListener
             }
 
             PendingHandshake place = new(accepted.RemoteEndPoint, _time);
-            AdmissionRefusal refusal = _pending.TryAdmit(place, _time.GetTimestamp(), out PendingHandshake? evicted);
+            AdmissionRefusal refusal = _admission.TryAdmit(place, out PendingHandshake? evicted);
             if (refusal != AdmissionRefusal.None)
             {
-                // Past a bound with nothing to evict: refused before any TLS is spoken, so a flood of connections costs
-                // the others nothing.
+                // Every place to wait is held by a connection that spoke and waits for a handshake: refused before any
+                // TLS is spoken, so a flood of connections costs the others nothing.
                 place.Dispose();
                 bool perAddress = refusal == AdmissionRefusal.SourceBound;
+                (int capacity, int perSource) = _admission.WaitingBounds;
                 CoapInstrumentation.RecordTlsRefused(perAddress ? "address_bound" : "handshake_bound");
                 LogFailure(accepted.RemoteEndPoint, perAddress
-                    ? $"its address ({place.Group}) has {_pending.PerSource} handshakes in progress, all speaking (TlsServerOptions.MaxPendingHandshakesPerAddress)"
-                    : $"{_pending.Capacity} handshakes are in progress, all speaking (TlsServerOptions.MaxPendingHandshakes)");
-                accepted.Abort(new IOException("Too many TLS handshakes in progress."));
+                    ? $"its address ({place.Group}) has {perSource} connections waiting for a TLS handshake (8 x TlsServerOptions.MaxPendingHandshakesPerAddress)"
+                    : $"{capacity} connections wait for a TLS handshake (8 x TlsServerOptions.MaxPendingHandshakes)");
+                accepted.Abort(new IOException("Too many connections waiting for a TLS handshake."));
                 await accepted.DisposeAsync().ConfigureAwait(false);
                 continue;
             }
 
             if (evicted is not null)
             {
-                // Its handshake ends at once (and says nothing more); the newcomer has its place.
+                // Its wait ends at once (it is told nothing); the newcomer has its place.
                 CoapInstrumentation.RecordTlsRefused("evicted");
-                LogFailure(evicted.Remote, $"its handshake was ended for a new connection from {accepted.RemoteEndPoint} while every place was taken: its peer had not spoken for a second, or at all");
-                evicted.Evict();
+                LogFailure(evicted.Remote, $"it was closed for a new connection from {accepted.RemoteEndPoint} while every place to wait was taken, having waited longest (without speaking, or for a handshake place)");
             }
 
             Interlocked.Increment(ref _references);
@@ -227,6 +233,14 @@ public sealed class TlsConnectionListener : IConnectionListener
             using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token, place.Evicted);
             try
             {
+                // A TLS client speaks first (its ClientHello): until it has, it waits apart, and takes no handshake place.
+                if (!await PeerSpokeAsync(accepted, linked.Token).ConfigureAwait(false))
+                {
+                    throw new IOException("the peer closed the connection without a word");
+                }
+
+                place.MarkSpoke();
+                await _admission.EnterHandshakeAsync(place, linked.Token).ConfigureAwait(false);
                 connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, place.OnReceived, linked.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
@@ -268,11 +282,22 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
     }
 
-    /// <summary>Gives up a connection's place among the pending handshakes (a no-op when it was evicted).</summary>
+    /// <summary>Gives up a connection's place, waiting or in a handshake (a no-op when it was evicted).</summary>
     private void Free(PendingHandshake place)
     {
-        _pending.Remove(place);
+        _admission.Leave(place);
         place.Dispose();
+    }
+
+    /// <summary>True once the peer's first bytes are there (left in the pipe for TLS to read); false when it closed first.</summary>
+    private static async Task<bool> PeerSpokeAsync(TransportConnection connection, CancellationToken cancellationToken)
+    {
+        System.IO.Pipelines.PipeReader input = connection.Transport.Input;
+        System.IO.Pipelines.ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+
+        // Consumed and examined nothing: SslStream's first read returns these bytes at once.
+        input.AdvanceTo(result.Buffer.Start);
+        return !result.Buffer.IsEmpty;
     }
 
     private void Release()

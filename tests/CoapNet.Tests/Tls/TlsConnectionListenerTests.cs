@@ -36,7 +36,7 @@ public sealed class TlsConnectionListenerTests
     }
 
     [Fact]
-    public async Task PastTheBoundANewConnectionTakesThePlaceOfAHandshakeWhosePeerNeverSpoke()
+    public async Task AConnectionThatNeverSpeaksWaitsApartAndTakesNoHandshakePlace()
     {
         ManualTimeProvider time = new();
         InMemoryListener inner = new();
@@ -46,20 +46,44 @@ public sealed class TlsConnectionListenerTests
         ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
 
         InMemoryConnection silent = inner.Connect(40001);
-        Wait.Until(() => time.ActiveTimerCount == 1, "the first handshake holds the only place");
+        Wait.Until(() => time.ActiveTimerCount == 1, "the silent connection waits, its timeout armed");
         InMemoryConnection client = inner.Connect(40002);
         await using SslStream ssl = await HandshakeAsync(client);
         await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
+        time.Advance(Timeout);
 
-        (await ReadToEndAsync(silent.Input)).Should().Be(0, "a TLS client speaks first; one that never did gave its place up, and was told nothing");
-        accepted.Should().NotBeNull();
-        accepted!.RemoteEndPoint.Port.Should().Be(40002);
+        accepted!.RemoteEndPoint.Port.Should().Be(40002, "a TLS client speaks first; the one that never did held no handshake place");
         accepted.SecurityContext.Should().BeNull("the client presented no certificate, so nothing about it is authenticated");
         ssl.NegotiatedApplicationProtocol.ToString().Should().Be("coap");
+        (await ReadToEndAsync(silent.Input)).Should().Be(0, "it was closed at the handshake timeout, and told nothing");
     }
 
     [Fact]
-    public async Task PastTheBoundANewConnectionIsRefusedWhileTheHandshakeSpeaksAndTakesItsPlaceOnceItIsSilentASecond()
+    public async Task WhenMoreConnectionsWaitThanTheBoundTheOneSilentLongestIsClosed()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsServerOptions options = Options();
+        options.MaxPendingHandshakes = 1;
+        await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
+        _ = listener.AcceptAsync();
+        List<InMemoryConnection> silent = [];
+        for (int i = 0; i < HandshakeAdmission.WaitingFactor; i++)
+        {
+            silent.Add(inner.Connect(40001 + i));
+            Wait.Until(() => time.ActiveTimerCount == silent.Count, "each waits, its timeout armed");
+            time.Advance(TimeSpan.FromMilliseconds(1));
+        }
+
+        InMemoryConnection newcomer = inner.Connect(40100);
+
+        (await ReadToEndAsync(silent[0].Input)).Should().Be(0, "eight may wait with one handshake place; the one silent longest gave its place up");
+        Wait.Until(() => time.ActiveTimerCount == HandshakeAdmission.WaitingFactor, "the newcomer waits in its place");
+        newcomer.IsDisposed.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task ANewcomerWaitsWhileTheHandshakeInProgressSpeaksAndTakesItsPlaceOnceItIsSilentASecond()
     {
         ManualTimeProvider time = new();
         InMemoryListener inner = new();
@@ -70,38 +94,42 @@ public sealed class TlsConnectionListenerTests
         ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
         InMemoryConnection speaking = await SpeakingAsync(inner, 40001);
 
-        InMemoryConnection refused = inner.Connect(40002);
-        long refusedBytes = await ReadToEndAsync(refused.Input);
+        InMemoryConnection client = inner.Connect(40002);
+        Task<SslStream> handshake = HandshakeAsync(client);
+        Wait.Until(() => time.ActiveTimerCount == 3, "the newcomer spoke and waits for the place (two timeouts and the admission's timer)");
         time.Advance(TimeSpan.FromSeconds(1));
-        InMemoryConnection client = inner.Connect(40003);
-        await using SslStream ssl = await HandshakeAsync(client);
+        await using SslStream ssl = await handshake;
         await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
 
-        refusedBytes.Should().Be(0, "closed at once, before any TLS was spoken: the handshake in progress had spoken just now");
+        accepted!.RemoteEndPoint.Port.Should().Be(40002, "it waited for the place instead of being closed, and got it");
         Func<Task> closed = () => ReadToEndAsync(speaking.Input);
-        await closed.Should().NotThrowAsync("silent for a second, it gave its place up: its connection was closed");
-        accepted!.RemoteEndPoint.Port.Should().Be(40003);
+        await closed.Should().NotThrowAsync("silent for a second, the handshake in progress gave its place up: its connection was closed");
     }
 
     [Fact]
-    public async Task AnAddressAtItsBoundCannotTakeThePlacesOfOthers()
+    public async Task AnAddressAtItsBoundWaitsForItsOwnHandshakesWhileOthersGoFirst()
     {
         ManualTimeProvider time = new();
         InMemoryListener inner = new();
         TlsServerOptions options = Options();
         options.MaxPendingHandshakesPerAddress = 1;
+        options.HandshakeTimeout = TimeSpan.FromMinutes(1);
         await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
-        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        Task<TransportConnection?> accepting = listener.AcceptAsync().AsTask();
         await SpeakingAsync(inner, 40001);
 
         InMemoryConnection sameAddress = inner.Connect(40002);
-        long refusedBytes = await ReadToEndAsync(sameAddress.Input);
+        Task<SslStream> waiting = HandshakeAsync(sameAddress);
+        Wait.Until(() => time.ActiveTimerCount == 3, "the second connection of 10.0.0.2 spoke and waits");
         InMemoryConnection otherAddress = inner.Connect(40003, clientAddress: System.Net.IPAddress.Parse("192.0.2.7"));
-        await using SslStream ssl = await HandshakeAsync(otherAddress);
-        await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
+        await using SslStream other = await HandshakeAsync(otherAddress);
+        await using TransportConnection? first = await accepting.WaitAsync(Wait.DefaultBound);
+        time.Advance(TimeSpan.FromSeconds(1));
+        await using SslStream same = await waiting;
+        await using TransportConnection? second = await listener.AcceptAsync().AsTask().WaitAsync(Wait.DefaultBound);
 
-        refusedBytes.Should().Be(0, "10.0.0.2 is at its bound (MaxPendingHandshakesPerAddress) with a handshake that speaks");
-        accepted!.RemoteEndPoint.Address.ToString().Should().Be("192.0.2.7");
+        first!.RemoteEndPoint.Address.ToString().Should().Be("192.0.2.7", "10.0.0.2 is at its bound (MaxPendingHandshakesPerAddress), 192.0.2.7 is not");
+        second!.RemoteEndPoint.Port.Should().Be(40002, "once its address's handshake was silent a second, it took that place");
     }
 
     [Fact]
@@ -204,7 +232,7 @@ public sealed class TlsConnectionListenerTests
     private static async Task<SslStream> HandshakeAsync(InMemoryConnection client)
     {
         SslStream ssl = new(new DuplexPipeStream(client));
-        await ssl.AuthenticateAsClientAsync(ClientOptions()).WaitAsync(Wait.DefaultBound);
+        await Task.Run(() => ssl.AuthenticateAsClientAsync(ClientOptions())).WaitAsync(Wait.DefaultBound);
         return ssl;
     }
 
