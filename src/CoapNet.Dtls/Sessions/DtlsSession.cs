@@ -189,14 +189,20 @@ internal sealed class DtlsSession : DatagramTransport
             _finishedAuthenticated = true;
         }
 
-        long sequence = macSequenceNumber & ((1L << 48) - 1);
-        long seen = Volatile.Read(ref _highestAuthenticated);
-        while (sequence > seen)
+        // BouncyCastle authenticates on the handshake thread, then on the receive thread.
+        RaiseTo(ref _highestAuthenticated, macSequenceNumber & ((1L << 48) - 1));
+    }
+
+    /// <summary>An atomic maximum: raises <paramref name="field"/> to <paramref name="value"/> unless it is higher already.</summary>
+    private static void RaiseTo(ref long field, long value)
+    {
+        long seen = Volatile.Read(ref field);
+        while (value > seen)
         {
-            long found = Interlocked.CompareExchange(ref _highestAuthenticated, sequence, seen);
+            long found = Interlocked.CompareExchange(ref field, value, seen);
             if (found == seen)
             {
-                break;
+                return;
             }
 
             seen = found;
@@ -671,19 +677,8 @@ internal sealed class DtlsSession : DatagramTransport
         {
             if (RecordProtection.ReadEpoch(rest) == 1)
             {
-                // An atomic maximum: BouncyCastle writes from the receive thread (its last flight) and from senders.
-                long sequence = RecordProtection.ReadSequence(rest);
-                long seen = Volatile.Read(ref _written);
-                while (sequence > seen)
-                {
-                    long found = Interlocked.CompareExchange(ref _written, sequence, seen);
-                    if (found == seen)
-                    {
-                        break;
-                    }
-
-                    seen = found;
-                }
+                // BouncyCastle writes from the receive thread (its last flight) and from senders.
+                RaiseTo(ref _written, RecordProtection.ReadSequence(rest));
             }
 
             if (rest[0] == 25)

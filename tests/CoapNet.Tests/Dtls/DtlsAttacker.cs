@@ -131,6 +131,22 @@ internal sealed class DtlsAttacker : IDisposable
         return alert[14];
     }
 
+    /// <summary>
+    /// A DTLS 1.2 record of <paramref name="type"/> and <paramref name="epoch"/> with 40 random bytes where its
+    /// ciphertext and tag belong: well formed, and authenticating under no key.
+    /// </summary>
+    public static byte[] Forged(Random random, byte type, ushort epoch)
+    {
+        byte[] record = new byte[13 + 40];
+        random.NextBytes(record);
+        record[0] = type;
+        record[1] = 0xFE;
+        record[2] = 0xFD;
+        BinaryPrimitives.WriteUInt16BigEndian(record.AsSpan(3), epoch);
+        BinaryPrimitives.WriteUInt16BigEndian(record.AsSpan(11), 40);
+        return record;
+    }
+
     /// <summary>The record sequence number of <paramref name="record"/> (RFC 6347 section 4.1).</summary>
     public static long Sequence(byte[] record) => (long)(BinaryPrimitives.ReadUInt64BigEndian(record.AsSpan(3)) & 0xFFFF_FFFF_FFFFUL);
 

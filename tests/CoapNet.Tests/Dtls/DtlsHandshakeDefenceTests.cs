@@ -26,11 +26,8 @@ public sealed class DtlsHandshakeDefenceTests
     [Fact]
     public async Task AHandshakeSilentAfterTheCookieExchangeEndsAtTheStallTimeoutAndANewClientGetsItsPlace()
     {
-        ManualTimeProvider time = new();
-        ListLoggerFactory log = new(LogLevel.Information);
-        DtlsServerOptions options = Options(time, log);
-        options.MaxConcurrentHandshakes = 1;
-        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options);
+        (LoopbackServer started, ManualTimeProvider time, ListLoggerFactory log) = Start(o => o.MaxConcurrentHandshakes = 1);
+        await using LoopbackServer server = started;
         using DtlsAttacker silent = await DtlsAttacker.CompleteCookieExchangeAsync(server.EndPoint);
         await silent.ReceiveServerHelloAsync();
         await using CoapClient client = PatientClient();
@@ -92,12 +89,12 @@ public sealed class DtlsHandshakeDefenceTests
     [Fact]
     public async Task WhenEveryPlaceIsTakenANewClientTakesThePlaceOfTheHandshakeStalledLongest()
     {
-        ManualTimeProvider time = new();
-        ListLoggerFactory log = new(LogLevel.Information);
-        DtlsServerOptions options = Options(time, log);
-        options.MaxConcurrentHandshakes = 2;
-        options.HandshakeStallTimeout = TimeSpan.FromMinutes(1);
-        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options);
+        (LoopbackServer started, ManualTimeProvider time, ListLoggerFactory log) = Start(o =>
+        {
+            o.MaxConcurrentHandshakes = 2;
+            o.HandshakeStallTimeout = TimeSpan.FromMinutes(1);
+        });
+        await using LoopbackServer server = started;
         using DtlsAttacker older = await DtlsAttacker.CompleteCookieExchangeAsync(server.EndPoint, IPAddress.Parse("127.0.0.2"));
         await older.ReceiveServerHelloAsync();
         time.Advance(TimeSpan.FromSeconds(1));
@@ -116,12 +113,12 @@ public sealed class DtlsHandshakeDefenceTests
     [Fact]
     public async Task AHandshakeIsNotTakenFromAPeerThatMayStillBeAnsweringAndTheClientsRetransmissionGetsInOnceItIsLate()
     {
-        ManualTimeProvider time = new();
-        ListLoggerFactory log = new(LogLevel.Information);
-        DtlsServerOptions options = Options(time, log);
-        options.MaxConcurrentHandshakes = 1;
-        options.HandshakeStallTimeout = TimeSpan.FromMinutes(1);
-        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options);
+        (LoopbackServer started, ManualTimeProvider time, ListLoggerFactory log) = Start(o =>
+        {
+            o.MaxConcurrentHandshakes = 1;
+            o.HandshakeStallTimeout = TimeSpan.FromMinutes(1);
+        });
+        await using LoopbackServer server = started;
         using DtlsAttacker first = await DtlsAttacker.CompleteCookieExchangeAsync(server.EndPoint, IPAddress.Parse("127.0.0.2"));
         await first.ReceiveServerHelloAsync();
 
@@ -139,11 +136,8 @@ public sealed class DtlsHandshakeDefenceTests
     [Fact]
     public async Task ASourceAtItsBoundCannotTakeThePlacesOfOthers()
     {
-        ManualTimeProvider time = new();
-        ListLoggerFactory log = new(LogLevel.Information);
-        DtlsServerOptions options = Options(time, log);
-        options.MaxConcurrentHandshakesPerAddress = 1;
-        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options);
+        (LoopbackServer started, ManualTimeProvider time, ListLoggerFactory log) = Start(o => o.MaxConcurrentHandshakesPerAddress = 1);
+        await using LoopbackServer server = started;
         using DtlsAttacker first = await DtlsAttacker.CompleteCookieExchangeAsync(server.EndPoint, IPAddress.Parse("127.0.0.2"));
         await first.ReceiveServerHelloAsync();
 
@@ -198,18 +192,9 @@ public sealed class DtlsHandshakeDefenceTests
 
         // Established, and still on BouncyCastle's record layer (no application record yet): a forged record of epoch 1
         // from the client's own address fails authentication there, and must not end the session (RFC 6347 section 4.1.2.7).
-        byte[] forged = new byte[13 + 40];
-        new Random(3).NextBytes(forged);
-        forged[0] = 22;
-        forged[1] = 0xFE;
-        forged[2] = 0xFD;
-        forged[3] = 0;
-        forged[4] = 1;
-        forged[11] = 0;
-        forged[12] = 40;
-        network.SendRaw(forged, target);
-        forged[0] = 23;
-        network.SendRaw(forged, target);
+        Random random = new(3);
+        network.SendRaw(DtlsAttacker.Forged(random, 22, epoch: 1), target);
+        network.SendRaw(DtlsAttacker.Forged(random, 23, epoch: 1), target);
         await DtlsAttacker.BarrierAsync(target);
 
         client.Send(Get(1), target, session);
@@ -242,6 +227,16 @@ public sealed class DtlsHandshakeDefenceTests
         Transports.AddressGroup.Of(IPAddress.Parse("::ffff:192.0.2.7")).Should().NotBe(Transports.AddressGroup.Of(IPAddress.Parse("::ffff:192.0.2.8")), "mapped IPv4 addresses share one /64, and must not share one place");
         Transports.AddressGroup.Of(IPAddress.Parse("192.0.2.7")).ToString().Should().Be("192.0.2.7");
         Transports.AddressGroup.Of(IPAddress.Parse("2001:db8:1:2::1")).ToString().Should().Be("2001:db8:1:2::/64");
+    }
+
+    /// <summary>A server on a manual clock that answers GET /x with "ok" and keeps its log, its options adjusted by <paramref name="configure"/>.</summary>
+    private static (LoopbackServer Server, ManualTimeProvider Time, ListLoggerFactory Log) Start(Action<DtlsServerOptions> configure)
+    {
+        ManualTimeProvider time = new();
+        ListLoggerFactory log = new(LogLevel.Information);
+        DtlsServerOptions options = Options(time, log);
+        configure(options);
+        return (DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out _, options), time, log);
     }
 
     private static DtlsServerOptions Options(ManualTimeProvider time, ILoggerFactory? log = null)

@@ -97,22 +97,9 @@ public sealed class DtlsSessionTests
             junk.Add(noise);
         }
 
-        byte[] forged = new byte[13 + 40];
-        random.NextBytes(forged);
-        forged[0] = 0x17;
-        forged[1] = 0xFE;
-        forged[2] = 0xFD;
-        forged[3] = 0x00;
-        forged[4] = 0x01;
-        forged[11] = 0x00;
-        forged[12] = 40;
-        junk.Add(forged);
-        byte[] otherEpoch = (byte[])forged.Clone();
-        otherEpoch[4] = 0x07;
-        junk.Add(otherEpoch);
-        byte[] alert = (byte[])forged.Clone();
-        alert[0] = 0x15;
-        junk.Add(alert);
+        junk.Add(DtlsAttacker.Forged(random, 0x17, epoch: 1));
+        junk.Add(DtlsAttacker.Forged(random, 0x17, epoch: 7));
+        junk.Add(DtlsAttacker.Forged(random, 0x15, epoch: 1));
         foreach (byte[] datagram in junk)
         {
             network.SendRaw(datagram, server.EndPoint);

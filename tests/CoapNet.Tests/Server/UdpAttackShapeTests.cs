@@ -36,9 +36,7 @@ public sealed class UdpAttackShapeTests
                 int ofThis = 0;
                 for (byte token = 1; token <= 5; token++)
                 {
-                    CoapMessage register = new() { Type = CoapMessageType.NonConfirmable, Code = CoapCode.Get, MessageId = (ushort)((i * 8) + token), Token = new[] { token }, Observe = 0 };
-                    register.UriPath = "/obs";
-                    attacker.Send(register, VirtualTimeServer.Address);
+                    attacker.Send(Get("/obs", (ushort)((i * 8) + token), token, observe: true, CoapMessageType.NonConfirmable), VirtualTimeServer.Address);
                     server.Settle();
                     if (attacker.Last.Parsed.Observe is not null)
                     {
@@ -54,17 +52,10 @@ public sealed class UdpAttackShapeTests
             server.Server.Observations.Should().Be(40);
 
             // The real client: its observation is refused as RFC 7641 section 4.1 says (a plain response), its request answered.
-            CoapMessage get = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 7, Token = new byte[] { 7 }, Observe = 0 };
-            get.UriPath = "/obs";
-            server.Send(get);
-            server.Settle();
-            server.Peer.Last.Parsed.Code.Should().Be(CoapCode.Content);
-            server.Peer.Last.Parsed.Observe.Should().BeNull();
-            CoapMessage plain = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 8, Token = new byte[] { 8 } };
-            plain.UriPath = "/x";
-            server.Send(plain);
-            server.Settle();
-            server.Peer.Last.Parsed.GetPayloadString().Should().Be("ok");
+            CoapMessage realClient = Ask(server, Get("/obs", 7, 7, observe: true));
+            realClient.Code.Should().Be(CoapCode.Content);
+            realClient.Observe.Should().BeNull();
+            Ask(server, Get("/x", 8, 8)).GetPayloadString().Should().Be("ok");
         }
         finally
         {
@@ -87,22 +78,31 @@ public sealed class UdpAttackShapeTests
             {
                 TestPeer attacker = new(server.Network, oneAddress ? $"10.0.9.9:{20000 + i}" : $"10.{1 + (i / 250)}.0.{1 + (i % 250)}:40000");
                 attackers.Add(attacker);
-                CoapMessage request = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 1, Token = new byte[] { 1 } };
-                request.UriPath = "/x";
-                attacker.Send(request, VirtualTimeServer.Address);
+                attacker.Send(Get("/x", 1, 1), VirtualTimeServer.Address);
             }
 
             server.Settle();
             attackers.Should().OnlyContain(a => a.Received.Count == 1 && a.Last.Parsed.GetPayloadString() == "ok");
-            CoapMessage get = new() { Type = CoapMessageType.Confirmable, Code = CoapCode.Get, MessageId = 9, Token = new byte[] { 9 } };
-            get.UriPath = "/x";
-            server.Send(get);
-            server.Settle();
-            server.Peer.Last.Parsed.GetPayloadString().Should().Be("ok");
+            Ask(server, Get("/x", 9, 9)).GetPayloadString().Should().Be("ok");
         }
         finally
         {
             attackers.ForEach(a => a.Dispose());
         }
+    }
+
+    private static CoapMessage Get(string path, ushort messageId, byte token, bool observe = false, CoapMessageType type = CoapMessageType.Confirmable)
+    {
+        CoapMessage request = new() { Type = type, Code = CoapCode.Get, MessageId = messageId, Token = new[] { token }, Observe = observe ? 0u : null };
+        request.UriPath = path;
+        return request;
+    }
+
+    /// <summary>Sends <paramref name="request"/> from the server's test peer and returns the answer.</summary>
+    private static CoapMessage Ask(VirtualTimeServer server, CoapMessage request)
+    {
+        server.Send(request);
+        server.Settle();
+        return server.Peer.Last.Parsed;
     }
 }
