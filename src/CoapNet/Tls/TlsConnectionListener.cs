@@ -156,12 +156,14 @@ public sealed class TlsConnectionListener : IConnectionListener
 
         // The handshakes in progress end at the cancellation; what completed and was not taken is closed.
         await _drained.Task.ConfigureAwait(false);
-        _admission.Dispose();
         while (_ready.Reader.TryRead(out (TlsConnection Connection, PendingHandshake Place) unclaimed))
         {
             Free(unclaimed.Place);
             await unclaimed.Connection.DisposeAsync().ConfigureAwait(false);
         }
+
+        // Last: freeing a place above may still arm its timer.
+        _admission.Dispose();
     }
 
     private async Task AcceptLoopAsync()
