@@ -14,6 +14,7 @@ using CoapNet.Channels;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
 
 int port = 5683;
 int tcpPort = 5683;
@@ -76,11 +77,23 @@ if ((certFile is null) != (keyFile is null))
     return 2;
 }
 
+// What an operator needs on the console, at Information: failed and refused handshakes (DTLS and TLS) with the peer, the
+// reason and the alert, evictions, malformed input; each kind rate-limited where it is logged, and never a key. The
+// endpoints' per-exchange lines (a retransmission given up, a 5.03 for a connection's full window) stay at Warning.
+using ILoggerFactory logging = LoggerFactory.Create(builder => builder
+    .AddSimpleConsole(console =>
+    {
+        console.SingleLine = true;
+        console.TimestampFormat = "HH:mm:ss ";
+    })
+    .SetMinimumLevel(LogLevel.Information)
+    .AddFilter("CoapNet.Messaging", LogLevel.Warning));
+
 // Every endpoint from its address; sockets are bound when the server starts, all of them or none.
 CoapServerOptions options = new()
 {
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
-    Endpoint = { Blockwise = SampleResources.Blockwise },
+    Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
     Udp = { ReceiveSockets = receiveSockets },
 };
 options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, port));

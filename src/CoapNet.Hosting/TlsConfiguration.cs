@@ -8,7 +8,8 @@ namespace CoapNet.Hosting;
 /// <summary>
 /// What configuration cannot bind by itself onto the coaps+tcp options (RFC 8323 section 9.1): the credentials, which are
 /// objects read from files or the certificate store (<see cref="CoapCredentialConfiguration"/>). The rest
-/// ("ClientCertificateMode", "HandshakeTimeout", "MaxPendingHandshakes", "EnabledProtocols", "CheckCertificateRevocation")
+/// ("ClientCertificateMode", "HandshakeTimeout", "MaxPendingHandshakes", "MaxPendingHandshakesPerAddress",
+/// "EnabledProtocols", "CheckCertificateRevocation")
 /// binds by name.
 /// </summary>
 /// <example>

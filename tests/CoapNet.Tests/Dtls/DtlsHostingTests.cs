@@ -83,6 +83,25 @@ public sealed class DtlsHostingTests
     }
 
     [Fact]
+    public void TheHandshakeDefencesAreReadByTheirOptionNames()
+    {
+        IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Identity"] = "device-1",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Key"] = "secret",
+            ["Coap:Endpoints:secure:Dtls:HandshakeStallTimeout"] = "00:00:08",
+            ["Coap:Endpoints:secure:Dtls:MaxConcurrentHandshakesPerAddress"] = "64",
+            ["Coap:Endpoints:secure:Dtls:SessionEvictionThreshold"] = "00:02:00",
+        }).Build();
+
+        DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection("Coap:Endpoints:secure:Dtls"));
+
+        options.HandshakeStallTimeout.Should().Be(TimeSpan.FromSeconds(8));
+        options.MaxConcurrentHandshakesPerAddress.Should().Be(64);
+        options.SessionEvictionThreshold.Should().Be(TimeSpan.FromMinutes(2));
+    }
+
+    [Fact]
     public void ACertificateIsFoundInTheCertificateStoreByItsThumbprint()
     {
         using X509Certificate2 ca = DtlsKeys.NewAuthority("CoapNet Test CA");

@@ -19,7 +19,8 @@ public sealed class VirtualTimeServer : IDisposable
     /// <param name="map">Maps the server's routes.</param>
     /// <param name="maxPendingRequests">The server's <see cref="CoapServerOptions.MaxPendingRequests"/>; null for the default.</param>
     /// <param name="deliversImmediately">The network's <see cref="InMemoryNetwork.DeliversImmediately"/>.</param>
-    public VirtualTimeServer(Action<CoapServer> map, int? maxPendingRequests = null, bool deliversImmediately = false)
+    /// <param name="configure">Adjusts the server's options (limits) before it is made; its transport, scheduler and clock stay the test's.</param>
+    public VirtualTimeServer(Action<CoapServer> map, int? maxPendingRequests = null, bool deliversImmediately = false, Action<CoapServerOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(map);
         Network = new InMemoryNetwork(Time) { DeliversImmediately = deliversImmediately };
@@ -32,6 +33,8 @@ public sealed class VirtualTimeServer : IDisposable
         {
             options.MaxPendingRequests = max;
         }
+
+        configure?.Invoke(options);
 
         Server = new CoapServer(options);
         map(Server);
