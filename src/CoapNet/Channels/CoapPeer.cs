@@ -8,7 +8,12 @@ namespace CoapNet.Channels;
 /// detected and per-peer state is kept by this identity, never by a bare address (RFC 7252 section
 /// 9.1.1: once DTLS exists, a response only matches a request sent in the same security context).
 /// </summary>
-/// <remarks>Immutable; equal when the scheme, the endpoint, the security context and the host name (if any) are equal.</remarks>
+/// <remarks>
+/// Immutable; equal when the scheme, the security context and the host name (if any) are equal and, on an unsecured
+/// transport, the endpoint. On a secured one the session is the peer and its address is the session's business: a
+/// DTLS session that a Connection ID moved to a new address (RFC 9146) is the same peer, so what is pending in it
+/// keeps matching (RFC 7252 section 9.1.2 matches in the same session and epoch, not at the same address).
+/// </remarks>
 public sealed class CoapPeer : IEquatable<CoapPeer>
 {
     /// <summary>The "coap" scheme: RFC 7252 over UDP.</summary>
@@ -48,7 +53,7 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
         HostName = hostName;
         _hashCode = HashCode.Combine(
             StringComparer.Ordinal.GetHashCode(scheme),
-            endPoint,
+            securityContext is null ? endPoint : null,
             securityContext,
             hostName is null ? 0 : StringComparer.OrdinalIgnoreCase.GetHashCode(hostName));
     }
@@ -103,13 +108,13 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
         return new(TlsScheme, endPoint, null, hostName);
     }
 
-    /// <summary>Equality by scheme, endpoint, security context and host name.</summary>
+    /// <summary>Equality by scheme, security context, host name and, without a security context, endpoint.</summary>
     /// <param name="left">One peer.</param>
     /// <param name="right">The other.</param>
     /// <returns>True when equal.</returns>
     public static bool operator ==(CoapPeer? left, CoapPeer? right) => left is null ? right is null : left.Equals(right);
 
-    /// <summary>Inequality by scheme, endpoint, security context and host name.</summary>
+    /// <summary>Inequality by scheme, security context, host name and, without a security context, endpoint.</summary>
     /// <param name="left">One peer.</param>
     /// <param name="right">The other.</param>
     /// <returns>True when different.</returns>
@@ -121,8 +126,8 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
             && (ReferenceEquals(this, other)
                 || (_hashCode == other._hashCode
                     && string.Equals(Scheme, other.Scheme, StringComparison.Ordinal)
-                    && EndPoint.Equals(other.EndPoint)
                     && ReferenceEquals(SecurityContext, other.SecurityContext)
+                    && (SecurityContext is not null || EndPoint.Equals(other.EndPoint))
                     && string.Equals(HostName, other.HostName, StringComparison.OrdinalIgnoreCase)));
 
     /// <inheritdoc/>

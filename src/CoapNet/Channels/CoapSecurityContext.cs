@@ -12,7 +12,8 @@ namespace CoapNet.Channels;
 /// <remarks>
 /// Two contexts are equal only when they are the same object: a secure transport creates one per session it
 /// establishes (a new handshake with the same peer and identity is a new session, and a response sent in the old one
-/// does not answer a request sent in the new one). Transports create it; applications read it, through
+/// does not answer a request sent in the new one, unless the endpoint opted out of RFC 7252 section 9.1.2 with
+/// <see cref="Messaging.CoapEndpointOptions.SessionMatching"/>). Transports create it; applications read it, through
 /// <see cref="CoapPeer.Identity"/>, to authorize.
 /// </remarks>
 public sealed class CoapSecurityContext

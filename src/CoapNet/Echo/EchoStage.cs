@@ -39,7 +39,10 @@ internal sealed class EchoStage : CoapStage
     private readonly long _window;
     private byte[]? _key;
     private readonly object _gate = new();
-    private readonly Dictionary<CoapPeer, long> _verified = [];
+
+    // By peer and address: a DTLS session that its Connection ID moved is the same peer (RFC 9146), but its new address
+    // has not shown that it receives there (RFC 9146 section 6, RFC 9175 section 2.4) until it returns an Echo value.
+    private readonly Dictionary<CoapPeer, long> _verified = new(AddressedPeers.Instance);
 
     /// <param name="options">What the server requires; a client endpoint passes its (disabled) defaults.</param>
     /// <param name="time">The endpoint's clock: Echo values carry its timestamps.</param>
@@ -279,5 +282,18 @@ internal sealed class EchoStage : CoapStage
 
             _verified[peer] = madeAt;
         }
+    }
+
+    /// <summary>
+    /// Peers equal as <see cref="CoapPeer"/>s are and at the same address. Entries a lost session left at its earlier
+    /// addresses are dropped as they expire, within <see cref="EchoOptions.MaxVerifiedPeers"/>.
+    /// </summary>
+    private sealed class AddressedPeers : IEqualityComparer<CoapPeer>
+    {
+        public static readonly AddressedPeers Instance = new();
+
+        public bool Equals(CoapPeer? x, CoapPeer? y) => x is null ? y is null : x.Equals(y) && x.EndPoint.Equals(y!.EndPoint);
+
+        public int GetHashCode(CoapPeer peer) => HashCode.Combine(peer, peer.EndPoint);
     }
 }

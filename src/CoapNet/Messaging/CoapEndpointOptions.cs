@@ -97,6 +97,17 @@ public sealed class CoapEndpointOptions
     /// </summary>
     public Retransmission.CoapRetransmissionPolicy RetransmissionPolicy { get; set; } = Retransmission.CoapRetransmissionPolicy.Rfc7252;
 
+    /// <summary>
+    /// Which security session an answer may arrive in and still match the request, notification or separate response
+    /// it answers, on a secured transport (DTLS, TLS): <see cref="Channels.CoapSessionMatching.Strict"/> by default, the
+    /// same session and epoch, as RFC 7252 section 9.1.2 requires (a session moved by its Connection ID, RFC 9146, is
+    /// the same session). <see cref="Channels.CoapSessionMatching.Relaxed"/> (the same identity at the same address, in
+    /// a new session) and <see cref="Channels.CoapSessionMatching.Principal"/> (the same identity anywhere) do not
+    /// conform to that section: opt-ins for peers that handshake again mid-exchange and for clusters behind load
+    /// balancers. Configuration names it: "Strict", "Relaxed" or "Principal".
+    /// </summary>
+    public Channels.CoapSessionMatching SessionMatching { get; set; }
+
     /// <summary>The random source for retransmission jitter and Message ID starts (default <see cref="Random.Shared"/>); tokens always come from a cryptographic generator.</summary>
     public Random? Random { get; set; }
 
@@ -212,6 +223,11 @@ public sealed class CoapEndpointOptions
         Blockwise.Validate();
         ArgumentNullException.ThrowIfNull(Echo);
         Echo.Validate();
+        if (!Enum.IsDefined(SessionMatching))
+        {
+            throw new ArgumentException($"SessionMatching is {(int)SessionMatching}, which is no policy: Strict, Relaxed or Principal.", nameof(SessionMatching));
+        }
+
         if (DeduplicationCapacity < 1)
         {
             throw new ArgumentException("DeduplicationCapacity must be at least 1.", nameof(DeduplicationCapacity));

@@ -32,7 +32,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly Action<CoapClientCall, CoapMessage>[] _requestNext;
     private readonly Action<CoapClientCall, CoapMessage>[] _responseNext;
     private readonly object _gate = new();
-    private readonly Dictionary<TokenKey, ClientExchange> _exchanges = [];
+    private readonly Dictionary<TokenKey, ClientExchange> _exchanges;
 
     // Random bytes for tokens, drawn from the system's CSPRNG 256 at a time (see NextRandom); guarded by _gate.
     private readonly byte[] _random = new byte[256];
@@ -54,6 +54,10 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
         _names = names;
+
+        // RFC 7252 section 9.1.2: a response matches in its request's session; another policy is an opt-in. Strict keeps
+        // the default equality, so the default path costs what it always did.
+        _exchanges = SessionMatchingComparer.For(options.SessionMatching) is { } sessions ? new(new PeerScopedKeyComparer<TokenKey>(sessions)) : [];
         _receiveNext = new Action<CoapExchange>[stages.Length];
         _sendNext = new Action<CoapExchange, CoapMessage>[stages.Length];
         _requestNext = new Action<CoapClientCall, CoapMessage>[stages.Length];

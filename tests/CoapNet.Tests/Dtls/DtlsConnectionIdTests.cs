@@ -3,6 +3,7 @@ using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messages;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 using CoapNet.Transports;
 
@@ -35,6 +36,44 @@ public sealed class DtlsConnectionIdTests
         seen[0].Port.Should().Be(firstPort);
         seen[1].Port.Should().Be(network.LocalEndPoint.Port).And.NotBe(firstPort);
         transport.SessionCount.Should().Be(1);
+    }
+
+    [Fact]
+    public async Task AnObserverMovedByItsConnectionIdAcknowledgesItsNotificationsFromItsNewPortInTheSameSession()
+    {
+        // RFC 7252 section 9.1.2 matches within the session, and RFC 9146 keeps the session across the move: the ACK of
+        // a CON notification from the new port matches it, so the server neither retransmits it nor gives the observer up.
+        ManualTimeProvider serverTime = new();
+        CoapNet.Server.CoapServerOptions settings = new() { Endpoint = new CoapNet.Messaging.CoapEndpointOptions { TimeProvider = serverTime } };
+        settings.Observe.ConfirmableNotifications = true;
+        long value = 0;
+        CoapNet.Server.CoapRouteBuilder? counter = null;
+        await using LoopbackServer server = DtlsLoopback.StartServer(
+            s => counter = s.MapGet("/counter", _ => CoapResponse.Content(Interlocked.Read(ref value).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable(),
+            out _,
+            server: settings);
+        RebindingTransport network = new();
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }));
+        await using IAsyncEnumerator<CoapResponse> observation = client.ObserveAsync(DtlsLoopback.Uri(server.EndPoint, "/counter")).GetAsyncEnumerator();
+        (await observation.NextAsync()).GetPayloadString().Should().Be("0");
+
+        // The client's next record, from its new port, moves the session there.
+        network.Rebind();
+        (await client.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/counter"))).GetPayloadString().Should().Be("0");
+        Interlocked.Increment(ref value);
+        counter!.NotifyObservers();
+        (await observation.NextAsync()).GetPayloadString().Should().Be("1");
+
+        // Sent from the new port: the GET, then the notification's ACK. The server reads one socket in order: once the
+        // next GET is answered, that ACK has been read.
+        await Infrastructure.Wait.UntilAsync(() => network.Sent >= 2, "the client to acknowledge the notification");
+        (await client.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/counter"))).GetPayloadString().Should().Be("1");
+        serverTime.Advance(TimeSpan.FromMinutes(5));
+
+        server.Server.Observations.Should().Be(1, "the ACK from the new port matched the notification, which was not given up on");
+        Interlocked.Increment(ref value);
+        counter.NotifyObservers();
+        (await observation.NextAsync()).GetPayloadString().Should().Be("2");
     }
 
     [Fact]

@@ -24,12 +24,15 @@ internal static class DtlsLoopback
             TimeProvider = time ?? TimeProvider.System,
         };
 
-    /// <summary>A started server whose only transport is DTLS over a UDP socket on 127.0.0.1 (at <paramref name="port"/>, a free one by default), with routes mapped by <paramref name="map"/>.</summary>
-    public static LoopbackServer StartServer(Action<CoapServer> map, out DtlsServerTransport transport, DtlsServerOptions? options = null, int port = 0)
+    /// <summary>
+    /// A started server whose only transport is DTLS over a UDP socket on 127.0.0.1 (at <paramref name="port"/>, a free
+    /// one by default), with routes mapped by <paramref name="map"/> and the settings of <paramref name="server"/>.
+    /// </summary>
+    public static LoopbackServer StartServer(Action<CoapServer> map, out DtlsServerTransport transport, DtlsServerOptions? options = null, int port = 0, CoapServerOptions? server = null)
     {
         DtlsServerTransport dtls = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, port)), options ?? ServerOptions());
         transport = dtls;
-        return LoopbackServer.Start(map, new CoapServerOptions().Listen(dtls));
+        return LoopbackServer.Start(map, (server ?? new CoapServerOptions()).Listen(dtls));
     }
 
     /// <summary>A started server with one coaps endpoint on 127.0.0.1 (a free port) secured by UseDtls, as an application writes it.</summary>

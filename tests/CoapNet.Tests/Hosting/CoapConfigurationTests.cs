@@ -112,6 +112,27 @@ public sealed class CoapConfigurationTests
         unknown.Should().Throw<FormatException>().WithMessage("Coap:Endpoint:RetransmissionPolicy is 'Reno'; it names a retransmission policy: Rfc7252 or Cocoa.");
     }
 
+    [Fact]
+    public void TheSessionMatchingPolicyIsNamedInConfigurationAndStrictIsTheDefault()
+    {
+        CoapServerOptions server = BoundOptions.Server(new()
+        {
+            ["Coap:Endpoint:SessionMatching"] = "Relaxed",
+            ["Coap:Endpoints:cluster:Url"] = "coap://127.0.0.1:5683",
+            ["Coap:Endpoints:cluster:Endpoint:SessionMatching"] = "principal",
+        });
+        CoapClientOptions client = BoundOptions.Client(new() { ["Coap:Client:Endpoint:SessionMatching"] = "Principal" });
+        Action unknown = () => BoundOptions.Server(new() { ["Coap:Endpoint:SessionMatching"] = "Loose" });
+        Action undefined = () => new CoapServer(new CoapServerOptions { Endpoint = new CoapNet.Messaging.CoapEndpointOptions { SessionMatching = (CoapNet.Channels.CoapSessionMatching)7 } }).Dispose();
+
+        new CoapServerOptions().Endpoint.SessionMatching.Should().Be(CoapNet.Channels.CoapSessionMatching.Strict, "RFC 7252 section 9.1.2 allows no other");
+        server.Endpoint.SessionMatching.Should().Be(CoapNet.Channels.CoapSessionMatching.Relaxed);
+        server.ListenOptions[^1].Endpoint!.SessionMatching.Should().Be(CoapNet.Channels.CoapSessionMatching.Principal);
+        client.Endpoint.SessionMatching.Should().Be(CoapNet.Channels.CoapSessionMatching.Principal);
+        unknown.Should().Throw<InvalidOperationException>().WithMessage("*Coap:Endpoint:SessionMatching*");
+        undefined.Should().Throw<ArgumentException>().WithMessage("SessionMatching is 7, which is no policy: Strict, Relaxed or Principal.*");
+    }
+
     [Theory]
     [InlineData("http://127.0.0.1:5683", "*the server has no transport for http*coap, coaps, coap+tcp, coaps+tcp*")]
     [InlineData("udp://127.0.0.1:5683", "*the server has no transport for udp*")]

@@ -17,6 +17,8 @@ public class SecurityContextTests
 {
     private static readonly CoapSecurityContext SessionOne = new("DTLS 1.2", CoapPeerIdentity.FromPreSharedKey("client-1"u8));
     private static readonly CoapSecurityContext SessionTwo = new("DTLS 1.2", CoapPeerIdentity.FromPreSharedKey("client-1"u8));
+    private static readonly CoapSecurityContext OtherIdentity = new("DTLS 1.2", CoapPeerIdentity.FromPreSharedKey("client-2"u8));
+    private const string Elsewhere = "10.0.0.9";
 
     [Fact]
     public async Task AHandlerReadsThePeersIdentityAndTheAnswerGoesBackInItsSession()
@@ -67,6 +69,55 @@ public class SecurityContextTests
         server.SendPiggybacked(request, client.LocalEndPoint, CoapCode.Content, "same session");
         h.Network.DeliverAll();
         (await response.Done()).GetPayloadString().Should().Be("same session");
+    }
+
+    /// <summary>
+    /// A server's separate response (a CON of its own, as a CON notification is) and the client's ACK of it, arriving
+    /// in the session the test names and from the client's address or elsewhere: an ACK the policy matches ends the
+    /// retransmission; one it does not is ignored (RFC 7252 section 4.2), and the response goes out again.
+    /// </summary>
+    [Theory]
+    [InlineData(CoapSessionMatching.Strict, "one", Elsewhere, true)]
+    [InlineData(CoapSessionMatching.Strict, "two", ClientAddress, false)]
+    [InlineData(CoapSessionMatching.Relaxed, "two", ClientAddress, true)]
+    [InlineData(CoapSessionMatching.Relaxed, "other", ClientAddress, false)]
+    [InlineData(CoapSessionMatching.Relaxed, "two", Elsewhere, false)]
+    [InlineData(CoapSessionMatching.Principal, "two", Elsewhere, true)]
+    [InlineData(CoapSessionMatching.Principal, "other", Elsewhere, false)]
+    public async Task TheAckOfASeparateResponseMatchesInTheSessionsThePolicyAllows(CoapSessionMatching matching, string session, string from, bool matches)
+    {
+        using MessagingHarness h = new();
+        SessionTransport secure = new(h.Network.CreateTransport(ServerAddress)) { Incoming = SessionOne };
+        CoapEndpointOptions options = h.Options();
+        options.SessionMatching = matching;
+        CoapExchange? accepted = null;
+        await using CoapEndpoint server = new(secure, options);
+        server.RequestHandler = exchange =>
+        {
+            exchange.Accept();
+            accepted = exchange;
+        };
+        server.Start();
+        TestPeer client = h.Peer(ClientAddress);
+        client.Send(Get(messageId: 5), server.LocalEndPoint);
+        h.Network.DeliverAll();
+        accepted!.Respond(accepted.Request.CreateResponse(CoapCode.Content));
+        h.Network.DeliverAll();
+        CoapMessage separate = client.Received.Select(r => r.Parsed).Should().ContainSingle(m => m.Type == CoapMessageType.Confirmable).Which;
+
+        secure.Incoming = session switch { "one" => SessionOne, "two" => SessionTwo, _ => OtherIdentity };
+        (from == ClientAddress ? client : h.Peer(from)).SendAck(separate.MessageId, server.LocalEndPoint);
+        h.Advance(TimeSpan.FromSeconds(10));
+
+        int sent = h.AllBetween(server.LocalEndPoint, client.EndPoint).Count(d => d.Message?.Type == CoapMessageType.Confirmable);
+        if (matches)
+        {
+            sent.Should().Be(1, $"{matching} matches the ACK, which ends the retransmission");
+        }
+        else
+        {
+            sent.Should().BeGreaterThan(1, $"{matching} does not match the ACK, so the response is retransmitted (RFC 7252 section 4.2)");
+        }
     }
 
     private static CoapMessage Get(ushort messageId = 0) => new()

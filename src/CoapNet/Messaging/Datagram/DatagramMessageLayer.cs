@@ -42,7 +42,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     private readonly DeduplicationCache _deduplication;
     private readonly PeerMessageStateTable _peers;
     private readonly RetransmissionQueue _reliability;
-    private readonly NonNotifications _nonNotifications = new();
+    private readonly NonNotifications _nonNotifications;
     private readonly SeparateAckWatch? _separateAcks;
     private readonly ITimer _sweepTimer;
     private readonly LogRateLimiter _malformedLog;
@@ -59,8 +59,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         _exchangeLifetimeTicks = ToTicks(_parameters.ExchangeLifetime);
         _nonLifetimeTicks = ToTicks(_parameters.NonLifetime);
         _deduplication = new DeduplicationCache(options.DeduplicationCapacity);
-        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters, _time);
-        _reliability = new RetransmissionQueue(this, _time, _random);
+        // RFC 7252 section 9.1.2 matches an ACK or RST in the session of what it answers; another policy is an opt-in.
+        SessionMatchingComparer? sessions = SessionMatchingComparer.For(options.SessionMatching);
+        _peers = new PeerMessageStateTable(options.MaxPeers, _exchangeLifetimeTicks, _random, options.RetransmissionPolicy, _parameters, _time, sessions);
+        _reliability = new RetransmissionQueue(this, _time, _random, sessions);
+        _nonNotifications = new NonNotifications(sessions);
         _malformedLog = new LogRateLimiter(_time, options.MalformedLogLinesPerSecond);
 
         // Idle peers are swept once per ACK_TIMEOUT x 10; deduplication entries expire as new ones arrive.

@@ -1,3 +1,5 @@
+using CoapNet.Channels;
+
 namespace CoapNet.Messaging.Datagram;
 
 /// <summary>
@@ -13,8 +15,12 @@ namespace CoapNet.Messaging.Datagram;
 internal sealed class NonNotifications
 {
     private readonly object _gate = new();
-    private readonly Dictionary<MessageKey, (ICoapDeliveryListener Owner, long ExpiresAt)> _byKey = [];
+    private readonly Dictionary<MessageKey, (ICoapDeliveryListener Owner, long ExpiresAt)> _byKey;
     private readonly Dictionary<ICoapDeliveryListener, MessageKey> _latest = new(ReferenceEqualityComparer.Instance);
+
+    /// <param name="peers">Which peers' RSTs match (<see cref="SessionMatchingComparer"/>); null for the same session only.</param>
+    public NonNotifications(SessionMatchingComparer? peers)
+        => _byKey = peers is null ? [] : new(new PeerScopedKeyComparer<MessageKey>(peers));
 
     public void Add(MessageKey key, ICoapDeliveryListener owner, long expiresAt)
     {

@@ -11,7 +11,7 @@ namespace CoapNet.Messaging.Datagram;
 /// </summary>
 internal sealed class PeerMessageStateTable
 {
-    private readonly Dictionary<CoapPeer, PeerMessageState> _peers = [];
+    private readonly Dictionary<CoapPeer, PeerMessageState> _peers;
     private readonly int _capacity;
     private readonly long _idleLifetimeTicks;
     private readonly Random _random;
@@ -19,8 +19,20 @@ internal sealed class PeerMessageStateTable
     private readonly CoapTransmissionParameters _parameters;
     private readonly TimeProvider _time;
 
-    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random, CoapRetransmissionPolicy policy, CoapTransmissionParameters parameters, TimeProvider time)
+    /// <param name="capacity">How many peers it keeps.</param>
+    /// <param name="idleLifetimeTicks">How long an idle peer is kept.</param>
+    /// <param name="random">Draws each peer's first Message ID.</param>
+    /// <param name="policy">Makes each peer's retransmission state.</param>
+    /// <param name="parameters">The transmission parameters.</param>
+    /// <param name="time">The clock.</param>
+    /// <param name="peers">
+    /// Which peers share one state (<see cref="SessionMatchingComparer"/>): the sessions whose ACKs match each other's
+    /// messages draw their Message IDs from one sequence, so no two of their messages in flight have the same key. Null
+    /// for one state per session.
+    /// </param>
+    public PeerMessageStateTable(int capacity, long idleLifetimeTicks, Random random, CoapRetransmissionPolicy policy, CoapTransmissionParameters parameters, TimeProvider time, SessionMatchingComparer? peers)
     {
+        _peers = peers is null ? [] : new(peers);
         _time = time;
         _capacity = capacity;
         _idleLifetimeTicks = idleLifetimeTicks;

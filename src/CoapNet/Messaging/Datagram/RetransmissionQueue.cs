@@ -19,13 +19,21 @@ namespace CoapNet.Messaging.Datagram;
 /// </remarks>
 internal sealed class RetransmissionQueue
 {
-    private readonly Dictionary<MessageKey, Transmission> _unacknowledged = [];
+    private readonly Dictionary<MessageKey, Transmission> _unacknowledged;
     private readonly DatagramMessageLayer _layer;
     private readonly TimeProvider _time;
     private readonly Random _random;
 
-    public RetransmissionQueue(DatagramMessageLayer layer, TimeProvider time, Random random)
+    /// <param name="layer">The message layer whose CONs these are.</param>
+    /// <param name="time">The clock of the timeouts.</param>
+    /// <param name="random">The jitter of the first timeout.</param>
+    /// <param name="peers">
+    /// Which peers' ACKs and RSTs match (<see cref="SessionMatchingComparer"/>); null for the same session only
+    /// (<see cref="CoapSessionMatching.Strict"/>).
+    /// </param>
+    public RetransmissionQueue(DatagramMessageLayer layer, TimeProvider time, Random random, SessionMatchingComparer? peers)
     {
+        _unacknowledged = peers is null ? [] : new(new PeerScopedKeyComparer<MessageKey>(peers));
         _layer = layer;
         _time = time;
         _random = random;

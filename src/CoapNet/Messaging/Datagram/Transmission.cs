@@ -20,7 +20,14 @@ internal interface ITransmissionOwner
 }
 
 /// <summary>Identifies a message by its peer and Message ID (RFC 7252 section 4.4).</summary>
-internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId);
+internal readonly record struct MessageKey(CoapPeer Remote, ushort MessageId) : IPeerScopedKey
+{
+    /// <inheritdoc/>
+    CoapPeer IPeerScopedKey.Peer => Remote;
+
+    /// <inheritdoc/>
+    (ulong Value, int Length) IPeerScopedKey.Local => (MessageId, 0);
+}
 
 /// <summary>
 /// A confirmable message in flight: retransmitted with exponential back-off until the matching
