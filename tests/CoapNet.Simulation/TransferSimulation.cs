@@ -64,6 +64,9 @@ public sealed record TransferSetup
 
     /// <summary>The clients start at times drawn uniformly within this span from the start (default zero: all at once).</summary>
     public TimeSpan StartWithin { get; init; }
+
+    /// <summary>A drop filter on the server's datagrams to the (first) client, before the link model (<see cref="NetworkLink.DropWhere"/>); null for none.</summary>
+    public Func<Datagram, bool>? DropFromServer { get; init; }
 }
 
 /// <summary>How a download by each of several clients through one bottleneck went (<see cref="TransferSimulation.RunCell"/>).</summary>
@@ -168,6 +171,11 @@ public static class TransferSimulation
         }
 
         (SimulatedLink uplink, SimulatedLink downlink) = network.Share(addresses, ServerAddress, setup.Uplink, setup.Downlink, setup.Seed);
+        if (setup.DropFromServer is { } drop)
+        {
+            network.Link(ServerAddress, addresses[0]).DropWhere(drop);
+        }
+
         byte[] body = Body(setup.BodyBytes);
         CoapServer server = new(new CoapServerOptions
         {

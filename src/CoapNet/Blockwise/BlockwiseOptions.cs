@@ -65,11 +65,13 @@ public sealed class BlockwiseOptions
 
     /// <summary>
     /// How many Block2 requests a client keeps outstanding for one download (default 1: each block is asked for when
-    /// the previous one has arrived). Above 1, once the first block has told the body's size (Size2, RFC 7959 section 4),
-    /// the client asks for the following blocks by number (section 2.4) without waiting for each, up to this many at
-    /// once, and puts them back in order. The peer's NSTART (<see cref="Messaging.CoapTransmissionParameters.NStart"/>,
-    /// RFC 7252 section 4.7) still bounds how many requests are outstanding, so raise it as well: this sets the window,
-    /// NSTART keeps the congestion rule. A body whose first block carries no Size2 is fetched one block at a time.
+    /// the previous one has arrived). Above 1, once the first block has arrived, the client asks for the following blocks
+    /// by number (RFC 7959 section 2.4) without waiting for each, up to this many at once, and puts them back in order:
+    /// as many as the first block's Size2 (section 4) says there are, or, without Size2, ahead until a block arrives with
+    /// its M bit clear, after which the requests past it (at most this many less one) are ended. The peer's NSTART
+    /// (<see cref="Messaging.CoapTransmissionParameters.NStart"/>, RFC 7252 section 4.7) still bounds how many requests
+    /// are outstanding, so raise it as well: this sets the window, NSTART keeps the congestion rule (and with
+    /// <see cref="Messaging.Retransmission.CocoaOptions.CongestionWindow"/> adapts to the path).
     /// </summary>
     public int MaxBlocksInFlight { get; set; } = 1;
 

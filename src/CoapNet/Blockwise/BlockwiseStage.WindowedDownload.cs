@@ -14,6 +14,9 @@ internal sealed partial class BlockwiseStage
         private readonly MemoryStream _body = new();
         private long _received;
 
+        /// <summary>The body bytes written so far.</summary>
+        public long Received => _received;
+
         public void Write(ReadOnlySpan<byte> bytes)
         {
             (_destination ?? _body).Write(bytes);
@@ -41,7 +44,8 @@ internal sealed partial class BlockwiseStage
     /// <summary>
     /// A download that keeps up to <see cref="BlockwiseOptions.MaxBlocksInFlight"/> Block2 requests outstanding, each later
     /// block asked for by its number (RFC 7959 section 2.4) as a slot of the window frees, and blocks that arrive early
-    /// waiting in memory (at most the window) until the ones before them are written. How far to ask: as far as the first
+    /// waiting in memory until the ones before them are written (while a lost block is asked again, the window goes on, and
+    /// what arrives meanwhile waits for it; a body kept in memory counts them against MaxBodySize). How far to ask: as far as the first
     /// block's Size2 says (section 4); without Size2 (a server that does not send it unasked, or ours toward a path with an
     /// MTU, where it would not fit the first block), ahead until a block arrives with its M bit clear, which names the last:
     /// the requests for blocks past it, at most the window less one, are ended and whatever answers them is ignored. The
@@ -69,6 +73,7 @@ internal sealed partial class BlockwiseStage
         private bool _lastKnown;
         private int _nextToRequest;
         private int _nextToWrite;
+        private long _earlyBytes;
         private (int Number, CoapMessage Response)? _error;
         private bool _ended;
 
@@ -173,15 +178,17 @@ internal sealed partial class BlockwiseStage
                 else
                 {
                     _early[number] = response.Payload;
+                    _earlyBytes += response.Payload.Length;
                     try
                     {
                         while (_early.Remove(_nextToWrite, out ReadOnlyMemory<byte> payload))
                         {
+                            _earlyBytes -= payload.Length;
                             _body.Write(payload.Span);
                             _nextToWrite++;
                         }
 
-                        failure = _body.TooLarge();
+                        failure = _body.TooLarge(_body.Received + _earlyBytes);
                     }
                     catch (Exception e) when (e is not OutOfMemoryException)
                     {

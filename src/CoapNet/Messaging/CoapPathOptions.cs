@@ -109,8 +109,12 @@ public sealed class CoapPathOptions
             throw new ArgumentException("A path's Network is required: an address prefix such as \"10.64.0.0/10\", or an address.", nameof(Network));
         }
 
-        if (IPNetwork.TryParse(text, out IPNetwork network))
+        int slash = text.IndexOf('/', StringComparison.Ordinal);
+        if (IPNetwork.TryParse(text, out IPNetwork network)
+            && IPAddress.TryParse(text.AsSpan(0, slash < 0 ? text.Length : slash), out IPAddress? written)
+            && written.Equals(network.BaseAddress))
         {
+            // Some runtimes clear bits past the prefix silently ("10.0.0.1/8" as 10.0.0.0/8): such a prefix is a typo, refused below.
             return Normalize(network);
         }
 

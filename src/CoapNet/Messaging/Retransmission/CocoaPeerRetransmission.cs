@@ -22,6 +22,8 @@ namespace CoapNet.Messaging.Retransmission;
 /// under 1 s, by 1.5 when it was over 3 s, by 2 otherwise; no timeout exceeds 32 s.</item>
 /// <item>RTO ageing: an RTO under 1 s that no sample updated for 16 x RTO is doubled; one over 3 s not updated for
 /// 4 x RTO becomes 1 s + 0.5 x RTO, so it moves back toward the default after a burst.</item>
+/// <item>With <see cref="CocoaOptions.CongestionWindow"/> (not in the draft), NSTART is the ceiling of a window that
+/// grows with each message acknowledged without retransmission and shrinks when one times out (<see cref="CongestionWindow"/>).</item>
 /// </list>
 /// </para>
 /// <para>
