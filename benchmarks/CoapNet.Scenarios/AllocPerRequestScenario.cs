@@ -43,7 +43,7 @@ internal static class AllocPerRequestScenario
             throw new ArgumentException("More requests per socket than there are Message IDs: raise --sockets.");
         }
 
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)] });
+        await using CoapServer server = new(new CoapServerOptions().Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         CoapResponse hello = CoapResponse.Content("Hello, CoAP!");
         server.MapGet("/hello", shared ? _ => hello : _ => CoapResponse.Content("Hello, CoAP!"));
         await server.StartAsync();

@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Security.Cryptography;
 using CoapNet.Dtls;
+using CoapNet.Transports;
 
 namespace CoapNet.Scenarios;
 
@@ -42,10 +43,8 @@ internal static class DtlsHandshakeScenario
         using ECDsa serverKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using ECDsa clientKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         byte[] psk = "sample-secret"u8.ToArray();
-        await using DtlsServerTransport server = new(new DtlsServerOptions
+        await using DtlsServerTransport server = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsServerOptions
         {
-            Address = IPAddress.Loopback,
-            Port = 0,
             PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { ["coapnet"] = psk }),
             RawPublicKeyPair = serverKey,
             TrustedRawPublicKeys = DtlsOptions.RawPublicKeyTable([clientKey.ExportSubjectPublicKeyInfo()]),
@@ -55,10 +54,9 @@ internal static class DtlsHandshakeScenario
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"dtls-handshakes: {count} per kind, {concurrency} at once; .NET {Environment.Version}, {Environment.ProcessorCount} cores, load {LoadAverage.Read()}"));
         foreach ((string kind, Func<DtlsClientOptions> options) in new (string, Func<DtlsClientOptions>)[]
         {
-            ("PSK (TLS_PSK_WITH_AES_128_CCM_8)", () => new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = "coapnet", PskKey = psk }),
+            ("PSK (TLS_PSK_WITH_AES_128_CCM_8)", () => new DtlsClientOptions { PskIdentity = "coapnet", PskKey = psk }),
             ("raw public keys (TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8)", () => new DtlsClientOptions
             {
-                LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
                 RawPublicKeyPair = clientKey,
                 TrustedRawPublicKeys = DtlsOptions.RawPublicKeyTable([serverKey.ExportSubjectPublicKeyInfo()]),
             }),
@@ -88,7 +86,7 @@ internal static class DtlsHandshakeScenario
             {
                 while (Interlocked.Increment(ref next) < count)
                 {
-                    await using DtlsClientTransport client = new(options());
+                    await using DtlsClientTransport client = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), options());
                     client.Start(new Ignore());
                     try
                     {

@@ -53,13 +53,11 @@ internal static class DtlsMemoryScenario
         });
 
         byte[] key = "sample-secret"u8.ToArray();
-        DtlsServerTransport dtls = new(new DtlsServerOptions
+        DtlsServerTransport dtls = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsServerOptions
         {
-            Address = IPAddress.Loopback,
-            Port = 0,
             PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { ["coapnet"] = key }),
         });
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [], TcpEndpoints = [], DatagramTransports = [dtls] });
+        await using CoapServer server = new(new CoapServerOptions().Listen(dtls));
         server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"));
         await server.StartAsync();
         Uri uri = new($"coaps://127.0.0.1:{dtls.LocalEndPoint.Port}/hello");
@@ -107,7 +105,7 @@ internal static class DtlsMemoryScenario
         // When cut, its socket sends nothing more, so the server never hears this client close.
         SilenceableUdpTransport network = new();
         DtlsClientTransport transport = new(network, new DtlsClientOptions { PskIdentity = "coapnet", PskKey = key });
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
+        await using CoapClient client = new(transport);
         if (handshakeOnly)
         {
             transport.Start(new Ignore());

@@ -4,6 +4,7 @@ using System.Net;
 using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messaging;
+using CoapNet.Transports;
 
 namespace CoapNet.Scenarios;
 
@@ -55,10 +56,10 @@ internal static class DtlsScenario
             {
                 await using CoapClient client = new(new CoapClientOptions
                 {
+                    LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
                     Udp = { SocketReceiveBufferSize = 4 * 1024 * 1024 },
                     Endpoint = new CoapEndpointOptions { TransmissionParameters = new CoapTransmissionParameters { NStart = concurrency } },
-                    SecureTransport = new DtlsClientTransport(Credentials(settings)),
-                });
+                }.UseDtls(Credentials(settings)));
                 await HandlerWaitScenario.RunLoadAsync(client, target, Math.Min(settings.Requests, 20_000), concurrency);
                 for (int round = 1; round <= settings.Rounds; round++)
                 {
@@ -78,7 +79,7 @@ internal static class DtlsScenario
             {
                 for (int i = 0; i < settings.IdleSessions; i++)
                 {
-                    DtlsClientTransport transport = new(Credentials(settings));
+                    DtlsClientTransport transport = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), Credentials(settings));
                     held.Add(transport);
                     transport.Start(new Ignore());
                     CoapNet.Channels.CoapSecurityContext session = await transport.ConnectAsync(server);
@@ -114,7 +115,7 @@ internal static class DtlsScenario
     }
 
     private static DtlsClientOptions Credentials(Settings settings)
-        => new() { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = settings.Identity, PskKey = System.Text.Encoding.UTF8.GetBytes(settings.Key) };
+        => new() { PskIdentity = settings.Identity, PskKey = System.Text.Encoding.UTF8.GetBytes(settings.Key) };
 
     private static Task<int> HandshakesAsync(Settings settings, IPEndPoint server, int count)
         => DtlsHandshakeScenario.HandshakesAsync(server, () => Credentials(settings), count, settings.HandshakeConcurrency);

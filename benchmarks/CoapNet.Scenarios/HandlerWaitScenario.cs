@@ -87,7 +87,7 @@ internal static class HandlerWaitScenario
     {
         // The handlers wait 1 ms during the warm-up (the same code, in a fraction of the time), then the full wait.
         TimeSpan wait = TimeSpan.FromMilliseconds(1);
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)] });
+        await using CoapServer server = new(new CoapServerOptions().Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         server.MapGet("/wait/sync", _ =>
         {
             Thread.Sleep(wait);

@@ -55,10 +55,9 @@ internal static class ObserveScenario
         long changedAt = Stopwatch.GetTimestamp();
         await using CoapServer server = new(new CoapServerOptions
         {
-            Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             // One more than the observers: the warm-up observer keeps its slot (it never deregisters).
             Observe = new ObserveOptions { MaxObservations = observers + 1, MaxObservationsPerPeer = perSocket },
-        });
+        }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         CoapRouteBuilder sensor = server.MapGet("/sensor", _ =>
         {
             byte[] payload = new byte[8];

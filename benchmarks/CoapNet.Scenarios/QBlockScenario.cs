@@ -70,7 +70,7 @@ internal static class QBlockScenario
     {
         QBlockOptions options = new() { Enabled = qblock };
         byte[]? stored = null;
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Endpoint = new CoapEndpointOptions { QBlock = options } });
+        await using CoapServer server = new(new CoapServerOptions { Endpoint = new CoapEndpointOptions { QBlock = options } }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         server.MapPut("/body", request =>
         {
             stored = request.Payload.ToArray();

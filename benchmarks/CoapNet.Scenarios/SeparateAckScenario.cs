@@ -62,7 +62,7 @@ internal static class SeparateAckScenario
     /// <summary>The time a NSTART = 1 client takes for its concurrent requests to a slow handler.</summary>
     private static async Task<double> NStartWaitAsync(TimeSpan delay, Settings settings)
     {
-        await using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Endpoint = new CoapEndpointOptions { SeparateResponseDelay = delay } });
+        await using CoapServer server = new(new CoapServerOptions { Endpoint = new CoapEndpointOptions { SeparateResponseDelay = delay } }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         server.MapGet("/slow", async (_, cancellationToken) =>
         {
             await Task.Delay(settings.SlowMs, cancellationToken).ConfigureAwait(false);
@@ -86,7 +86,7 @@ internal static class SeparateAckScenario
 
     private static LoadResult Load(TimeSpan delay, int handlerMicroseconds, Settings settings)
     {
-        using CoapServer server = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], MaxPendingRequests = Math.Max(1024, settings.Sockets), Endpoint = new CoapEndpointOptions { SeparateResponseDelay = delay } });
+        using CoapServer server = new(new CoapServerOptions { MaxPendingRequests = Math.Max(1024, settings.Sockets), Endpoint = new CoapEndpointOptions { SeparateResponseDelay = delay } }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         CoapResponse hello = CoapResponse.Content("Hello, CoAP!");
         long spin = handlerMicroseconds * Stopwatch.Frequency / 1_000_000;
         server.MapGet("/hello", async (_, _) =>

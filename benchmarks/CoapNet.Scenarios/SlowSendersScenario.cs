@@ -46,10 +46,8 @@ internal static class SlowSendersScenario
     {
         await using CoapServer server = new(new CoapServerOptions
         {
-            Endpoints = [],
-            TcpEndpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             Connections = new CoapConnectionOptions { MaxConnections = options.MaxConnections },
-        });
+        }.Listen("coap+tcp", new IPEndPoint(IPAddress.Loopback, 0)));
         server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"));
         await server.StartAsync();
         int port = server.LocalEndPoints[0].Port;

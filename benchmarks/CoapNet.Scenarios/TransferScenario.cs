@@ -48,10 +48,8 @@ internal static class TransferScenario
         BlockwiseOptions blockwise = SampleResources.Blockwise;
         await using CoapServer server = new(new CoapServerOptions
         {
-            Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
-            TcpEndpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
             Endpoint = new CoapEndpointOptions { Blockwise = blockwise },
-        });
+        }.Listen("coap+tcp", new IPEndPoint(IPAddress.Loopback, 0)).Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)));
         using IDisposable ticker = SampleResources.Map(server);
         server.Start();
         string expected;

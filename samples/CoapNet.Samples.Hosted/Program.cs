@@ -4,8 +4,11 @@
 //   coap-client-notls -A 60 coap://127.0.0.1/lamps/1   (CBOR)     coap-client-notls -A 50 coap://127.0.0.1/lamps/1   (JSON)
 // --Telemetry:Console=true prints CoapNet's metrics and traces through the OpenTelemetry console exporter.
 //   dotnet run --project samples/CoapNet.Samples.Hosted
-// coaps+tcp (CoAP over TLS) is off until Coap:Tls names an endpoint and a certificate (PEM files), in appsettings.json or:
-//   dotnet run --project samples/CoapNet.Samples.Hosted -- --Coap:Tls:Endpoints:0=[::]:5684 --Coap:Tls:CertificateFile=server.pem --Coap:Tls:CertificateKeyFile=server.key
+// Each endpoint is a section of Coap:Endpoints with its address in Url; coaps+tcp (CoAP over TLS) is one with a certificate
+// (PEM files) in its Tls section, in appsettings.json or:
+//   dotnet run --project samples/CoapNet.Samples.Hosted -- --Coap:Endpoints:secure:Url=coaps+tcp://[::]:5684 --Coap:Endpoints:secure:Tls:CertificateFile=server.pem --Coap:Endpoints:secure:Tls:CertificateKeyFile=server.key
+// A key under Coap that is not a setting stops the start with its name and the nearest known one.
+using CoapNet.Configuration;
 using CoapNet.Diagnostics;
 using CoapNet.Endpoints;
 using CoapNet.Hosting;
@@ -30,26 +33,34 @@ if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
 }
 
 IHost app = builder.Build();
-app.MapGet("/hello", (Greeter greeter) => greeter.Greet()).WithTitle("Greeting");
-CoapRouteGroupBuilder lamps = app.MapGroup("/lamps").WithResourceType("lamp");
-lamps.MapGet("/", (LampStore store) => store.All());
-lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound($"No lamp {id}."))
-    .Observable();
-lamps.MapPut("/{id:int}", (int id, Lamp lamp, LampStore store, CoapServer server) =>
-{
-    bool existed = store.Save(lamp with { Id = id });
-    server.NotifyObservers($"/lamps/{id}");
-    return existed ? CoapResults.Changed() : CoapResults.Created($"/lamps/{id}");
-});
-
 try
 {
+    // Mapping resolves the server, whose options configuration makes: a key that is not a setting stops it here.
+    app.MapGet("/hello", (Greeter greeter) => greeter.Greet()).WithTitle("Greeting");
+    CoapRouteGroupBuilder lamps = app.MapGroup("/lamps").WithResourceType("lamp");
+    lamps.MapGet("/", (LampStore store) => store.All());
+    lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound($"No lamp {id}."))
+        .Observable();
+    lamps.MapPut("/{id:int}", (int id, Lamp lamp, LampStore store, CoapServer server) =>
+    {
+        bool existed = store.Save(lamp with { Id = id });
+        server.NotifyObservers($"/lamps/{id}");
+        return existed ? CoapResults.Changed() : CoapResults.Created($"/lamps/{id}");
+    });
+
     await app.RunAsync();
 }
 catch (CoapBindException e)
 {
-    // The host has logged the failure; this line says what to change, and the exit code says it failed.
-    Console.Error.WriteLine($"{e.Message} Set other endpoints in Coap:Endpoints or Coap:Tls:Endpoints (appsettings.json, or --Coap:Endpoints:0=udp://[::]:5684).");
+    // The host has logged the failure; this line says what to change, as arguments that work as written, and the exit
+    // code says it failed.
+    Console.Error.WriteLine($"{e.Message} Change their Url in appsettings.json, or on the command line: {string.Join(' ', FreePorts.Moves(e))}");
+    return 1;
+}
+catch (Exception e) when (e is CoapConfigurationException or FormatException)
+{
+    // A key that is not a setting, or a value that cannot be used: the message names its path.
+    Console.Error.WriteLine(e.Message);
     return 1;
 }
 

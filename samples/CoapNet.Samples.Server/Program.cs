@@ -10,18 +10,18 @@
 using System.Globalization;
 using System.Net;
 using System.Runtime.InteropServices;
-using CoapNet.Dtls;
+using CoapNet.Channels;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
-using CoapNet.Tls;
 using CoapNet.Transports;
+using Microsoft.Extensions.Logging;
 
 int port = 5683;
 int tcpPort = 5683;
-int dtlsPort = DtlsServerOptions.DefaultPort;
+int dtlsPort = 5684;
 string pskIdentity = "coapnet";
 string pskKey = "sample-secret";
-int tlsPort = TlsServerOptions.DefaultPort;
+int tlsPort = 5684;
 Dictionary<string, string> tlsFiles = [];
 IPAddress address = IPAddress.IPv6Any;
 int receiveSockets = 1;
@@ -77,47 +77,51 @@ if ((certFile is null) != (keyFile is null))
     return 2;
 }
 
+// What an operator needs on the console, at Information: failed and refused handshakes (DTLS and TLS) with the peer, the
+// reason and the alert, evictions, malformed input; each kind rate-limited where it is logged, and never a key. The
+// endpoints' per-exchange lines (a retransmission given up, a 5.03 for a connection's full window) stay at Warning.
+using ILoggerFactory logging = LoggerFactory.Create(builder => builder
+    .AddSimpleConsole(console =>
+    {
+        console.SingleLine = true;
+        console.TimestampFormat = "HH:mm:ss ";
+    })
+    .SetMinimumLevel(LogLevel.Information)
+    .AddFilter("CoapNet.Messaging", LogLevel.Warning));
+
+// Every endpoint from its address; sockets are bound when the server starts, all of them or none.
+CoapServerOptions options = new()
+{
+    // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
+    Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
+    Udp = { ReceiveSockets = receiveSockets },
+};
+options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, port));
+if (tcpPort != 0)
+{
+    options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, tcpPort));
+}
+
+// coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
+if (dtlsPort != 0)
+{
+    SampleCertificate.ListenDtls(options, new IPEndPoint(address, dtlsPort), pskIdentity, pskKey);
+}
+
 // coaps+tcp: the certificate given, or a self-signed one made now (RFC 8323 section 9.1; TLS in .NET has no PSK).
-TlsServerOptions tls = new();
 string? tlsBanner = null;
 if (tlsPort != 0)
 {
-    if (SampleCertificate.TryCreateOptions(address, tlsPort, certFile, keyFile, out string text) is not { } options)
+    if (!SampleCertificate.TryListenTls(options, new IPEndPoint(address, tlsPort), certFile, keyFile, out string text))
     {
         Console.Error.WriteLine(text);
         return 1;
     }
 
-    tls = options;
     tlsBanner = text;
 }
 
-// coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
-List<IDatagramTransport> secure = [];
-try
-{
-    if (dtlsPort != 0)
-    {
-        secure.Add(SampleCertificate.CreateDtls(address, dtlsPort, pskIdentity, pskKey));
-    }
-}
-catch (CoapBindException e)
-{
-    Console.Error.WriteLine($"{e.Message} Choose another port with --dtls-port N (0 turns coaps off), or stop what holds this one.");
-    return 1;
-}
-
-await using CoapServer server = new(new CoapServerOptions
-{
-    Endpoints = [new IPEndPoint(address, port)],
-    TcpEndpoints = tcpPort == 0 ? [] : [new IPEndPoint(address, tcpPort)],
-    DatagramTransports = secure,
-    Tls = tls,
-
-    // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
-    Endpoint = { Blockwise = SampleResources.Blockwise },
-    Udp = { ReceiveSockets = receiveSockets },
-});
+await using CoapServer server = new(options);
 using IDisposable ticker = SampleResources.Map(server);
 try
 {
@@ -125,8 +129,20 @@ try
 }
 catch (CoapBindException e)
 {
-    // A port in use (another CoAP server, often) is the usual reason: say which endpoint, and how to choose another.
-    Console.Error.WriteLine($"{e.Message} Choose other ports with --port N and --tcp-port N (0 turns TCP off) or --tls-port N (0 turns coaps+tcp off), or stop what holds this one.");
+    // A port in use (another CoAP server, often) is the usual reason: every endpoint that failed, and the option of each.
+    List<string> flags = [];
+    foreach (CoapBindException failure in e.Failures)
+    {
+        flags.Add(failure.Scheme switch
+        {
+            CoapPeer.TcpScheme => "--tcp-port N (0 turns coap+tcp off)",
+            CoapPeer.DtlsScheme => "--dtls-port N (0 turns coaps off)",
+            CoapPeer.TlsScheme => "--tls-port N (0 turns coaps+tcp off)",
+            _ => "--port N",
+        });
+    }
+
+    Console.Error.WriteLine($"{e.Message} Choose other ports with {string.Join(", ", flags)}, or stop what holds them.");
     return 1;
 }
 

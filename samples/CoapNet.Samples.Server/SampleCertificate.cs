@@ -2,15 +2,16 @@ using System.Net;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using CoapNet.Channels;
 using CoapNet.Dtls;
+using CoapNet.Server;
 using CoapNet.Tls;
-using CoapNet.Transports;
 
 namespace CoapNet.Samples.Server;
 
 /// <summary>
-/// The sample server's secure endpoints: the coaps transport with its demo pre-shared key, and the coaps+tcp settings with
-/// the certificate given or, when none is, a self-signed one made at start and never stored.
+/// The sample server's secure endpoints: coaps with its demo pre-shared key, and coaps+tcp with the certificate given or,
+/// when none is, a self-signed one made at start and never stored.
 /// </summary>
 /// <remarks>
 /// Apart from the program's main method so that a server with both off loads neither BouncyCastle nor the platform's
@@ -19,38 +20,36 @@ namespace CoapNet.Samples.Server;
 /// </remarks>
 internal static class SampleCertificate
 {
-    /// <summary>The coaps transport on <paramref name="port"/> with one pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.</summary>
-    /// <exception cref="CoapNet.Transports.CoapBindException">The port cannot be bound.</exception>
+    /// <summary>A coaps endpoint at <paramref name="local"/> with one pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static IDatagramTransport CreateDtls(IPAddress address, int port, string pskIdentity, string pskKey)
-        => new DtlsServerTransport(new DtlsServerOptions
+    public static void ListenDtls(CoapServerOptions options, IPEndPoint local, string pskIdentity, string pskKey)
+        => options.Listen(CoapPeer.DtlsScheme, local, endpoint => endpoint.UseDtls(new DtlsServerOptions
         {
-            Address = address,
-            Port = port,
             PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) }),
-        });
+        }));
 
     /// <summary>
-    /// The coaps+tcp settings on <paramref name="port"/>: the PEM certificate and key given, or a self-signed certificate
-    /// made now; null when they cannot be read. <paramref name="message"/> is the line to print: the certificate and its
+    /// A coaps+tcp endpoint at <paramref name="local"/> with the PEM certificate and key given, or a self-signed certificate
+    /// made now; false when they cannot be read. <paramref name="message"/> is the line to print: the certificate and its
     /// fingerprint, or what went wrong.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static TlsServerOptions? TryCreateOptions(IPAddress address, int port, string? certFile, string? keyFile, out string message)
+    public static bool TryListenTls(CoapServerOptions options, IPEndPoint local, string? certFile, string? keyFile, out string message)
     {
         X509Certificate2 certificate;
         try
         {
-            certificate = certFile is null || keyFile is null ? CreateSelfSigned(address) : X509Certificate2.CreateFromPemFile(certFile, keyFile);
+            certificate = certFile is null || keyFile is null ? CreateSelfSigned(local.Address) : X509Certificate2.CreateFromPemFile(certFile, keyFile);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or CryptographicException or ArgumentException)
         {
             message = $"Could not read the certificate '{certFile}' with the key '{keyFile}': {e.Message}";
-            return null;
+            return false;
         }
 
         message = $"coaps+tcp certificate: {certificate.Subject}{(certFile is null ? " (self-signed, made at start; set yours with --cert and --key)" : string.Empty)}, SHA-256 fingerprint {Fingerprint(certificate)} (try: coap-client-openssl coaps+tcp://127.0.0.1/hello)";
-        return new TlsServerOptions { Endpoints = [new IPEndPoint(address, port)], Certificate = certificate };
+        options.Listen(CoapPeer.TlsScheme, local, endpoint => endpoint.UseTls(certificate));
+        return true;
     }
 
     /// <summary>

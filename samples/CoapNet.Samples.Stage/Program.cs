@@ -1,7 +1,6 @@
 // A stage of its own on both sides (docs/WRITING-A-STAGE.md): a server limits each client to 2 requests a second and
 // answers the rest 4.29 Too Many Requests with Max-Age (RFC 8516); the client, told so, holds back until Max-Age has
 // passed. Run: dotnet run --project samples/CoapNet.Samples.Stage
-using System.Net;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -13,11 +12,7 @@ const string Name = "RateLimit";
 // The stage goes below every built-in one, nearest the wire; each endpoint gets its own, made by the factory.
 CoapEndpointOptions serverEndpoint = new CoapEndpointOptions()
     .UseStage(Name, context => new RateLimitStage(context, perSecond: 2, burst: 2), CoapStagePosition.BelowAll);
-await using CoapServer server = new(new CoapServerOptions
-{
-    Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
-    Endpoint = serverEndpoint,
-});
+await using CoapServer server = new(new CoapServerOptions { Endpoint = serverEndpoint }.Listen("coap://127.0.0.1:0"));
 server.MapGet("/hello", _ => CoapResponse.Content("Hello, CoAP!"));
 await server.StartAsync();
 Uri hello = new($"coap://127.0.0.1:{server.LocalEndPoints[0].Port}/hello");

@@ -22,22 +22,42 @@ namespace CoapNet.Cli;
 /// </summary>
 internal sealed class ClientSession
 {
-    /// <summary>The URI argument: an absolute coap://, coaps:// or coap+tcp:// URI, checked while parsing so a bad one is a usage error.</summary>
+    /// <summary>The schemes the tool speaks: the library's transports, each found by its scheme.</summary>
+    private static readonly CoapTransportRegistry Schemes = CoapTransportRegistry.CreateDefault();
+
+    /// <summary>
+    /// The URI argument: an absolute URI of a scheme the library's transports speak, read by the library's endpoint parser
+    /// (<see cref="CoapAddress"/>) while parsing, so a bad one is a usage error that says what is wrong (a port out of range,
+    /// an unknown scheme).
+    /// </summary>
     public Argument<Uri> UriArgument { get; } = new("URI")
     {
-        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://... or coaps://... (with -u and -k).",
+        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://..., coaps+tcp://... or coaps://... (with -u and -k).",
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
-            if (PortProblem(text) is string port)
+            int schemeEnd = text.IndexOf("://", StringComparison.Ordinal);
+            if (schemeEnd <= 0 || Schemes.Find(text[..schemeEnd]) is null)
             {
-                result.AddError($"'{text}': {port}.");
+                result.AddError($"'{text}' is not a {string.Join(", ", Schemes.Schemes.Select(scheme => scheme + "://"))} URI.");
                 return null;
             }
 
-            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) || uri.Scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme) || uri.Host.Length == 0)
+            if (!CoapAddress.TryParse(text, Schemes, out CoapAddress? address, out string? error))
             {
-                result.AddError($"'{text}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI.");
+                result.AddError(error);
+                return null;
+            }
+
+            if (address.Port == 0)
+            {
+                result.AddError($"'{text}' has the port 0, which no server listens on.");
+                return null;
+            }
+
+            if (!Uri.TryCreate(text, UriKind.Absolute, out Uri? uri))
+            {
+                result.AddError($"'{text}' is not a URI.");
                 return null;
             }
 
@@ -154,8 +174,9 @@ internal sealed class ClientSession
 
     /// <summary>
     /// Runs <paramref name="operation"/> with a client for the URI's server, configured from the parsed options, under the
-    /// timeout, and turns each failure into its exit code and a one-line explanation. Over UDP the client's socket is
-    /// connected to the server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransport"/>).
+    /// timeout, and turns each failure into its exit code and a one-line explanation. The URI's scheme finds its transport
+    /// through the library (<see cref="CoapClientOptions.Transports"/>); each datagram scheme's socket is connected to the
+    /// server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransportFactory"/>).
     /// </summary>
     /// <param name="parse">The parse result.</param>
     /// <param name="terminal">Where messages go.</param>
@@ -181,7 +202,6 @@ internal sealed class ClientSession
         int unreachable = 0;
         try
         {
-            CoapPeer peer = await ResolveAsync(uri, deadline.Token).ConfigureAwait(false);
             void OnPortUnreachable(IPEndPoint remote)
             {
                 if (Interlocked.Exchange(ref unreachable, 1) == 0)
@@ -198,35 +218,28 @@ internal sealed class ClientSession
                 Tls = Tls.Read(parse),
             };
             configure?.Invoke(options);
-            IDatagramTransport? udp = null;
-            DtlsClientTransport? dtls = null;
-            if (peer.Scheme == CoapPeer.UdpScheme)
+
+            // The library finds each scheme's transport; the tool's datagram sockets are connected to the one server.
+            CoapAddress address = CoapAddress.Parse(uri.GetLeftPart(UriPartial.Authority), options.Transports);
+            IPEndPoint server = new(await ResolveHostAsync(address, deadline.Token).ConfigureAwait(false), address.Port);
+            ConnectedUdpTransportFactory.ConnectAll(options.Transports, server, OnPortUnreachable);
+            if (parse.GetValue(PskIdentity) is { } identity)
             {
-                udp = new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable);
-            }
-            else if (peer.Scheme == CoapPeer.DtlsScheme)
-            {
-                DtlsClientOptions secure = new()
-                {
-                    PskIdentity = parse.GetValue(PskIdentity),
-                    PskKey = parse.GetValue(PskKey),
-                };
+                DtlsClientOptions secure = new() { PskIdentity = identity, PskKey = parse.GetValue(PskKey) };
                 if (seconds is double bound && TimeSpan.FromSeconds(bound) < secure.HandshakeTimeout)
                 {
                     secure.HandshakeTimeout = TimeSpan.FromSeconds(bound);
                 }
 
-                options.SecureTransport = dtls = new DtlsClientTransport(new ConnectedUdpTransport(peer.EndPoint, OnPortUnreachable), secure);
+                options.UseDtls(secure);
             }
 
-            await using CoapClient client = udp is null ? new CoapClient(options) : new CoapClient(udp, options);
-            if (dtls is not null)
-            {
-                // The handshake first, so its failure is told as what it is (the server's alert, a likely wrong key, no
-                // answer) and not as a request that got no answer; the request then joins the session it made.
-                await dtls.ConnectAsync(peer.EndPoint, reachable.Token).ConfigureAwait(false);
-            }
+            await using CoapClient client = new(options);
 
+            // The peer as the library reaches it, in its session when its transport makes them: the handshake comes
+            // first, so its failure is told as what it is (the server's alert, a likely wrong key, no answer) and not as
+            // a request that got no answer; the requests then join the session it made.
+            CoapPeer peer = await client.ResolvePeerAsync(uri, reachable.Token).ConfigureAwait(false);
             return await operation(new ClientCall(client, peer, uri, deadline)).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Volatile.Read(ref unreachable) != 0)
@@ -285,64 +298,13 @@ internal sealed class ClientSession
         }
     }
 
-    /// <summary>
-    /// What is wrong with the port of a URI, or null: <see cref="Uri"/> refuses a port past 65535 as a malformed URI,
-    /// which would be reported as not a CoAP URI at all.
-    /// </summary>
-    /// <param name="text">The URI as given.</param>
-    /// <returns>The problem, or null when the port is absent or fine.</returns>
-    private static string? PortProblem(string text)
-    {
-        int start = text.IndexOf("://", StringComparison.Ordinal);
-        if (start < 0)
-        {
-            return null;
-        }
-
-        start += 3;
-        int end = text.IndexOfAny(['/', '?', '#'], start);
-        string authority = text[start..(end < 0 ? text.Length : end)];
-        authority = authority[(authority.LastIndexOf('@') + 1)..];
-
-        // An IPv6 literal's colons are inside its brackets; the port follows the closing one.
-        int colon = authority.LastIndexOf(':');
-        if (colon < 0 || colon < authority.LastIndexOf(']') || (authority.StartsWith('[') && authority.LastIndexOf(']') < 0))
-        {
-            return null;
-        }
-
-        string port = authority[(colon + 1)..];
-        if (port.Length == 0)
-        {
-            return null;
-        }
-
-        foreach (char c in port)
-        {
-            if (c is < '0' or > '9')
-            {
-                return $"'{port}' is not a port number";
-            }
-        }
-
-        return int.TryParse(port, NumberStyles.None, CultureInfo.InvariantCulture, out int number) && number is > 0 and <= IPEndPoint.MaxPort
-            ? null
-            : $"the port {port} is out of range (1 to {IPEndPoint.MaxPort})";
-    }
-
-    /// <summary>The peer a URI names: its scheme and the first address its host resolves to.</summary>
-    /// <param name="uri">A coap://, coaps:// or coap+tcp:// URI.</param>
+    /// <summary>The address of the URI's host: itself when it is one, else the one its name resolves to (<see cref="Pick"/>).</summary>
+    /// <param name="address">The URI's address.</param>
     /// <param name="cancellationToken">Cancels the name lookup.</param>
-    /// <returns>The peer.</returns>
+    /// <returns>The address.</returns>
     /// <exception cref="SocketException">The host name does not resolve.</exception>
-    public static async Task<CoapPeer> ResolveAsync(Uri uri, CancellationToken cancellationToken)
-    {
-        IPAddress address = IPAddress.TryParse(uri.DnsSafeHost, out IPAddress? literal)
-            ? literal
-            : Pick(await Dns.GetHostAddressesAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false));
-        int port = uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort(uri.Scheme) : uri.Port;
-        return new CoapPeer(uri.Scheme, new IPEndPoint(address, port));
-    }
+    private static async Task<IPAddress> ResolveHostAsync(CoapAddress address, CancellationToken cancellationToken)
+        => address.IPAddress ?? Pick(await Dns.GetHostAddressesAsync(address.Host, cancellationToken).ConfigureAwait(false));
 
     /// <summary>
     /// The first IPv4 address of a name, else its first: the one the client picks too when it resolves the name itself

@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Net;
 using System.Net.Sockets;
+using CoapNet.Channels;
 using CoapNet.Messaging;
 using CoapNet.Server;
 using Microsoft.Extensions.Logging;
@@ -59,10 +60,8 @@ internal static class ServeCommand
             IPAddress ip = parse.GetValue(address) ?? IPAddress.IPv6Any;
             int? tcp = parse.GetValue(tcpPort);
             using ILoggerFactory? logging = parse.GetValue(verbose) ? WireLoggerProvider.CreateFactory(terminal, showPeer: true) : null;
-            await using CoapServer server = new(new CoapServerOptions
+            CoapServerOptions options = new()
             {
-                Endpoints = [new IPEndPoint(ip, parse.GetValue(port))],
-                TcpEndpoints = tcp is int p ? [new IPEndPoint(ip, p)] : [],
                 Endpoint = new CoapEndpointOptions
                 {
                     LoggerFactory = logging,
@@ -71,7 +70,14 @@ internal static class ServeCommand
                     // usual limit of 1024 descriptors (past it a block opens the file again instead).
                     Blockwise = new Blockwise.BlockwiseOptions { MaxStoredBodies = 256 },
                 },
-            });
+            };
+            options.Listen(CoapPeer.UdpScheme, new IPEndPoint(ip, parse.GetValue(port)));
+            if (tcp is int p)
+            {
+                options.Listen(CoapPeer.TcpScheme, new IPEndPoint(ip, p));
+            }
+
+            await using CoapServer server = new(options);
             int files = new FolderResources(root.FullName).Map(server);
             try
             {

@@ -1,13 +1,11 @@
-using System.Net;
-
 namespace CoapNet.Dtls;
 
-/// <summary>How a <see cref="DtlsClientTransport"/> binds and which credentials it presents.</summary>
+/// <summary>
+/// Which credentials a <see cref="DtlsClientTransport"/> presents and how it bounds its sessions; a client's coaps
+/// transport gets them with <c>clientOptions.UseDtls(dtlsOptions)</c>.
+/// </summary>
 public sealed class DtlsClientOptions : DtlsOptions
 {
-    /// <summary>The local endpoint to bind; default [::]:0 (dual-stack, a free port).</summary>
-    public IPEndPoint? LocalEndPoint { get; set; }
-
     /// <summary>
     /// The PSK identity to present (RFC 4279 section 2), as UTF-8 text; libcoap's <c>-u</c>. Null to offer no PSK
     /// suite: then the server is authenticated by raw public key or certificate, and the client needs
@@ -17,6 +15,13 @@ public sealed class DtlsClientOptions : DtlsOptions
     public string? PskIdentity { get; set; }
 
     /// <summary>The pre-shared key of <see cref="PskIdentity"/>; libcoap's <c>-k</c>. Never logged.</summary>
+    /// <remarks>
+    /// Configuration names the key as text ("PskKey", as libcoap's <c>-k</c> takes it), hexadecimal ("PskKeyHex") or a
+    /// file ("PskKeyFile"), all read by <c>DtlsConfiguration</c>, whose messages never quote it. The configuration binder
+    /// never sets it: its key name is moved out of the way of "PskKey" (which the binder would read as base64, and quote
+    /// when it is not), and bytes are not a setting, so that name is refused as unknown.
+    /// </remarks>
+    [Microsoft.Extensions.Configuration.ConfigurationKeyName("PskKeyBytes")]
     public byte[]? PskKey { get; set; }
 
     /// <summary>Checks the settings before a transport uses them.</summary>

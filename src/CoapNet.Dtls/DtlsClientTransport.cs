@@ -8,8 +8,9 @@ namespace CoapNet.Dtls;
 
 /// <summary>
 /// The client side of CoAP over DTLS 1.2 ("coaps", RFC 7252 section 9.1): one UDP socket, one session per server,
-/// made on the first request and reused by the next ones, made again after it closed or aged out. Give it to
-/// <c>CoapClientOptions.SecureTransport</c>, and <c>coaps://</c> URIs go through it.
+/// made on the first request and reused by the next ones, made again after it closed or aged out. A client's coaps
+/// transport is one once <c>UseDtls</c> (<see cref="CoapDtlsOptionsExtensions"/>) secures it, and <c>coaps://</c> URIs go
+/// through it; give one to <c>new CoapClient(transport)</c> over a network of your own.
 /// </summary>
 /// <remarks>
 /// The client asks for the session (<see cref="ConnectAsync"/>) before it builds the request's <see cref="CoapPeer"/>,
@@ -28,16 +29,7 @@ public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTranspor
 {
     private readonly ClientEngine _engine;
 
-    /// <summary>Binds a UDP socket (default [::]:0) for the client's sessions.</summary>
-    /// <param name="options">Credentials, bounds.</param>
-    /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
-    /// <exception cref="CoapBindException">The local endpoint cannot be bound.</exception>
-    public DtlsClientTransport(DtlsClientOptions options)
-        : this(CreateEngine(null, options))
-    {
-    }
-
-    /// <summary>Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on).</summary>
+    /// <summary>Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on): the client's coaps socket, or a network of your own.</summary>
     /// <param name="network">The datagram transport underneath.</param>
     /// <param name="options">Credentials and bounds.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
@@ -58,13 +50,10 @@ public sealed class DtlsClientTransport : DtlsTransport, ISecureDatagramTranspor
     public Task<CoapSecurityContext> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default)
         => _engine.ConnectAsync(remote, cancellationToken);
 
-    private static ClientEngine CreateEngine(IDatagramTransport? network, DtlsClientOptions options)
+    private static ClientEngine CreateEngine(IDatagramTransport network, DtlsClientOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-
-        // Keys are copied (and refused) before the socket is bound, so a bad key leaves no socket behind.
-        DtlsCredentials credentials = new(options);
-        return new ClientEngine(network ?? Bind(options.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0)), options, credentials);
+        return new ClientEngine(network, options, new DtlsCredentials(options));
     }
 }

@@ -12,9 +12,10 @@ public abstract class DtlsOptions
     }
 
     /// <summary>
-    /// The most established sessions kept at once (default 150,000, Californium's bound). Past it a new handshake is
-    /// refused (its ClientHello is dropped, and the client tries again later) until a session closes or ages out;
-    /// sessions are never evicted to make room, so a flood of handshakes cannot push out the devices already connected.
+    /// The most established sessions kept at once (default 150,000, Californium's bound). At it a server evicts the
+    /// least recently active session idle past <see cref="DtlsServerOptions.SessionEvictionThreshold"/> for a new
+    /// client, and refuses the client with a fatal internal_error alert when none is, so a flood of handshakes cannot
+    /// push out the devices in use; a client refuses to start a handshake past it.
     /// </summary>
     public int MaxSessions { get; set; } = 150_000;
 
@@ -24,7 +25,11 @@ public abstract class DtlsOptions
     /// </summary>
     public TimeSpan SessionIdleTimeout { get; set; } = TimeSpan.FromMinutes(30);
 
-    /// <summary>The most handshakes under way at once (default 64); each holds a thread while it waits for the peer's next flight.</summary>
+    /// <summary>
+    /// The most handshakes under way at once (default 64). Each runs on a thread of its own, parked while it waits for
+    /// the peer's next flight (BouncyCastle's DTLS handshake is a blocking call); on a server the wait is bounded by
+    /// <see cref="DtlsServerOptions.HandshakeStallTimeout"/>, and a stalled handshake gives its place to a new client.
+    /// </summary>
     public int MaxConcurrentHandshakes { get; set; } = 64;
 
     /// <summary>How long a handshake may take in all before it is abandoned (default 30 s, RFC 6347 section 4.2.4 retransmits within it).</summary>

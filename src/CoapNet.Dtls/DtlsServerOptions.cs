@@ -1,19 +1,11 @@
-using System.Net;
-
 namespace CoapNet.Dtls;
 
-/// <summary>Where a <see cref="DtlsServerTransport"/> listens and whom it lets in.</summary>
+/// <summary>
+/// Whom a <see cref="DtlsServerTransport"/> lets in and how it bounds its sessions; where it listens is its endpoint's
+/// address (<c>options.Listen("coaps://[::]:5684", endpoint =&gt; endpoint.UseDtls(serverOptions))</c>).
+/// </summary>
 public sealed class DtlsServerOptions : DtlsOptions
 {
-    /// <summary>The default coaps port, 5684 (RFC 7252 section 6.2).</summary>
-    public const int DefaultPort = 5684;
-
-    /// <summary>The local address; <see cref="IPAddress.IPv6Any"/> (the default) binds a dual-stack socket.</summary>
-    public IPAddress Address { get; set; } = IPAddress.IPv6Any;
-
-    /// <summary>The local port; 0 picks a free one. Default <see cref="DefaultPort"/>.</summary>
-    public int Port { get; set; } = DefaultPort;
-
     /// <summary>
     /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key; null to offer no
     /// PSK suite. A server needs this, or a <see cref="DtlsOptions.RawPublicKeyPair"/> or
@@ -35,6 +27,35 @@ public sealed class DtlsServerOptions : DtlsOptions
     /// previous secret is still accepted, so a client between its two ClientHellos at the change is not refused.
     /// </summary>
     public TimeSpan CookieSecretLifetime { get; set; } = TimeSpan.FromSeconds(60);
+
+    /// <summary>
+    /// How long a handshake may wait for the client once the cookie exchange is done (default 5 s), counted from the
+    /// last time the client moved it forward: every flight it sends (its key exchange, certificate, Finished) starts
+    /// the count again, a repeated ClientHello does not. RFC 6347 section 4.2.4 has a live peer answer each flight or
+    /// retransmit its own after 1 s, then 2 s more: a device on a slow link with round trips of several seconds gets
+    /// through, while one that completes the cookie exchange and goes silent gives its place back within this time
+    /// instead of holding it for all of <see cref="DtlsOptions.HandshakeTimeout"/>, which still bounds the whole.
+    /// Measured on <see cref="DtlsOptions.TimeProvider"/>.
+    /// </summary>
+    public TimeSpan HandshakeStallTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// The most handshakes one source may have under way at once (default 16): one IPv4 address, or one IPv6 /64
+    /// (a host commonly holds a whole /64). Generous, since a fleet behind carrier-grade NAT shares addresses. At the
+    /// bound a new cookie-verified ClientHello from that source takes the place of its handshake stalled longest (no
+    /// progress for at least a second, RFC 6347 section 4.2.4.1's initial retransmission timer), or is dropped
+    /// unanswered when none is, and the client's retransmission tries again; when all
+    /// <see cref="DtlsOptions.MaxConcurrentHandshakes"/> are taken, the same rule applies across every source.
+    /// </summary>
+    public int MaxConcurrentHandshakesPerAddress { get; set; } = 16;
+
+    /// <summary>
+    /// How long a session must have been idle before, with <see cref="DtlsOptions.MaxSessions"/> reached, it may be
+    /// evicted to admit a new client (default 10 minutes): the least recently active goes first, with close_notify, as
+    /// Californium Scandium evicts stale connections; a client is refused (with a fatal internal_error alert) only when
+    /// no session has been idle that long. <see cref="Timeout.InfiniteTimeSpan"/> never evicts.
+    /// </summary>
+    public TimeSpan SessionEvictionThreshold { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>A PSK lookup over a fixed table of UTF-8 identities, for configuration and tests.</summary>
     /// <param name="keys">Identity to key.</param>
@@ -58,12 +79,13 @@ public sealed class DtlsServerOptions : DtlsOptions
     internal void Validate()
     {
         ValidateShared();
-        Require(Address is not null, nameof(Address), "must not be null");
-        Require(Port is >= 0 and <= IPEndPoint.MaxPort, nameof(Port), "must be between 0 and 65535");
         bool signs = RawPublicKeyPair is not null || Certificate is not null;
         Require(PskKeys is not null || signs, nameof(PskKeys), $"or {nameof(RawPublicKeyPair)} or {nameof(Certificate)} must be set: the server needs a credential to authenticate with");
         Require(!signs || TrustsRawPublicKeys || TrustsCertificates, nameof(TrustedRawPublicKeys), $"or {nameof(TrustedRoots)} or {nameof(CertificateValidator)} must be set with {nameof(RawPublicKeyPair)} or {nameof(Certificate)}: clients authenticate too (RFC 7252 section 9.1.3.2)");
         Require(CookieSecretLifetime > TimeSpan.Zero, nameof(CookieSecretLifetime), "must be positive");
+        Require(HandshakeStallTimeout > TimeSpan.Zero && HandshakeStallTimeout.TotalMilliseconds <= int.MaxValue, nameof(HandshakeStallTimeout), "must be positive and under 24 days");
+        Require(MaxConcurrentHandshakesPerAddress >= 1, nameof(MaxConcurrentHandshakesPerAddress), "must be at least 1");
+        Require(SessionEvictionThreshold > TimeSpan.Zero || SessionEvictionThreshold == Timeout.InfiniteTimeSpan, nameof(SessionEvictionThreshold), "must be positive, or Timeout.InfiniteTimeSpan to never evict");
         Require(PskIdentityHint is null || System.Text.Encoding.UTF8.GetByteCount(PskIdentityHint) <= ushort.MaxValue, nameof(PskIdentityHint), "must be at most 65535 bytes in UTF-8");
     }
 }

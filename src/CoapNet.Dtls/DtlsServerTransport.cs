@@ -1,4 +1,3 @@
-using System.Net;
 using CoapNet.Channels;
 using CoapNet.Dtls.Credentials;
 using CoapNet.Dtls.Sessions;
@@ -9,8 +8,8 @@ namespace CoapNet.Dtls;
 /// <summary>
 /// The server side of CoAP over DTLS 1.2 ("coaps", RFC 7252 section 9.1): one UDP socket, sessions demultiplexed by
 /// the client's address, each message handed up with its session's <see cref="CoapSecurityContext"/> (so
-/// <c>request.Peer.Identity</c> names the client) and every answer sent in the session it belongs to. Give it to
-/// <c>CoapServerOptions.DatagramTransports</c>.
+/// <c>request.Peer.Identity</c> names the client) and every answer sent in the session it belongs to. A coaps endpoint
+/// gets one with <c>UseDtls</c> (<see cref="CoapDtlsOptionsExtensions"/>).
 /// </summary>
 /// <remarks>
 /// <para>
@@ -27,17 +26,11 @@ namespace CoapNet.Dtls;
 /// </remarks>
 public sealed class DtlsServerTransport : DtlsTransport
 {
-    /// <summary>Binds a UDP socket as <paramref name="options"/> say (default [::]:5684).</summary>
-    /// <param name="options">Credentials, address, bounds.</param>
-    /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
-    /// <exception cref="CoapBindException">The address cannot be bound.</exception>
-    public DtlsServerTransport(DtlsServerOptions options)
-        : base(CreateEngine(null, options))
-    {
-    }
-
-    /// <summary>Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on): for tests over an in-memory network, or a socket configured by hand.</summary>
-    /// <param name="network">The datagram transport underneath.</param>
+    /// <summary>
+    /// Secures datagrams carried by <paramref name="network"/> (which this transport owns from now on): the UDP socket of a
+    /// coaps endpoint (what <c>UseDtls</c> does when the server starts), an in-memory network in tests, or a socket set up by hand.
+    /// </summary>
+    /// <param name="network">The datagram transport underneath, not started.</param>
     /// <param name="options">Credentials and bounds; the address and port are the network's.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
     public DtlsServerTransport(IDatagramTransport network, DtlsServerOptions options)
@@ -45,13 +38,10 @@ public sealed class DtlsServerTransport : DtlsTransport
     {
     }
 
-    private static ServerEngine CreateEngine(IDatagramTransport? network, DtlsServerOptions options)
+    private static ServerEngine CreateEngine(IDatagramTransport network, DtlsServerOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-
-        // Keys are copied (and refused) before the socket is bound, so a bad key leaves no socket behind.
-        DtlsCredentials credentials = new(options);
-        return new ServerEngine(network ?? Bind(new IPEndPoint(options.Address, options.Port)), options, credentials);
+        return new ServerEngine(network, options, new DtlsCredentials(options));
     }
 }

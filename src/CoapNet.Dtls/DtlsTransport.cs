@@ -72,7 +72,4 @@ public abstract class DtlsTransport : IDatagramTransport
         await _engine.DisposeAsync().ConfigureAwait(false);
         GC.SuppressFinalize(this);
     }
-
-    /// <summary>A UDP socket at <paramref name="local"/>, for the constructors that make their own.</summary>
-    private protected static UdpTransport Bind(IPEndPoint local) => new(local);
 }

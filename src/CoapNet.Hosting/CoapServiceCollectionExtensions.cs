@@ -1,4 +1,5 @@
 using CoapNet.Client;
+using CoapNet.Configuration;
 using CoapNet.Server;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
@@ -16,11 +17,14 @@ public static class CoapServiceCollectionExtensions
     /// Registers a <see cref="CoapServer"/> singleton that runs as a hosted service: it starts with the host
     /// and drains its requests in flight when the host stops. Its <see cref="CoapServerOptions"/> are bound from the
     /// "Coap" configuration section (the same names as the properties: "Endpoint", "Udp", "Tcp", "Connections",
-    /// "Observe", ...; "Endpoints" and "TcpEndpoints" as text such as "udp://[::]:5683"; "Tls" for coaps+tcp, with its
-    /// "Endpoints" and the certificate and trust roots from files or the certificate store, read by
-    /// <see cref="CoapCredentialConfiguration"/>), then
-    /// <paramref name="configure"/> may change them; logging and the clock (<see cref="TimeProvider"/>, when
-    /// registered) come from the host unless code set them.
+    /// "Observe", ...), its endpoints from "Coap:Endpoints:{name}" (each with its address in "Url", such as
+    /// "coap://[::]:5683", and its own "Endpoint" settings, "Tls" for coaps+tcp with the certificate from files or the
+    /// certificate store, read by <see cref="CoapCredentialConfiguration"/>, and the sections packages add, such as
+    /// CoapNet.Dtls's "Dtls"), then <paramref name="configure"/> may change them (the endpoints of configuration are
+    /// added after it ran, with the transports every registration added known); logging and the clock
+    /// (<see cref="TimeProvider"/>, when registered) come from the host unless code set them. A key under "Coap" that is
+    /// not a setting stops the start (<see cref="CoapConfigurationException"/>, naming it and the nearest known name);
+    /// nothing is bound until the server starts.
     /// </summary>
     /// <param name="services">The services.</param>
     /// <param name="configure">Changes the options after configuration is bound, or null.</param>
@@ -42,17 +46,25 @@ public static class CoapServiceCollectionExtensions
         OptionsBuilder<CoapServerOptions> options = services.AddOptions<CoapServerOptions>();
         if (existing is null)
         {
-            options.BindConfiguration(CoapConfiguration.ServerSection)
-                .Configure<IConfiguration>((o, configuration) =>
+            // The keys are checked before anything binds: the binder would leave a misspelled setting's default in force.
+            options.Configure<IConfiguration, IServiceProvider>((_, configuration, provider) => Check(configuration, provider))
+                .BindConfiguration(CoapConfiguration.ServerSection)
+                .Configure<IConfiguration>((o, configuration) => CoapConfiguration.BindRetransmissionPolicy(
+                    o.Endpoint, configuration.GetSection(CoapConfiguration.ServerSection).GetSection(nameof(CoapServerOptions.Endpoint))))
+                .PostConfigure<IConfiguration, IServiceProvider>((o, configuration, provider) =>
                 {
-                    IConfigurationSection section = configuration.GetSection(CoapConfiguration.ServerSection);
-                    CoapConfiguration.BindEndpoints(o, section);
-                    CoapConfiguration.BindRetransmissionPolicy(o.Endpoint, section.GetSection(nameof(CoapServerOptions.Endpoint)));
-                    TlsConfiguration.BindServer(o.Tls, section.GetSection(nameof(CoapServerOptions.Tls)));
-                })
-                .PostConfigure<IServiceProvider>((o, provider) =>
-                {
-                    CoapConfiguration.UseHostServices(o.Endpoint, provider.GetService<ILoggerFactory>(), provider.GetService<TimeProvider>());
+                    // After every Configure, so the transports packages register (coap+ws, say) are known to the endpoints.
+                    CoapConfiguration.BindEndpoints(o, configuration.GetSection(CoapConfiguration.ServerSection), provider.GetServices<CoapEndpointConfigurationSection>());
+                    ILoggerFactory? logging = provider.GetService<ILoggerFactory>();
+                    TimeProvider? time = provider.GetService<TimeProvider>();
+                    CoapConfiguration.UseHostServices(o.Endpoint, logging, time);
+                    foreach (CoapListenOptions endpoint in o.ListenOptions)
+                    {
+                        if (endpoint.Endpoint is { } own)
+                        {
+                            CoapConfiguration.UseHostServices(own, logging, time);
+                        }
+                    }
 
                     // Handlers with bound parameters resolve their services from the host's, in a scope per request.
                     o.Handlers.Services ??= provider;
@@ -96,7 +108,8 @@ public static class CoapServiceCollectionExtensions
     /// <summary>
     /// Registers a <see cref="CoapClient"/> singleton whose <see cref="CoapClientOptions"/> are bound from the
     /// "Coap:Client" configuration section ("LocalEndPoint" as text such as "0.0.0.0:0"; "Tls" for coaps+tcp, with the
-    /// trust roots and client certificate read by <see cref="CoapCredentialConfiguration"/>), then changed by
+    /// trust roots and client certificate read by <see cref="CoapCredentialConfiguration"/>; a key that is not a setting
+    /// stops it, as for the server), then changed by
     /// <paramref name="configure"/>; logging and the clock come from the host unless code set them. The container
     /// disposes it, closing its socket and connections.
     /// </summary>
@@ -106,7 +119,9 @@ public static class CoapServiceCollectionExtensions
     public static IServiceCollection AddCoapClient(this IServiceCollection services, Action<CoapClientOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        OptionsBuilder<CoapClientOptions> options = services.AddOptions<CoapClientOptions>().BindConfiguration(CoapConfiguration.ClientSection)
+        OptionsBuilder<CoapClientOptions> options = services.AddOptions<CoapClientOptions>()
+            .Configure<IConfiguration, IServiceProvider>((_, configuration, provider) => Check(configuration, provider))
+            .BindConfiguration(CoapConfiguration.ClientSection)
             .Configure<IConfiguration>((o, configuration) =>
             {
                 IConfigurationSection section = configuration.GetSection(CoapConfiguration.ClientSection);
@@ -123,6 +138,9 @@ public static class CoapServiceCollectionExtensions
         services.TryAddSingleton(provider => new CoapClient(provider.GetRequiredService<IOptions<CoapClientOptions>>().Value));
         return services;
     }
+
+    private static void Check(IConfiguration configuration, IServiceProvider provider)
+        => CoapConfiguration.Check(configuration, provider.GetServices<CoapConfigurationSection>(), provider.GetServices<CoapEndpointConfigurationSection>());
 
     private static T? FindInstance<T>(IServiceCollection services)
         where T : class

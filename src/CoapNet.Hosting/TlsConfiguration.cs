@@ -1,21 +1,28 @@
+using CoapNet.Configuration;
+using CoapNet.Server;
 using CoapNet.Tls;
 using Microsoft.Extensions.Configuration;
 
 namespace CoapNet.Hosting;
 
 /// <summary>
-/// What configuration cannot bind by itself onto the coaps+tcp options (RFC 8323 section 9.1): the endpoints, which are
-/// text, and the credentials, which are objects read from files or the certificate store
-/// (<see cref="CoapCredentialConfiguration"/>). The rest ("ClientCertificateMode", "HandshakeTimeout",
-/// "MaxPendingHandshakes", "EnabledProtocols", "CheckCertificateRevocation") binds by name with the "Coap" section.
+/// What configuration cannot bind by itself onto the coaps+tcp options (RFC 8323 section 9.1): the credentials, which are
+/// objects read from files or the certificate store (<see cref="CoapCredentialConfiguration"/>). The rest
+/// ("ClientCertificateMode", "HandshakeTimeout", "MaxPendingHandshakes", "MaxPendingHandshakesPerAddress",
+/// "EnabledProtocols", "CheckCertificateRevocation")
+/// binds by name.
 /// </summary>
 /// <example>
 /// <code>
 /// "Coap": {
-///   "Tls": {
-///     "Endpoints": [ "[::]:5684" ],
-///     "CertificateFile": "/etc/coap/server-chain.pem", "CertificateKeyFile": "/etc/coap/server.key",
-///     "ClientCertificateMode": "Required", "TrustedRootsFile": "/etc/coap/devices-ca.pem"
+///   "Endpoints": {
+///     "secure": {
+///       "Url": "coaps+tcp://[::]:5684",
+///       "Tls": {
+///         "CertificateFile": "/etc/coap/server-chain.pem", "CertificateKeyFile": "/etc/coap/server.key",
+///         "ClientCertificateMode": "Required", "TrustedRootsFile": "/etc/coap/devices-ca.pem"
+///       }
+///     }
 ///   },
 ///   "Client": { "Tls": { "TrustedRootsFile": "/etc/coap/ca.pem" } }
 /// }
@@ -23,23 +30,43 @@ namespace CoapNet.Hosting;
 /// </example>
 internal static class TlsConfiguration
 {
+    /// <summary>The keys of an endpoint's "Tls" section: the server's settings by name and the credential keys.</summary>
+    internal static CoapConfigurationKeys ServerKeys() => CoapConfigurationKeys.Of<TlsServerOptions>().Add([.. CoapCredentialConfiguration.Keys().Names]);
+
+    /// <summary>The keys of "Coap:Client:Tls": the client's settings by name and the credential keys.</summary>
+    internal static CoapConfigurationKeys ClientKeys() => CoapConfigurationKeys.Of<TlsClientOptions>().Add([.. CoapCredentialConfiguration.Keys().Names]);
+
     /// <summary>
-    /// Adds the endpoints of "Endpoints" ("ADDRESS[:PORT]", port 5684 by default, RFC 8323 section 8.2) and sets the
-    /// certificate, its intermediates and the trust roots for clients' certificates that <paramref name="section"/> names.
+    /// Secures <paramref name="endpoint"/> with TLS as its "Tls" section says: the certificate (and the intermediates
+    /// that follow it in its file), the trust roots for clients' certificates, and the settings by name.
     /// </summary>
-    /// <param name="options">The server's TLS options.</param>
-    /// <param name="section">The "Coap:Tls" section.</param>
-    /// <exception cref="FormatException">A value cannot be used; the message names its path.</exception>
+    /// <param name="endpoint">The endpoint.</param>
+    /// <param name="section">Its "Tls" section.</param>
+    /// <exception cref="FormatException">The section names no certificate, or a value cannot be used; the message names its path.</exception>
     /// <exception cref="IOException">A file cannot be read; the message names its path.</exception>
-    internal static void BindServer(TlsServerOptions options, IConfigurationSection section)
+    internal static void UseTls(CoapListenOptions endpoint, IConfigurationSection section)
     {
-        foreach (IConfigurationSection entry in section.GetSection(nameof(TlsServerOptions.Endpoints)).GetChildren())
+        TlsServerOptions options = ReadServer(section);
+        try
         {
-            if (entry.Value is { } endpoint)
-            {
-                options.Endpoints.Add(CoapConfiguration.ParseEndPoint(endpoint, entry.Path, TlsServerOptions.DefaultPort));
-            }
+            endpoint.UseTls(options);
         }
+        catch (ArgumentException e)
+        {
+            // A setting the options refuse (a timeout of zero, a certificate without its key) is named by its section.
+            throw new FormatException($"{section.Path}: {e.Message}", e);
+        }
+    }
+
+    /// <summary>The TLS options an endpoint's "Tls" section names (see <see cref="UseTls"/>).</summary>
+    /// <param name="section">The section.</param>
+    /// <returns>The options, with the certificate.</returns>
+    /// <exception cref="FormatException">The section names no certificate, or a value cannot be used; the message names its path.</exception>
+    /// <exception cref="IOException">A file cannot be read; the message names its path.</exception>
+    internal static TlsServerOptions ReadServer(IConfigurationSection section)
+    {
+        TlsServerOptions options = new();
+        section.Bind(options);
 
         // The binder accepts any number for an enumeration; one that names no mode is refused here, with its path,
         // rather than later by the server without it.
@@ -48,12 +75,11 @@ internal static class TlsConfiguration
             throw new FormatException($"{section.Path}:{nameof(TlsServerOptions.ClientCertificateMode)} is '{section[nameof(TlsServerOptions.ClientCertificateMode)]}', which is not None, Allowed or Required.");
         }
 
-        BindShared(options, section);
-        if (CoapCredentialConfiguration.ReadCertificateWithChain(section) is var (certificate, chain))
-        {
-            options.Certificate = certificate;
-            options.CertificateChain = chain;
-        }
+        options.TrustedRoots = CoapCredentialConfiguration.ReadTrustedRoots(section) ?? options.TrustedRoots;
+        options.Certificate = CoapCredentialConfiguration.ReadCertificate(section, out System.Security.Cryptography.X509Certificates.X509Certificate2Collection? chain)
+            ?? throw new FormatException($"{section.Path} names no certificate: a coaps+tcp server authenticates with one. Set {section.Path}:CertificateFile and CertificateKeyFile (PEM), or CertificateThumbprint (the certificate store).");
+        options.CertificateChain = chain;
+        return options;
     }
 
     /// <summary>
@@ -67,22 +93,7 @@ internal static class TlsConfiguration
     /// <exception cref="IOException">A file cannot be read; the message names its path.</exception>
     internal static void BindClient(TlsClientOptions options, IConfigurationSection section)
     {
-        BindShared(options, section);
-        options.Certificate = CoapCredentialConfiguration.ReadCertificate(section) ?? options.Certificate;
-    }
-
-    private static void BindShared(TlsOptions options, IConfigurationSection section)
-    {
-        // Certificates are objects: the binder would make an empty one from a "Certificate" section and go on, so the
-        // names of the properties themselves are refused and the keys that name files and stores are pointed to.
-        foreach (string name in (ReadOnlySpan<string>)["Certificate", "CertificateChain", "TrustedRoots"])
-        {
-            if (section.GetSection(name).Exists())
-            {
-                throw new FormatException($"{section.Path}:{name} cannot be bound: name the certificate with CertificateFile and CertificateKeyFile or CertificateThumbprint, and the roots with TrustedRootsFile or TrustedRootsStoreName.");
-            }
-        }
-
         options.TrustedRoots = CoapCredentialConfiguration.ReadTrustedRoots(section) ?? options.TrustedRoots;
+        options.Certificate = CoapCredentialConfiguration.ReadCertificate(section) ?? options.Certificate;
     }
 }

@@ -179,7 +179,6 @@ public static class TransferSimulation
         byte[] body = Body(setup.BodyBytes);
         CoapServer server = new(new CoapServerOptions
         {
-            DatagramTransports = [network.CreateTransport(ServerAddress)],
             Scheduler = scheduler,
             Endpoint = new CoapEndpointOptions
             {
@@ -191,7 +190,7 @@ public static class TransferSimulation
                 QBlock = setup.QBlock,
                 Paths = setup.PathMtu is int mtu ? [new CoapPathOptions { Network = "10.0.0.0/8", Mtu = mtu }] : [],
             },
-        });
+        }.Listen(network.CreateTransport(ServerAddress)));
         server.MapGet("/large", _ => new CoapResponse(CoapCode.Content, body, CoapContentFormat.OctetStream) { Immutable = setup.Immutable });
         server.Start();
 

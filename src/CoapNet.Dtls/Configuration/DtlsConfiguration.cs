@@ -1,27 +1,30 @@
-using System.Globalization;
-using System.Net;
 using System.Security.Cryptography;
-using CoapNet.Hosting;
+using CoapNet.Configuration;
 using Microsoft.Extensions.Configuration;
 
 namespace CoapNet.Dtls.Configuration;
 
 /// <summary>
-/// Reads <see cref="DtlsServerOptions"/> and <see cref="DtlsClientOptions"/> from a configuration section whose names
-/// are the options' own, with the credentials as text or files: pre-shared keys as text, hexadecimal or a file, raw
-/// public keys as PEM files; certificates and trust roots by the keys every secure transport shares, read by
-/// <see cref="CoapCredentialConfiguration"/> (PEM files, an encrypted key with its password, or the certificate store).
-/// Keys are never put in an error message.
+/// Reads <see cref="DtlsServerOptions"/> (a coaps endpoint's "Dtls" section) and <see cref="DtlsClientOptions"/>
+/// ("Coap:Client:Dtls") from configuration: the settings by the options' own names, bound by the configuration binder;
+/// the credentials as text, hexadecimal or files (pre-shared keys), PEM files (raw public keys), and certificates and trust
+/// roots by the keys every secure transport shares (<see cref="CoapCredentialConfiguration"/>: PEM files, an encrypted
+/// key with its password, or the certificate store). A key the section does not know is refused with its path and the
+/// nearest known name; keys are never put in an error message.
 /// </summary>
 /// <example>
 /// <code>
 /// "Coap": {
-///   "Dtls": {
-///     "Endpoints": [ "[::]:5684" ],
-///     "PskKeys": [ { "Identity": "device-1", "KeyFile": "/run/secrets/device-1.key" }, { "Identity": "lab", "Key": "secretPSK" } ],
-///     "CertificateFile": "server.pem", "CertificateKeyFile": "server-key.pem", "TrustedRootsFile": "ca.pem",
-///     "RawPublicKeyFile": "rpk.pem", "TrustedRawPublicKeyFiles": [ "device-7.pub.pem" ],
-///     "MaxSessions": 150000, "SessionIdleTimeout": "00:30:00", "UseConnectionId": true
+///   "Endpoints": {
+///     "secure": {
+///       "Url": "coaps://[::]:5684",
+///       "Dtls": {
+///         "PskKeys": [ { "Identity": "device-1", "KeyFile": "/run/secrets/device-1.key" }, { "Identity": "lab", "Key": "secretPSK" } ],
+///         "CertificateFile": "server.pem", "CertificateKeyFile": "server-key.pem", "TrustedRootsFile": "ca.pem",
+///         "RawPublicKeyFile": "rpk.pem", "TrustedRawPublicKeyFiles": [ "device-7.pub.pem" ],
+///         "MaxSessions": 150000, "SessionIdleTimeout": "00:30:00", "UseConnectionId": true
+///       }
+///     }
 ///   },
 ///   "Client": { "Dtls": { "PskIdentity": "device-1", "PskKeyFile": "/run/secrets/device-1.key" } }
 /// }
@@ -29,114 +32,99 @@ namespace CoapNet.Dtls.Configuration;
 /// </example>
 public static class DtlsConfiguration
 {
-    /// <summary>The section a server's coaps endpoints are read from.</summary>
-    public const string ServerSection = "Coap:Dtls";
+    /// <summary>The name of a coaps endpoint's DTLS section, below the endpoint ("Coap:Endpoints:{name}:Dtls").</summary>
+    public const string EndpointSection = "Dtls";
 
     /// <summary>The section a client's DTLS credentials are read from.</summary>
     public const string ClientSection = "Coap:Client:Dtls";
 
     /// <summary>
-    /// One <see cref="DtlsServerOptions"/> per endpoint of <paramref name="section"/>: "Endpoints" lists
-    /// "ADDRESS:PORT" ("[::]:5684", "0.0.0.0:5684"); without it, one endpoint at "Address" and "Port" (default
-    /// [::]:5684). Credentials: "PskKeys" (a list of "Identity" with "Key", "KeyHex" or "KeyFile"),
-    /// "PskIdentityHint", "RawPublicKeyFile", "TrustedRawPublicKeyFiles", "CertificateFile" with
-    /// "CertificateKeyFile" and "CertificateKeyPassword" (or "CertificateThumbprint" in the certificate store,
-    /// "CertificateStoreName" and "CertificateStoreLocation"), "TrustedRootsFile" or "TrustedRootsStoreName" (see
-    /// <see cref="CoapCredentialConfiguration"/>); and the bounds by their option names.
+    /// The keys an endpoint's "Dtls" section may hold: "PskKeys" (a list of "Identity" with "Key", "KeyHex" or
+    /// "KeyFile"), "PskIdentityHint", "CookieSecretLifetime", and what <see cref="ClientKeys"/> shares with it
+    /// (the bounds, "UseConnectionId", "RawPublicKeyFile", "TrustedRawPublicKeyFiles", and the certificate and trust
+    /// keys of <see cref="CoapCredentialConfiguration"/>).
     /// </summary>
-    /// <param name="section">The section ("Coap:Dtls").</param>
-    /// <returns>The options, one per endpoint; none when the section is empty.</returns>
-    /// <exception cref="FormatException">A value cannot be read; the message names its path (never a key).</exception>
+    /// <returns>New keys, the caller's.</returns>
+    public static CoapConfigurationKeys ServerKeys()
+        => CredentialKeys(CoapConfigurationKeys.Of<DtlsServerOptions>())
+            .AddList(nameof(DtlsServerOptions.PskKeys), new CoapConfigurationKeys("Identity", "Key", "KeyHex", "KeyFile"));
+
+    /// <summary>
+    /// The keys "Coap:Client:Dtls" may hold: "PskIdentity" with "PskKey" (text), "PskKeyHex" or "PskKeyFile", and what
+    /// it shares with <see cref="ServerKeys"/>.
+    /// </summary>
+    /// <returns>New keys, the caller's.</returns>
+    public static CoapConfigurationKeys ClientKeys()
+        => CredentialKeys(CoapConfigurationKeys.Of<DtlsClientOptions>()).Add("PskKey", "PskKeyHex", "PskKeyFile");
+
+    /// <summary>The options of one coaps endpoint from its "Dtls" section (see <see cref="ServerKeys"/>); its address is the endpoint's.</summary>
+    /// <param name="section">The section ("Coap:Endpoints:secure:Dtls").</param>
+    /// <returns>The options.</returns>
+    /// <exception cref="CoapConfigurationException">The section holds a key that is not a setting; the message names it.</exception>
+    /// <exception cref="FormatException">A credential cannot be read; the message names its path (never a key).</exception>
+    /// <exception cref="InvalidOperationException">A setting's value is not of its type; the message names its path.</exception>
     /// <exception cref="IOException">A file cannot be read; the message names it.</exception>
-    public static IReadOnlyList<DtlsServerOptions> ReadServerOptions(IConfiguration section)
+    public static DtlsServerOptions ReadServerOptions(IConfiguration section)
     {
         ArgumentNullException.ThrowIfNull(section);
-        List<DtlsServerOptions> endpoints = [];
-        if (!section.GetChildren().Any())
+        Refuse(ServerKeys(), section);
+        DtlsServerOptions options = new();
+        section.Bind(options);
+        ReadCredentials(options, section);
+        Dictionary<string, byte[]> keys = new(StringComparer.Ordinal);
+        foreach (IConfigurationSection entry in section.GetSection(nameof(DtlsServerOptions.PskKeys)).GetChildren())
         {
-            return endpoints;
+            string identity = entry["Identity"] is { Length: > 0 } name ? name : throw new FormatException($"{entry.Path}:Identity must name the PSK identity.");
+            keys[identity] = Key(entry, "Key", "KeyHex", "KeyFile") ?? throw new FormatException($"{entry.Path} needs Key, KeyHex or KeyFile for identity '{identity}'.");
         }
 
-        List<IPEndPoint> addresses = [];
-        foreach (IConfigurationSection entry in section.GetSection("Endpoints").GetChildren())
+        if (keys.Count > 0)
         {
-            addresses.Add(IPEndPoint.TryParse(entry.Value ?? string.Empty, out IPEndPoint? endpoint)
-                ? endpoint
-                : throw new FormatException($"{entry.Path} is '{entry.Value}', which is not ADDRESS:PORT such as [::]:5684 or 0.0.0.0:5684."));
+            options.PskKeys = DtlsServerOptions.PskTable(keys);
         }
 
-        if (addresses.Count == 0)
-        {
-            IPAddress address = section["Address"] is { } text
-                ? IPAddress.TryParse(text, out IPAddress? parsed) ? parsed : throw new FormatException($"{Path(section, "Address")} is '{text}', which is not an IP address.")
-                : IPAddress.IPv6Any;
-            addresses.Add(new IPEndPoint(address, Int(section, "Port") ?? DtlsServerOptions.DefaultPort));
-        }
-
-        foreach (IPEndPoint address in addresses)
-        {
-            DtlsServerOptions options = new() { Address = address.Address, Port = address.Port };
-            ReadShared(options, section);
-            options.PskIdentityHint = section["PskIdentityHint"] ?? options.PskIdentityHint;
-            if (TimeSpanValue(section, "CookieSecretLifetime") is { } lifetime)
-            {
-                options.CookieSecretLifetime = lifetime;
-            }
-
-            Dictionary<string, byte[]> keys = new(StringComparer.Ordinal);
-            foreach (IConfigurationSection entry in section.GetSection("PskKeys").GetChildren())
-            {
-                string identity = entry["Identity"] is { Length: > 0 } name ? name : throw new FormatException($"{entry.Path}:Identity must name the PSK identity.");
-                keys[identity] = Key(entry, "Key", "KeyHex", "KeyFile") ?? throw new FormatException($"{entry.Path} needs Key, KeyHex or KeyFile for identity '{identity}'.");
-            }
-
-            if (keys.Count > 0)
-            {
-                options.PskKeys = DtlsServerOptions.PskTable(keys);
-            }
-
-            endpoints.Add(options);
-        }
-
-        return endpoints;
+        return options;
     }
 
     /// <summary>
-    /// Fills <paramref name="options"/> from <paramref name="section"/>: "PskIdentity" with "PskKey", "PskKeyHex" or
-    /// "PskKeyFile"; "LocalEndPoint"; the raw public key, certificate and trust settings and the bounds as for a server.
-    /// Settings the section does not name are left as they are.
+    /// Fills <paramref name="options"/> from <paramref name="section"/> (see <see cref="ClientKeys"/>); settings the
+    /// section does not name are left as they are.
     /// </summary>
     /// <param name="options">The options to fill.</param>
     /// <param name="section">The section ("Coap:Client:Dtls").</param>
-    /// <exception cref="FormatException">A value cannot be read; the message names its path (never a key).</exception>
+    /// <exception cref="CoapConfigurationException">The section holds a key that is not a setting; the message names it.</exception>
+    /// <exception cref="FormatException">A credential cannot be read; the message names its path (never a key).</exception>
+    /// <exception cref="InvalidOperationException">A setting's value is not of its type; the message names its path.</exception>
     /// <exception cref="IOException">A file cannot be read; the message names it.</exception>
     public static void ReadClientOptions(DtlsClientOptions options, IConfiguration section)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(section);
-        ReadShared(options, section);
-        options.PskIdentity = section["PskIdentity"] ?? options.PskIdentity;
+        Refuse(ClientKeys(), section);
+        section.Bind(options);
+        ReadCredentials(options, section);
         options.PskKey = Key(section, "PskKey", "PskKeyHex", "PskKeyFile") ?? options.PskKey;
-        if (section["LocalEndPoint"] is { } local)
+    }
+
+    // The settings both sides bind by name (the options' own), and the credentials, which are objects, by the keys that
+    // name their files.
+    private static CoapConfigurationKeys CredentialKeys(CoapConfigurationKeys settings)
+        => settings.Add([.. CoapCredentialConfiguration.Keys().Names, "RawPublicKeyFile"]).AddList("TrustedRawPublicKeyFiles");
+
+    // Checked before anything binds: the binder would set the defaults for a misspelled key without a word, and a key named
+    // like an object-valued property ("Certificate") must point to the keys that name its files instead.
+    private static void Refuse(CoapConfigurationKeys keys, IConfiguration section)
+    {
+        List<string> problems = [];
+        keys.Check(section, problems);
+        if (problems.Count > 0)
         {
-            options.LocalEndPoint = IPEndPoint.TryParse(local, out IPEndPoint? endpoint)
-                ? endpoint
-                : throw new FormatException($"{Path(section, "LocalEndPoint")} is '{local}', which is not ADDRESS:PORT.");
+            throw new CoapConfigurationException(problems);
         }
     }
 
-    private static void ReadShared(DtlsOptions options, IConfiguration section)
+    private static void ReadCredentials(DtlsOptions options, IConfiguration section)
     {
-        options.MaxSessions = Int(section, nameof(DtlsOptions.MaxSessions)) ?? options.MaxSessions;
-        options.MaxConcurrentHandshakes = Int(section, nameof(DtlsOptions.MaxConcurrentHandshakes)) ?? options.MaxConcurrentHandshakes;
-        options.MaxDatagramSize = Int(section, nameof(DtlsOptions.MaxDatagramSize)) ?? options.MaxDatagramSize;
-        options.SessionIdleTimeout = TimeSpanValue(section, nameof(DtlsOptions.SessionIdleTimeout)) ?? options.SessionIdleTimeout;
-        options.HandshakeTimeout = TimeSpanValue(section, nameof(DtlsOptions.HandshakeTimeout)) ?? options.HandshakeTimeout;
-        if (section[nameof(DtlsOptions.UseConnectionId)] is { } cid)
-        {
-            options.UseConnectionId = bool.TryParse(cid, out bool use) ? use : throw new FormatException($"{Path(section, nameof(DtlsOptions.UseConnectionId))} is '{cid}', which is neither true nor false.");
-        }
-
         if (section["RawPublicKeyFile"] is { Length: > 0 })
         {
             options.RawPublicKeyPair = Pem(section, "RawPublicKeyFile");
@@ -155,7 +143,7 @@ public static class DtlsConfiguration
             options.TrustedRawPublicKeys = DtlsOptions.RawPublicKeyTable(trusted);
         }
 
-        // Certificates and trust roots by the keys every secure transport shares (CoapNet.Hosting reads them for coaps+tcp too).
+        // Certificates and trust roots by the keys every secure transport shares (coaps+tcp's are read the same way).
         options.Certificate = CoapCredentialConfiguration.ReadCertificate(section) ?? options.Certificate;
         options.TrustedRoots = CoapCredentialConfiguration.ReadTrustedRoots(section) ?? options.TrustedRoots;
     }
@@ -199,16 +187,6 @@ public static class DtlsConfiguration
             throw new FormatException($"{Path(section, name)} names '{section[name]}', which holds no PEM EC key: {e.Message}", e);
         }
     }
-
-    private static int? Int(IConfiguration section, string name)
-        => section[name] is { } text
-            ? int.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out int value) ? value : throw new FormatException($"{Path(section, name)} is '{text}', which is not a whole number.")
-            : null;
-
-    private static TimeSpan? TimeSpanValue(IConfiguration section, string name)
-        => section[name] is { } text
-            ? TimeSpan.TryParse(text, CultureInfo.InvariantCulture, out TimeSpan value) ? value : throw new FormatException($"{Path(section, name)} is '{text}', which is not a time span such as 00:30:00.")
-            : null;
 
     private static string Path(IConfiguration section, string name) => section is IConfigurationSection s ? s.Path + ":" + name : name;
 }

@@ -174,7 +174,7 @@ internal sealed class ClientEngine : DtlsEngine
             // Set on the handshake's own thread before its first datagram, and read there when it fails.
             s.WatchesCookies = true;
             s.CookieRestarts = cookieRestarts;
-            CoapDtlsClient client = new(Crypto, _options, _credentials);
+            CoapDtlsClient client = new(CryptoFor(s), _options, _credentials);
             DtlsClientProtocol protocol = new();
             try
             {

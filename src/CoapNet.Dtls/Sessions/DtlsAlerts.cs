@@ -31,7 +31,9 @@ internal static class DtlsAlerts
         AlertDescription.access_denied => "identity not allowed?",
         AlertDescription.protocol_version => "no DTLS 1.2?",
         AlertDescription.insufficient_security => "cipher suites too weak for the peer?",
-        AlertDescription.internal_error => "a fault in the peer?",
+        // Our server refuses with internal_error when it is full (MaxSessions, RFC 5246 7.2.2: "unrelated to the peer"),
+        // and ends a handshake with it when the client stalled or its place went to a newcomer.
+        AlertDescription.internal_error => "the peer is full or had a fault?",
         _ => null,
     };
 }

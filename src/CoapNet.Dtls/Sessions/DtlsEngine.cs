@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Dtls.Records;
 using CoapNet.Messaging;
 using CoapNet.Transports;
@@ -20,14 +21,14 @@ namespace CoapNet.Dtls.Sessions;
 /// <remarks>
 /// Every received datagram arrives on the UDP transport's receive thread. A datagram from an address with an
 /// established session is decrypted there and its plaintext handed up with the session's context, on that thread, so
-/// the server may answer it there too (<see cref="IInlineDatagramReceiver"/>: a request then costs no hand-off to
+/// the server may answer it there too (<see cref="IDatagramReceiver.SupportsInlineWork"/>: a request then costs no hand-off to
 /// another thread, as over plain UDP); one from an address
 /// whose handshake runs is queued for its handshake thread; anything else goes to <see cref="OnUnknownDatagram"/>
 /// (the server verifies ClientHello cookies there). Sessions are kept in two concurrent maps: by address for
 /// receiving, by <see cref="CoapSecurityContext"/> (compared by reference) for sending, so a message goes out in the
 /// session it names or not at all (RFC 7252 section 9.1.1).
 /// </remarks>
-internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposable
+internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 {
     private const int PlaintextSize = 16_384;
 
@@ -52,11 +53,12 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
     private readonly Action<DtlsSession> _onClosed;
     private readonly Action<DtlsSession, IPEndPoint> _onMoved;
     private IDatagramReceiver? _upper;
+    private readonly LogRateLimiter _handshakeLog;
     private int _sessions;
     private int _handshakes;
     private int _receiving;
     private int _disposed;
-    private TlsCrypto? _crypto;
+    private BcTlsCrypto? _crypto;
 
     protected DtlsEngine(IDatagramTransport network, DtlsOptions options)
     {
@@ -68,6 +70,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         _deliver = Deliver;
         _onClosed = Forget;
         _onMoved = Move;
+        _handshakeLog = new LogRateLimiter(Time, HandshakeLogLinesPerSecond);
         TimeSpan period = TimeSpan.FromTicks(Math.Clamp(options.SessionIdleTimeout.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
         _sweep = Time.CreateTimer(static state => ((DtlsEngine)state!).Sweep(), this, period, period);
     }
@@ -86,10 +89,25 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
     /// </summary>
     public TlsCrypto Crypto => LazyInitializer.EnsureInitialized(ref _crypto, static () => new BcTlsCrypto(new SecureRandom()));
 
+    /// <summary>The crypto of one handshake: <see cref="Crypto"/>'s, with the session told what its first epoch's records authenticate (<see cref="WatchedCipher"/>).</summary>
+    protected HandshakeCrypto CryptoFor(DtlsSession session)
+    {
+        _ = Crypto;
+        return new HandshakeCrypto(_crypto!.SecureRandom, session);
+    }
+
     /// <summary>Established sessions now.</summary>
     public int SessionCount => Volatile.Read(ref _sessions);
 
     public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    /// <summary>
+    /// As the receiver above says: its work may run on the UDP receive thread when it allows that, since this engine
+    /// hands each plaintext up on the thread that received it and may itself be called concurrently (its buffers are
+    /// per thread, each session's records ordered under that session's lock). Read by the transport below once the
+    /// receiver above is set (<see cref="Start"/>).
+    /// </summary>
+    public bool SupportsInlineWork => Volatile.Read(ref _upper)?.SupportsInlineWork ?? false;
 
     public void Start(IDatagramReceiver upper)
     {
@@ -136,27 +154,34 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
     protected bool TryGetSession(IPEndPoint remote, out DtlsSession? session) => _byAddress.TryGetValue(remote, out session);
 
     /// <summary>
-    /// Starts a handshake with <paramref name="remote"/> on a thread of its own when the bound on handshakes allows,
+    /// Starts a handshake with <paramref name="remote"/> on a thread of its own when <see cref="TryAdmit"/> lets it,
     /// replacing whatever session the address had (RFC 6347 section 4.2.8: a client that proved its address with a
-    /// cookie may start over). False when too many handshakes run or too many sessions exist.
+    /// cookie may start over). False when it is refused.
     /// </summary>
+    /// <remarks>
+    /// A thread per handshake, because BouncyCastle's DTLS handshake is one blocking call (DtlsServerProtocol.Accept,
+    /// DtlsClientProtocol.Connect) that keeps the handshake's state on that thread's stack between flights and waits for
+    /// the peer inside its transport's DatagramReceiver.Receive; it has no
+    /// non-blocking mode for DTLS (its TLS protocol's OfferInput does not apply), and its reliable-handshake and record
+    /// layers are internal, so no thread could be given back without writing the DTLS handshake anew. The wait is made
+    /// cheap and bounded instead: the thread sleeps on a monitor (no CPU), at most
+    /// <see cref="DtlsOptions.MaxConcurrentHandshakes"/> exist, and a server ends a stalled one early
+    /// (<see cref="DtlsServerOptions.HandshakeStallTimeout"/>) or gives its place to a newcomer.
+    /// </remarks>
     protected bool TryStartHandshake(IPEndPoint remote, Func<DtlsSession, (BcDtlsTransport Transport, CoapPeerIdentity Identity, RecordProtection? Protection)> handshake, out DtlsSession? session)
     {
         session = null;
-        if (IsDisposed || Volatile.Read(ref _sessions) >= Options.MaxSessions)
+        if (IsDisposed)
         {
-            Log.Refused(Logger, remote, "the session bound (MaxSessions) is reached");
-            return false;
-        }
-
-        if (Interlocked.Increment(ref _handshakes) > Options.MaxConcurrentHandshakes)
-        {
-            Interlocked.Decrement(ref _handshakes);
-            Log.Refused(Logger, remote, "the handshake bound (MaxConcurrentHandshakes) is reached");
             return false;
         }
 
         DtlsSession created = new(Network, remote, Options.MaxDatagramSize, Time.GetTimestamp(), _onClosed, _onMoved, PeerName);
+        if (!TryAdmit(created))
+        {
+            return false;
+        }
+
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
             old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)");
@@ -171,6 +196,63 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             Name = "CoapNet DTLS handshake",
         };
         thread.Start();
+        return true;
+    }
+
+    /// <summary>
+    /// Whether a handshake with <paramref name="session"/> may start: by default within <see cref="DtlsOptions.MaxSessions"/>
+    /// and <see cref="DtlsOptions.MaxConcurrentHandshakes"/>; <see cref="OnHandshakeEnded"/> gives its place back.
+    /// </summary>
+    protected virtual bool TryAdmit(DtlsSession session)
+    {
+        if (Volatile.Read(ref _sessions) >= Options.MaxSessions)
+        {
+            LogRefused(session.Remote, "the session bound (MaxSessions) is reached");
+            return false;
+        }
+
+        if (Interlocked.Increment(ref _handshakes) > Options.MaxConcurrentHandshakes)
+        {
+            Interlocked.Decrement(ref _handshakes);
+            LogRefused(session.Remote, "the handshake bound (MaxConcurrentHandshakes) is reached");
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>The handshake of <paramref name="session"/> ended, either way: its place is free.</summary>
+    protected virtual void OnHandshakeEnded(DtlsSession session) => Interlocked.Decrement(ref _handshakes);
+
+    /// <summary>The established sessions, for a server that evicts the idlest at <see cref="DtlsOptions.MaxSessions"/>.</summary>
+    protected ICollection<DtlsSession> Sessions => _byContext.Values;
+
+    /// <summary>Logs a refused handshake at Warning, within the budget of handshake lines.</summary>
+    protected void LogRefused(IPEndPoint remote, string reason)
+    {
+        if (MayLog(LogLevel.Warning))
+        {
+            Log.Refused(Logger, remote, reason);
+        }
+    }
+
+    /// <summary>
+    /// True when a handshake line at <paramref name="level"/> may be written now, at most
+    /// <see cref="HandshakeLogLinesPerSecond"/> a second (a flood of failing or refused handshakes costs a bounded number
+    /// of lines, as the TLS listener's do); first writes how many were left out since the last one.
+    /// </summary>
+    protected bool MayLog(LogLevel level)
+    {
+        if (!Logger.IsEnabled(level) || !_handshakeLog.TryAcquire(out long suppressed))
+        {
+            return false;
+        }
+
+        if (suppressed > 0)
+        {
+            Log.Suppressed(Logger, suppressed);
+        }
+
         return true;
     }
 
@@ -272,7 +354,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
             return true;
         }
 
-        if (session.TryQueueHandshakeDatagram(datagram, out bool established))
+        if (session.TryQueueHandshakeDatagram(datagram, remote, Time.GetTimestamp(), out bool established))
         {
             return true;
         }
@@ -368,6 +450,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
                     _byContext[context] = session;
                     Interlocked.Increment(ref _sessions);
                     Log.Established(Logger, session.Remote, context);
+                    CoapInstrumentation.RecordDtlsHandshake(HandshakeOutcome.Established, null);
                     OnEstablished(session);
                     if (early.Length > 0)
                     {
@@ -388,8 +471,15 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
-            // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1).
-            Log.HandshakeFailed(Logger, session.Remote, e.Message);
+            // A failed handshake answers nothing in plain CoAP and leaves nothing behind (RFC 7252 section 9.1); what
+            // TLS had to say, it said with its alert.
+            (string outcome, string? alert, string reason) = HandshakeOutcome.Of(e, session, PeerName);
+            CoapInstrumentation.RecordDtlsHandshake(outcome, alert);
+            if (MayLog(LogLevel.Information))
+            {
+                Log.HandshakeFailed(Logger, session.Remote, reason, HandshakeOutcome.DescribeAlert(e, session));
+            }
+
             session.Failure = e;
             session.MarkClosed(e.Message);
             Forget(session);
@@ -397,7 +487,7 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
         }
         finally
         {
-            Interlocked.Decrement(ref _handshakes);
+            OnHandshakeEnded(session);
         }
 
         // Told after this handshake no longer counts against the bound, so the engine may start another in its place.
@@ -474,13 +564,16 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
 
     private const string DisposedReason = "the DTLS transport was disposed";
 
+    /// <summary>Lines a second about failed, refused, stalled and evicted handshakes, at most (as the TLS listener's failures).</summary>
+    private const int HandshakeLogLinesPerSecond = 10;
+
     private static partial class Log
     {
         [LoggerMessage(1, LogLevel.Debug, "DTLS session established with {Remote}: {Context}")]
         public static partial void Established(ILogger logger, IPEndPoint remote, CoapSecurityContext context);
 
-        [LoggerMessage(2, LogLevel.Information, "DTLS handshake with {Remote} failed: {Reason}")]
-        public static partial void HandshakeFailed(ILogger logger, IPEndPoint remote, string reason);
+        [LoggerMessage(2, LogLevel.Information, "DTLS handshake with {Remote} failed: {Reason} ({Alert})")]
+        public static partial void HandshakeFailed(ILogger logger, IPEndPoint remote, string reason, string alert);
 
         [LoggerMessage(3, LogLevel.Debug, "DTLS session with {Remote} closed: {Context}: {Reason}")]
         public static partial void Closed(ILogger logger, IPEndPoint remote, CoapSecurityContext context, string reason);
@@ -499,6 +592,11 @@ internal abstract partial class DtlsEngine : IInlineDatagramReceiver, IDisposabl
 
         [LoggerMessage(9, LogLevel.Debug, "DTLS session moved from {Old} to {Remote} by its Connection ID: {Context}")]
         public static partial void Moved(ILogger logger, IPEndPoint old, IPEndPoint remote, CoapSecurityContext context);
+
+        [LoggerMessage(10, LogLevel.Information, "{Count} lines about failed or refused DTLS handshakes were left out (at most {PerSecond} a second)")]
+        private static partial void SuppressedLines(ILogger logger, long count, int perSecond);
+
+        public static void Suppressed(ILogger logger, long count) => SuppressedLines(logger, count, HandshakeLogLinesPerSecond);
 
         [LoggerMessage(8, LogLevel.Error, "The layer above the DTLS transport threw on a received message or a lost session")]
         public static partial void ReceiverFailed(ILogger logger, Exception exception);

@@ -41,7 +41,7 @@ internal sealed class DtlsSession : DatagramTransport
     private readonly string _peerName;
     private DtlsRecordCallback? _onRecord;
     private readonly object _queueGate = new();
-    private Queue<byte[]>? _handshakeQueue = new();
+    private Queue<(byte[] Datagram, bool FromPeer)>? _handshakeQueue = new();
     private IPEndPoint _remote;
     private volatile int _state;
     private BcDtlsTransport? _dtls;
@@ -54,6 +54,11 @@ internal sealed class DtlsSession : DatagramTransport
     private long _written = -1;
     private string? _closeReason;
     private byte[]? _cookie;
+    private long _lastProgress;
+    private long _highestAuthenticated = -1;
+    private bool _readingFromPeer;
+    private bool _finishedFailed;
+    private volatile bool _finishedAuthenticated;
 
     /// <param name="network">The datagram transport underneath.</param>
     /// <param name="remote">The peer's address.</param>
@@ -71,6 +76,7 @@ internal sealed class DtlsSession : DatagramTransport
         _onClosed = onClosed;
         _onMoved = onMoved;
         _lastReceived = now;
+        _lastProgress = now;
     }
 
     /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
@@ -94,11 +100,27 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>When the last authenticated record arrived (a <see cref="TimeProvider"/> timestamp).</summary>
     public long LastReceived => Volatile.Read(ref _lastReceived);
 
+    /// <summary>
+    /// While the handshake runs: when the peer last moved it forward (a <see cref="TimeProvider"/> timestamp), by a
+    /// datagram carrying more than a repeated ClientHello; at first, when the handshake began. What a stalled
+    /// handshake is told by (RFC 6347 section 4.2.4: a live peer answers each flight, or retransmits its own).
+    /// </summary>
+    public long LastProgress => Volatile.Read(ref _lastProgress);
+
+    /// <summary>True while the handshake runs.</summary>
+    public bool IsHandshaking => _state == Handshaking;
+
     /// <summary>When the handshake completed (a <see cref="TimeProvider"/> timestamp).</summary>
     public long EstablishedAt { get; private set; }
 
     /// <summary>Why the session closed, once it has: the first reason given (an alert by name, ageing, our own close), or null when none was.</summary>
     public string? CloseReason => Volatile.Read(ref _closeReason);
+
+    /// <summary>
+    /// How the engine ended the handshake itself, when it did (<see cref="HandshakeOutcome.Stalled"/>,
+    /// <see cref="HandshakeOutcome.Evicted"/>; <see cref="TryEndHandshake"/>); null otherwise.
+    /// </summary>
+    public string? EndedAs { get; private set; }
 
     /// <summary>Why the handshake failed, once it has (for a waiter that comes after the failure).</summary>
     public Exception? Failure { get; set; }
@@ -121,7 +143,11 @@ internal sealed class DtlsSession : DatagramTransport
     /// become established: decrypt it instead) or is closed; a datagram past the bound is dropped (the peer
     /// retransmits its flight, RFC 6347 section 4.2.4).
     /// </summary>
-    public bool TryQueueHandshakeDatagram(ReadOnlySpan<byte> datagram, out bool established)
+    /// <param name="datagram">The datagram.</param>
+    /// <param name="source">Where it came from: only a record from the peer's own address may fail the handshake (a Connection ID record may come from anywhere).</param>
+    /// <param name="now">The time: a datagram that is not a repeated ClientHello is the peer's progress.</param>
+    /// <param name="established">True when it was not queued because the session has just become established.</param>
+    public bool TryQueueHandshakeDatagram(ReadOnlySpan<byte> datagram, IPEndPoint source, long now, out bool established)
     {
         lock (_queueGate)
         {
@@ -133,11 +159,77 @@ internal sealed class DtlsSession : DatagramTransport
 
             if (_handshakeQueue!.Count < MaxQueuedHandshakeDatagrams)
             {
-                _handshakeQueue.Enqueue(datagram.ToArray());
+                _handshakeQueue.Enqueue((datagram.ToArray(), source.Equals(Remote)));
+                if (!DtlsRecords.IsClientHello(datagram))
+                {
+                    Volatile.Write(ref _lastProgress, now);
+                }
+
                 Monitor.Pulse(_queueGate);
             }
 
             return true;
+        }
+    }
+
+    /// <summary>
+    /// Called by the cipher of the session's first epoch (<see cref="WatchedCipher"/>) for each record it
+    /// authenticated: the highest epoch 1 sequence number BouncyCastle has read, where our replay window starts.
+    /// </summary>
+    /// <param name="macSequenceNumber">The epoch in the top 16 bits, the sequence number in the low 48 (RFC 6347 section 4.1).</param>
+    public void NoteAuthenticated(long macSequenceNumber)
+    {
+        if ((macSequenceNumber >>> 48) != 1)
+        {
+            return;
+        }
+
+        if (_state == Handshaking)
+        {
+            _finishedAuthenticated = true;
+        }
+
+        // BouncyCastle authenticates on the handshake thread, then on the receive thread.
+        RaiseTo(ref _highestAuthenticated, macSequenceNumber & ((1L << 48) - 1));
+    }
+
+    /// <summary>An atomic maximum: raises <paramref name="field"/> to <paramref name="value"/> unless it is higher already.</summary>
+    private static void RaiseTo(ref long field, long value)
+    {
+        long seen = Volatile.Read(ref field);
+        while (value > seen)
+        {
+            long found = Interlocked.CompareExchange(ref field, value, seen);
+            if (found == seen)
+            {
+                return;
+            }
+
+            seen = found;
+        }
+    }
+
+    /// <summary>
+    /// The alert to send (and report) for <paramref name="alert"/>, which BouncyCastle raised: RFC 5246 section 7.2.2
+    /// answers a Finished that fails to verify with decrypt_error, where BouncyCastle 2.7 raises handshake_failure. Once a
+    /// record of the peer's epoch 1 authenticated within the handshake (its Finished: the record is sound), checking the
+    /// Finished's verify_data is the only step left that raises handshake_failure, so that one is the Finished's.
+    /// </summary>
+    public short CorrectAlert(short alert)
+        => alert == AlertDescription.handshake_failure && _finishedAuthenticated ? AlertDescription.decrypt_error : alert;
+
+    /// <summary>
+    /// Called by the cipher of the first epoch when a record fails authentication. While the handshake runs, such a
+    /// record from the peer's address can only be its Finished under keys that differ from ours (a wrong pre-shared
+    /// key): the handshake thread ends the handshake with a fatal bad_record_mac alert at its next read (RFC 6347
+    /// section 4.1.2.7 allows it within a handshake). Once established, records that do not authenticate are dropped
+    /// and nothing else (section 4.1.2.7), so no one can end a session by sending garbage; this does nothing then.
+    /// </summary>
+    public void NoteUnauthenticated()
+    {
+        if (_state == Handshaking && _readingFromPeer)
+        {
+            _finishedFailed = true;
         }
     }
 
@@ -158,7 +250,16 @@ internal sealed class DtlsSession : DatagramTransport
             _ready = protection;
             Context = context;
             _lastReceived = now;
-            byte[][] early = _handshakeQueue?.ToArray() ?? [];
+            byte[][] early = [];
+            if (_handshakeQueue is { Count: > 0 } queued)
+            {
+                early = new byte[queued.Count][];
+                int i = 0;
+                foreach ((byte[] datagram, _) in queued)
+                {
+                    early[i++] = datagram;
+                }
+            }
 
             // Only a handshake queues; an established session keeps no queue.
             _handshakeQueue = null;
@@ -362,6 +463,26 @@ internal sealed class DtlsSession : DatagramTransport
         _onClosed(this);
     }
 
+    /// <summary>
+    /// Ends the handshake, if it is still under way, as <paramref name="outcome"/> (stalled, evicted) for
+    /// <paramref name="reason"/>: its thread wakes and fails. False when it has just completed (or closed), which then stands.
+    /// </summary>
+    public bool TryEndHandshake(string outcome, string reason)
+    {
+        lock (_queueGate)
+        {
+            if (_state != Handshaking)
+            {
+                return false;
+            }
+
+            EndedAs = outcome;
+        }
+
+        MarkClosed(reason);
+        return true;
+    }
+
     /// <summary>Marks the session closed and wakes a handshake thread waiting for a datagram.</summary>
     /// <param name="reason">Why, when this is the first reason given; null to leave it to the caller that knows.</param>
     public void MarkClosed(string? reason)
@@ -433,6 +554,14 @@ internal sealed class DtlsSession : DatagramTransport
             throw new TlsTimeoutException("No datagram waiting.");
         }
 
+        // RFC 6347 section 4.1.2.7: an implementation that answers a record failing authentication sends a fatal
+        // bad_record_mac. Within the handshake the peer then learns at once that its key is wrong, instead of
+        // retransmitting a Finished we will never accept until the handshake times out.
+        if (_finishedFailed)
+        {
+            throw new TlsFatalAlert(AlertDescription.bad_record_mac, $"{_peerName}'s Finished did not authenticate: its key differs from ours (a wrong pre-shared key?)");
+        }
+
         lock (_queueGate)
         {
             // BouncyCastle's zero is "forever"; its handshake always gives a finite wait (its retransmission timer).
@@ -441,7 +570,7 @@ internal sealed class DtlsSession : DatagramTransport
             {
                 if (_state == Closed)
                 {
-                    throw new IOException("The DTLS transport closed during the handshake.");
+                    throw new IOException(_closeReason is { } reason ? $"The handshake was ended: {reason}." : "The DTLS transport closed during the handshake.");
                 }
 
                 if (!Monitor.Wait(_queueGate, wait))
@@ -450,7 +579,7 @@ internal sealed class DtlsSession : DatagramTransport
                 }
             }
 
-            byte[] datagram = _handshakeQueue.Dequeue();
+            (byte[] datagram, _readingFromPeer) = _handshakeQueue.Dequeue();
             if (WatchesCookies)
             {
                 CheckCookie(datagram);
@@ -489,8 +618,10 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>
     /// Hands a session that has received no application record over to our own protection, once the peer can no
     /// longer be retransmitting its last flight (RFC 6347 section 4.2.4: 2 MSL, 240 s, the time BouncyCastle keeps our
-    /// last flight for). No application record was read, so none can be replayed: the window starts empty. Call
-    /// holding <see cref="ReceiveGate"/>.
+    /// last flight for). No application record was read, but the peer's Finished was, in epoch 1: the window starts
+    /// after the last record BouncyCastle authenticated, so that Finished replayed (from anywhere, with a Connection ID)
+    /// is not taken for the newest record and cannot move the session (RFC 9146 section 6). Call holding
+    /// <see cref="ReceiveGate"/>.
     /// </summary>
     public void HandOverQuiet()
     {
@@ -508,7 +639,9 @@ internal sealed class DtlsSession : DatagramTransport
     private void HandOver(ReadOnlySpan<byte> datagram)
     {
         RecordProtection ready = _ready!;
-        long highest = -1;
+        // Every record BouncyCastle authenticated counts as read, the client's Finished among them: a session quiet since
+        // its handshake must not take its own Finished, replayed, for a new record (nor move to where it came from).
+        long highest = Volatile.Read(ref _highestAuthenticated);
         for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0;)
         {
             int record = ready.RecordLength(rest);
@@ -544,19 +677,8 @@ internal sealed class DtlsSession : DatagramTransport
         {
             if (RecordProtection.ReadEpoch(rest) == 1)
             {
-                // An atomic maximum: BouncyCastle writes from the receive thread (its last flight) and from senders.
-                long sequence = RecordProtection.ReadSequence(rest);
-                long seen = Volatile.Read(ref _written);
-                while (sequence > seen)
-                {
-                    long found = Interlocked.CompareExchange(ref _written, sequence, seen);
-                    if (found == seen)
-                    {
-                        break;
-                    }
-
-                    seen = found;
-                }
+                // BouncyCastle writes from the receive thread (its last flight) and from senders.
+                RaiseTo(ref _written, RecordProtection.ReadSequence(rest));
             }
 
             if (rest[0] == 25)
@@ -662,6 +784,17 @@ internal sealed class DtlsSession : DatagramTransport
     private void SendFromBouncyCastle(ReadOnlySpan<byte> datagram)
     {
         NoteWritten(datagram);
+
+        // A fatal alert in the clear, ending the handshake: BouncyCastle's choice corrected (CorrectAlert).
+        if (_finishedAuthenticated && datagram.Length == 15 && datagram[0] == RecordProtection.Alert && datagram[13] == 2 && CorrectAlert(datagram[14]) is var corrected && corrected != datagram[14])
+        {
+            Span<byte> alert = stackalloc byte[15];
+            datagram.CopyTo(alert);
+            alert[14] = (byte)corrected;
+            SendToNetwork(alert);
+            return;
+        }
+
         SendToNetwork(datagram);
     }
 

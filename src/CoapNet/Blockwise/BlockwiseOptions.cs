@@ -118,4 +118,7 @@ public sealed class BlockwiseOptions
             throw new ArgumentException("ReassemblyLifetime must be positive.", nameof(ReassemblyLifetime));
         }
     }
+
+    /// <summary>A copy of these settings, for an endpoint's own (<see cref="Messaging.CoapEndpointOptions.Clone"/>).</summary>
+    internal BlockwiseOptions Copy() => (BlockwiseOptions)MemberwiseClone();
 }

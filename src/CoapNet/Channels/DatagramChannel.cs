@@ -71,9 +71,9 @@ internal interface IDatagramChannelReceiver
 /// <remarks>
 /// Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it. Safe to call
 /// from several receive threads at once, so it lets the layers above run work on the receive thread
-/// (<see cref="IInlineDatagramReceiver"/>).
+/// (<see cref="IDatagramReceiver.SupportsInlineWork"/>).
 /// </remarks>
-internal sealed class DatagramChannels : IInlineDatagramReceiver
+internal sealed class DatagramChannels : IDatagramReceiver
 {
     private const int CacheCapacity = 4096;
     private readonly IDatagramTransport _transport;
@@ -96,6 +96,9 @@ internal sealed class DatagramChannels : IInlineDatagramReceiver
 
     /// <summary>The transport's local endpoint.</summary>
     public IPEndPoint LocalEndPoint => _transport.LocalEndPoint;
+
+    /// <inheritdoc/>
+    public bool SupportsInlineWork => true;
 
     /// <summary>The transport, owned by this object.</summary>
     public IDatagramTransport Transport => _transport;

@@ -31,7 +31,7 @@ public sealed partial class CoapClient
         CoapPeer target = InSession(peer, cancellationToken);
 
         // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
-        return new(EndpointFor(target.Scheme).SendRequestAsync(request, target, transfer, cancellationToken).GetAwaiter().GetResult(), target.EndPoint);
+        return new(RouteFor(target.Scheme).Endpoint.SendRequestAsync(request, target, transfer, cancellationToken).GetAwaiter().GetResult(), target.EndPoint);
     }
 
     /// <inheritdoc cref="Download(CoapMessage, CoapPeer, Stream, IProgress{CoapTransferProgress}?, CancellationToken)"/>
@@ -66,7 +66,7 @@ public sealed partial class CoapClient
         CoapPeer target = InSession(peer, cancellationToken);
 
         // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
-        return new(EndpointFor(target.Scheme).SendRequestAsync(request, target, transfer, cancellationToken).GetAwaiter().GetResult(), target.EndPoint);
+        return new(RouteFor(target.Scheme).Endpoint.SendRequestAsync(request, target, transfer, cancellationToken).GetAwaiter().GetResult(), target.EndPoint);
     }
 
     /// <inheritdoc cref="Upload(CoapMessage, CoapPeer, Stream, IProgress{CoapTransferProgress}?, CancellationToken)"/>

@@ -15,10 +15,11 @@ namespace CoapNet.Client;
 
 /// <summary>
 /// A CoAP client: GET, POST, PUT, DELETE, FETCH, PATCH and iPATCH, ping and resource discovery,
-/// each in a synchronous and an asynchronous form. The URI's scheme picks the transport:
-/// <c>coap://</c> over UDP (requests confirmable by default, retransmitted per RFC 7252 section 4.2,
-/// NSTART per server), <c>coap+tcp://</c> over TCP (RFC 8323: one connection per server, opened on
-/// first use, reused, and opened again after it closes).
+/// each in a synchronous and an asynchronous form. The URI's scheme finds the transport in
+/// <see cref="CoapClientOptions.Transports"/>: <c>coap://</c> over UDP (requests confirmable by default, retransmitted per
+/// RFC 7252 section 4.2, NSTART per server), <c>coap+tcp://</c> over TCP (RFC 8323: one connection per server, opened on
+/// first use, reused, and opened again after it closes), <c>coaps+tcp://</c> over TLS, <c>coaps://</c> over DTLS once
+/// CoapNet.Dtls's <c>UseDtls</c> secures it, and any scheme a package registers.
 /// </summary>
 /// <remarks>
 /// One client may be used from many threads at once. The synchronous methods send on the calling
@@ -29,43 +30,49 @@ namespace CoapNet.Client;
 /// </remarks>
 public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 {
-    private readonly CoapEndpoint _endpoint;
+    private readonly ClientRoute _primary;
     private readonly CoapClientOptions _options;
     private readonly CoapMessageType _requestType;
     private readonly object _gate = new();
-    private CoapEndpoint? _tcp;
-    private CoapEndpoint? _tls;
-    private CoapEndpoint? _dtls;
-    private CoapPeer? _lastSecurePeer;
+
+    // The routes of the other schemes, made on their first request; replaced whole (under the gate) when one is added,
+    // so a request reads them without a lock.
+    private Dictionary<string, ClientRoute> _routes = new(StringComparer.Ordinal);
     private LiteralDestination? _lastLiteral;
     private int _disposed;
-    private int _secureOwned = 1;
 
-    /// <summary>Creates a client on its own UDP socket (dual-stack, a free port unless configured).</summary>
+    /// <summary>Creates a client on its own UDP socket for coap:// (dual-stack, a free port unless configured).</summary>
     /// <param name="options">Settings; null for the defaults.</param>
-    /// <exception cref="ArgumentException">An option is out of range.</exception>
+    /// <exception cref="ArgumentException">An option is out of range, or the transports have no coap.</exception>
     /// <exception cref="SocketException">The local endpoint cannot be bound.</exception>
     public CoapClient(CoapClientOptions? options = null)
-        : this(CreateTransport(options), options)
+        : this(options, null)
     {
     }
 
-    /// <summary>Creates a client over a transport of your own (it becomes the client's and is disposed with it).</summary>
+    /// <summary>
+    /// Creates a client over a datagram transport of your own (it becomes the client's and is disposed with it), used for
+    /// the scheme it carries (<see cref="IDatagramTransport.Scheme"/>: coap for an in-memory network or a socket of your
+    /// own, coaps for a DTLS transport); the other schemes' transports come from <see cref="CoapClientOptions.Transports"/>.
+    /// </summary>
     /// <param name="transport">The transport.</param>
     /// <param name="options">Settings; null for the defaults.</param>
     public CoapClient(IDatagramTransport transport, CoapClientOptions? options = null)
+        : this(options, transport ?? throw new ArgumentNullException(nameof(transport)))
     {
-        ArgumentNullException.ThrowIfNull(transport);
+    }
+
+    private CoapClient(CoapClientOptions? options, IDatagramTransport? transport)
+    {
         options ??= new CoapClientOptions();
         options.Validate();
         _options = options;
         _requestType = options.UseNonConfirmable ? CoapMessageType.NonConfirmable : CoapMessageType.Confirmable;
-        _endpoint = new CoapEndpoint(transport, options.Endpoint);
-        _endpoint.Start();
+        _primary = transport is null ? ClientRoute.Open(CoapPeer.UdpScheme, options) : ClientRoute.Over(transport, options);
     }
 
-    /// <summary>The local endpoint of the client's UDP socket.</summary>
-    public IPEndPoint LocalEndPoint => _endpoint.LocalEndPoint;
+    /// <summary>The local endpoint of the client's first transport: its UDP socket for coap, or the transport it was given.</summary>
+    public IPEndPoint LocalEndPoint => _primary.Endpoint.LocalEndPoint;
 
     /// <summary>Sends GET (RFC 7252 section 5.8.1).</summary>
     /// <param name="uri">A coap:// URI.</param>
@@ -165,16 +172,17 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="CoapResetException">The server answered with RST.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     public CoapResponse Send(CoapMessage request, IPEndPoint destination, CancellationToken cancellationToken = default)
-        => new(_endpoint.SendRequest(request, destination, cancellationToken), destination);
+        => new(_primary.Endpoint.SendRequest(request, destination, cancellationToken), destination);
 
     /// <inheritdoc cref="Send(CoapMessage, IPEndPoint, CancellationToken)"/>
     public async Task<CoapResponse> SendAsync(CoapMessage request, IPEndPoint destination, CancellationToken cancellationToken = default)
-        => new(await _endpoint.SendRequestAsync(request, destination, cancellationToken).ConfigureAwait(false), destination);
+        => new(await _primary.Endpoint.SendRequestAsync(request, destination, cancellationToken).ConfigureAwait(false), destination);
 
     /// <summary>
     /// Sends a request built by hand to <paramref name="peer"/>, over the transport its scheme names
-    /// ("coap", "coaps" or "coap+tcp"). The client assigns the Message ID (over UDP) and, when empty, the token.
-    /// A coaps peer is sent to in the DTLS session with its address, made first if there is none (RFC 7252 section 9.1).
+    /// (<see cref="CoapClientOptions.Transports"/>). The client assigns the Message ID (over UDP) and, when empty, the token.
+    /// A peer of a transport with sessions (coaps) is sent to in the session with its address, made first if there is none
+    /// (RFC 7252 section 9.1).
     /// </summary>
     /// <remarks>No-Response (RFC 7967) as for <see cref="Send(CoapMessage, IPEndPoint, CancellationToken)"/>.</remarks>
     /// <param name="request">The request.</param>
@@ -189,7 +197,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(peer);
         CoapPeer target = InSession(peer, cancellationToken);
-        return new(EndpointFor(target.Scheme).SendRequest(request, target, cancellationToken), target.EndPoint);
+        return new(RouteFor(target.Scheme).Endpoint.SendRequest(request, target, cancellationToken), target.EndPoint);
     }
 
     /// <inheritdoc cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>
@@ -197,7 +205,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(peer);
         CoapPeer target = await InSessionAsync(peer, cancellationToken).ConfigureAwait(false);
-        return new(await EndpointFor(target.Scheme).SendRequestAsync(request, target, cancellationToken).ConfigureAwait(false), target.EndPoint);
+        return new(await RouteFor(target.Scheme).Endpoint.SendRequestAsync(request, target, cancellationToken).ConfigureAwait(false), target.EndPoint);
     }
 
     /// <summary>
@@ -213,7 +221,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(request);
         string host = RequireUriHost(request);
-        return Send(request, new IPEndPoint(Resolve(host), request.UriPort ?? CoapMessage.GetDefaultPort("coap")), cancellationToken);
+        return Send(request, new IPEndPoint(Resolve(host), request.UriPort ?? _primary.DefaultPort), cancellationToken);
     }
 
     /// <inheritdoc cref="Send(CoapMessage, CancellationToken)"/>
@@ -222,7 +230,7 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         ArgumentNullException.ThrowIfNull(request);
         string host = RequireUriHost(request);
         IPAddress address = await ResolveAsync(host, cancellationToken).ConfigureAwait(false);
-        return await SendAsync(request, new IPEndPoint(address, request.UriPort ?? CoapMessage.GetDefaultPort("coap")), cancellationToken).ConfigureAwait(false);
+        return await SendAsync(request, new IPEndPoint(address, request.UriPort ?? _primary.DefaultPort), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -235,17 +243,19 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="CoapTimeoutException">No answer in time.</exception>
     public TimeSpan Ping(Uri uri, CancellationToken cancellationToken = default)
     {
-        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
+        ClientRoute route = RouteFor(uri);
+        CoapPeer peer = InSession(ResolveDestination(uri, route), route, cancellationToken);
 
         // Not sync-over-async: the pong is signaled by the receive loop or a timer on pool threads.
-        return EndpointFor(peer.Scheme).PingAsync(peer, cancellationToken).GetAwaiter().GetResult();
+        return route.Endpoint.PingAsync(peer, cancellationToken).GetAwaiter().GetResult();
     }
 
     /// <inheritdoc cref="Ping(Uri, CancellationToken)"/>
     public async Task<TimeSpan> PingAsync(Uri uri, CancellationToken cancellationToken = default)
     {
-        CoapPeer peer = await InSessionAsync(await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
-        return await EndpointFor(peer.Scheme).PingAsync(peer, cancellationToken).ConfigureAwait(false);
+        ClientRoute route = RouteFor(uri);
+        CoapPeer peer = await route.PrepareAsync(await ResolveDestinationAsync(uri, route, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        return await route.Endpoint.PingAsync(peer, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -337,8 +347,9 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     public IAsyncEnumerable<CoapResponse> ObserveAsync(Uri uri, CancellationToken cancellationToken = default)
     {
-        CoapMessage request = BuildObserveRequest(uri);
-        return ObserveCoreAsync(request, uri, cancellationToken);
+        ClientRoute route = RouteFor(uri);
+        CoapMessage request = BuildObserveRequest(uri, route);
+        return ObserveCoreAsync(request, uri, route, cancellationToken);
     }
 
     /// <summary>
@@ -358,52 +369,61 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     public CoapObservation Observe(Uri uri, Action<CoapResponse> onNotification, Action<Exception>? onError = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(onNotification);
-        CoapMessage request = BuildObserveRequest(uri);
-        return ObserveCore(request, ResolveDestination(uri), onNotification, onError, cancellationToken);
+        ClientRoute route = RouteFor(uri);
+        CoapMessage request = BuildObserveRequest(uri, route);
+        return ObserveCore(request, ResolveDestination(uri, route), onNotification, onError, cancellationToken);
     }
 
     /// <summary>Closes the socket and the connections; pending requests fail with <see cref="ObjectDisposedException"/>.</summary>
     public void Dispose()
     {
-        if (BeginDispose() is { } tcp)
+        foreach (ClientRoute route in BeginDispose())
         {
-            tcp.Dispose();
+            route.Endpoint.Dispose();
         }
 
-        TakeTls()?.Dispose();
-
-        if (TakeSecure() is IDisposable secure)
-        {
-            secure.Dispose();
-        }
-
-        _endpoint.Dispose();
+        _primary.Endpoint.Dispose();
     }
 
     /// <inheritdoc cref="Dispose"/>
     /// <returns>A task that completes when the socket and the connections are closed.</returns>
     public async ValueTask DisposeAsync()
     {
-        if (BeginDispose() is { } tcp)
+        foreach (ClientRoute route in BeginDispose())
         {
-            await tcp.DisposeAsync().ConfigureAwait(false);
+            await route.Endpoint.DisposeAsync().ConfigureAwait(false);
         }
 
-        if (TakeTls() is { } tls)
-        {
-            await tls.DisposeAsync().ConfigureAwait(false);
-        }
-
-        if (TakeSecure() is { } secure)
-        {
-            await secure.DisposeAsync().ConfigureAwait(false);
-        }
-
-        await _endpoint.DisposeAsync().ConfigureAwait(false);
+        await _primary.Endpoint.DisposeAsync().ConfigureAwait(false);
     }
 
-    internal static UdpTransport CreateTransport(CoapClientOptions? options)
-        => new(options?.LocalEndPoint ?? new IPEndPoint(IPAddress.IPv6Any, 0), options?.Udp);
+    /// <summary>
+    /// The peer <paramref name="uri"/> names, as this client reaches it: its scheme's transport, the address its host
+    /// resolves to (or is), the port (the scheme's default when none is written), what the transport keeps of the host
+    /// (TLS checks the server's certificate against it), and, when the transport makes sessions (coaps), the session,
+    /// established now (a DTLS handshake) or reused. For sending requests built by hand
+    /// (<see cref="Send(CoapMessage, CoapPeer, CancellationToken)"/>), and for a caller that wants a handshake's failure
+    /// told apart from a request's; a request to the peer after its session ended makes a new one.
+    /// </summary>
+    /// <param name="uri">A URI of a scheme this client reaches; its path and query are not used.</param>
+    /// <param name="cancellationToken">Cancels the name lookup and the wait for the handshake.</param>
+    /// <returns>The peer.</returns>
+    /// <exception cref="ArgumentException">The URI is not absolute, or no transport is registered for its scheme.</exception>
+    /// <exception cref="SocketException">The host name cannot be resolved.</exception>
+    /// <exception cref="System.Security.Authentication.AuthenticationException">The handshake failed.</exception>
+    /// <exception cref="TimeoutException">The server did not complete the handshake in time.</exception>
+    public CoapPeer ResolvePeer(Uri uri, CancellationToken cancellationToken = default)
+    {
+        ClientRoute route = RouteFor(uri);
+        return InSession(ResolveDestination(uri, route), route, cancellationToken);
+    }
+
+    /// <inheritdoc cref="ResolvePeer(Uri, CancellationToken)"/>
+    public async ValueTask<CoapPeer> ResolvePeerAsync(Uri uri, CancellationToken cancellationToken = default)
+    {
+        ClientRoute route = RouteFor(uri);
+        return await route.PrepareAsync(await ResolveDestinationAsync(uri, route, cancellationToken).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+    }
 
     private static string RequireUriHost(CoapMessage request)
         => request.UriHost ?? throw new ArgumentException("The request has no Uri-Host option; pass the destination endpoint instead.", nameof(request));
@@ -429,32 +449,38 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     // Every URI-built request: with a block-wise transfer (a streamed body, progress) or without one.
     private CoapResponse Send(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
-        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        CoapPeer peer = InSession(ResolveDestination(uri), cancellationToken);
+        ClientRoute route = RouteFor(uri);
+        CoapMessage request = BuildRequest(method, uri, payload, contentFormat, route);
+        CoapPeer peer = InSession(ResolveDestination(uri, route), route, cancellationToken);
 
         // Not sync-over-async: the completion is signaled by the receive loop or a timer on pool threads.
-        return new(EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
+        return new(route.Endpoint.SendRequestAsync(request, peer, transfer, cancellationToken).GetAwaiter().GetResult(), peer.EndPoint);
     }
 
     private Task<CoapResponse> SendAsync(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
-        CoapMessage request = BuildRequest(method, uri, payload, contentFormat);
-        ValueTask<CoapPeer> destination = ResolveDestinationAsync(uri, cancellationToken);
+        ClientRoute route = RouteFor(uri);
+        CoapMessage request = BuildRequest(method, uri, payload, contentFormat, route);
+        ValueTask<CoapPeer> destination = ResolveDestinationAsync(uri, route, cancellationToken);
 
         // An IP literal resolves at once: then the only wait is the response's, and the state kept across it is smaller.
-        return destination.IsCompletedSuccessfully && destination.Result.Scheme != CoapPeer.DtlsScheme
-            ? SendToAsync(request, destination.Result, transfer, cancellationToken)
-            : ResolveThenSendAsync(request, destination, transfer, cancellationToken);
+        return destination.IsCompletedSuccessfully && !route.HasSessions
+            ? SendToAsync(request, route, destination.Result, transfer, cancellationToken)
+            : ResolveThenSendAsync(request, route, destination, transfer, cancellationToken);
     }
 
-    private async Task<CoapResponse> ResolveThenSendAsync(CoapMessage request, ValueTask<CoapPeer> destination, BlockTransfer? transfer, CancellationToken cancellationToken)
+    private async Task<CoapResponse> ResolveThenSendAsync(CoapMessage request, ClientRoute route, ValueTask<CoapPeer> destination, BlockTransfer? transfer, CancellationToken cancellationToken)
     {
-        CoapPeer peer = await InSessionAsync(await destination.ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
-        return await SendToAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await route.PrepareAsync(await destination.ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        return await SendToAsync(request, route, peer, transfer, cancellationToken).ConfigureAwait(false);
     }
 
-    private async Task<CoapResponse> SendToAsync(CoapMessage request, CoapPeer peer, BlockTransfer? transfer, CancellationToken cancellationToken)
-        => new(await EndpointFor(peer.Scheme).SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
+    private static async Task<CoapResponse> SendToAsync(CoapMessage request, ClientRoute route, CoapPeer peer, BlockTransfer? transfer, CancellationToken cancellationToken)
+        => new(await route.Endpoint.SendRequestAsync(request, peer, transfer, cancellationToken).ConfigureAwait(false), peer.EndPoint);
+
+    /// <summary>Sends a request built by hand to a peer already in its session (<see cref="InSessionAsync"/>).</summary>
+    private Task<CoapResponse> SendToAsync(CoapMessage request, CoapPeer peer, BlockTransfer? transfer, CancellationToken cancellationToken)
+        => SendToAsync(request, RouteFor(peer.Scheme), peer, transfer, cancellationToken);
 
     private static BlockTransfer DownloadTo(Stream destination, IProgress<CoapTransferProgress>? progress)
     {
@@ -486,22 +512,25 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// An observation of <paramref name="peer"/> as addressed: each of its registrations finds its path through
-    /// <see cref="InSessionAsync"/>, so over coaps the first one handshakes (or reuses the session) and one after a lost
+    /// <see cref="ClientRoute.PrepareAsync"/>, so over coaps the first one handshakes (or reuses the session) and one after a lost
     /// session handshakes again.
     /// </summary>
     private ClientObservation CreateObservation(CoapMessage request, CoapPeer peer)
-        => new(EndpointFor(peer.Scheme).Exchanges, request, peer, InSessionAsync, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
-
-    private CoapMessage BuildObserveRequest(Uri uri)
     {
-        CoapMessage request = BuildRequest(CoapCode.Get, uri, default, null);
+        ClientRoute route = RouteFor(peer.Scheme);
+        return new(route.Endpoint.Exchanges, request, peer, route.PrepareAsync, _options.Endpoint.TimeProvider, _options.ObserveReregistrationMargin);
+    }
+
+    private CoapMessage BuildObserveRequest(Uri uri, ClientRoute route)
+    {
+        CoapMessage request = BuildRequest(CoapCode.Get, uri, default, null, route);
         request.Observe = 0;
         return request;
     }
 
-    private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, [EnumeratorCancellation] CancellationToken cancellationToken)
+    private async IAsyncEnumerable<CoapResponse> ObserveCoreAsync(CoapMessage request, Uri uri, ClientRoute route, [EnumeratorCancellation] CancellationToken cancellationToken)
     {
-        CoapPeer peer = await ResolveDestinationAsync(uri, cancellationToken).ConfigureAwait(false);
+        CoapPeer peer = await ResolveDestinationAsync(uri, route, cancellationToken).ConfigureAwait(false);
         using ClientObservation observation = CreateObservation(request, peer);
         observation.Start();
         ChannelReader<CoapResponse> reader = observation.Reader;
@@ -546,48 +575,44 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
         }
     }
 
-    private CoapMessage BuildRequest(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat)
+    private CoapMessage BuildRequest(CoapCode method, Uri uri, ReadOnlyMemory<byte> payload, ushort? contentFormat, ClientRoute route)
     {
-        RequireCoapScheme(uri);
-        CoapMessage request = CoapMessage.CreateRequest(method, uri, _requestType);
+        CoapMessage request = CoapMessage.CreateRequest(method, uri, _requestType, route.DefaultPortOf);
         request.Payload = payload;
         request.ContentFormat = contentFormat;
         return request;
     }
 
-    /// <summary>The scheme of a URI this client can send to, in lower case.</summary>
-    private static string RequireCoapScheme(Uri uri)
+    /// <summary>The route of the URI's scheme, made on its first request.</summary>
+    /// <exception cref="ArgumentException">The URI is relative, or no transport is registered for its scheme.</exception>
+    private ClientRoute RouteFor(Uri uri)
     {
         ArgumentNullException.ThrowIfNull(uri);
-        string scheme = uri.IsAbsoluteUri ? uri.Scheme.ToLowerInvariant() : string.Empty;
-        if (scheme is not (CoapPeer.UdpScheme or CoapPeer.TcpScheme or CoapPeer.DtlsScheme or CoapPeer.TlsScheme))
+        if (!uri.IsAbsoluteUri)
         {
-            throw new ArgumentException($"'{uri}' is not a coap://, coaps://, coap+tcp:// or coaps+tcp:// URI; this client speaks CoAP over UDP, DTLS, TCP and TLS (coap+ws comes later).", nameof(uri));
+            throw new ArgumentException($"'{uri}' is not an absolute URI such as coap://host/path.", nameof(uri));
         }
 
-        return scheme;
+        return RouteFor(uri.Scheme);
     }
 
-    private static int PortOf(Uri uri, string scheme) => uri.IsDefaultPort || uri.Port < 0 ? CoapMessage.GetDefaultPort(scheme) : uri.Port;
+    private static int PortOf(Uri uri, ClientRoute route)
+        => !uri.IsDefaultPort && uri.Port >= 0 ? uri.Port
+            : route.DefaultPort >= 0 ? route.DefaultPort
+            : throw new ArgumentException($"'{uri}' names no port, and {route.Scheme} has no default one.", nameof(uri));
 
-    private CoapPeer ResolveDestination(Uri uri)
-    {
-        string scheme = RequireCoapScheme(uri);
-        return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
+    private CoapPeer ResolveDestination(Uri uri, ClientRoute route)
+        => TryLiteralDestination(uri, route, out CoapPeer? peer)
             ? peer
-            : PeerFor(scheme, new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, scheme)), uri.DnsSafeHost);
-    }
+            : route.CreatePeer(new IPEndPoint(Resolve(uri.DnsSafeHost), PortOf(uri, route)), uri.DnsSafeHost);
 
-    private ValueTask<CoapPeer> ResolveDestinationAsync(Uri uri, CancellationToken cancellationToken)
-    {
-        string scheme = RequireCoapScheme(uri);
-        return TryLiteralDestination(uri, scheme, out CoapPeer? peer)
+    private ValueTask<CoapPeer> ResolveDestinationAsync(Uri uri, ClientRoute route, CancellationToken cancellationToken)
+        => TryLiteralDestination(uri, route, out CoapPeer? peer)
             ? ValueTask.FromResult(peer)
-            : ResolveNameAsync(uri, scheme, cancellationToken);
-    }
+            : ResolveNameAsync(uri, route, cancellationToken);
 
-    private async ValueTask<CoapPeer> ResolveNameAsync(Uri uri, string scheme, CancellationToken cancellationToken)
-        => PeerFor(scheme, new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, scheme)), uri.DnsSafeHost);
+    private async ValueTask<CoapPeer> ResolveNameAsync(Uri uri, ClientRoute route, CancellationToken cancellationToken)
+        => route.CreatePeer(new IPEndPoint(await ResolveAsync(uri.DnsSafeHost, cancellationToken).ConfigureAwait(false), PortOf(uri, route)), uri.DnsSafeHost);
 
     /// <summary>
     /// The destination of a URI whose host is an IP literal, which needs no resolver (RFC 7252 section 6.4 step 5).
@@ -595,12 +620,12 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
     /// polling one server does, so that such a request parses no address and allocates no peer. A host name is
     /// resolved each time: its addresses may change.
     /// </summary>
-    private bool TryLiteralDestination(Uri uri, string scheme, [NotNullWhen(true)] out CoapPeer? peer)
+    private bool TryLiteralDestination(Uri uri, ClientRoute route, [NotNullWhen(true)] out CoapPeer? peer)
     {
         string host = uri.DnsSafeHost;
-        int port = PortOf(uri, scheme);
+        int port = PortOf(uri, route);
         LiteralDestination? last = Volatile.Read(ref _lastLiteral);
-        if (last is not null && last.Peer.EndPoint.Port == port && string.Equals(last.Host, host, StringComparison.Ordinal) && string.Equals(last.Peer.Scheme, scheme, StringComparison.Ordinal))
+        if (last is not null && last.Peer.EndPoint.Port == port && string.Equals(last.Host, host, StringComparison.Ordinal) && string.Equals(last.Peer.Scheme, route.Scheme, StringComparison.Ordinal))
         {
             peer = last.Peer;
             return true;
@@ -612,131 +637,76 @@ public sealed partial class CoapClient : IDisposable, IAsyncDisposable
             return false;
         }
 
-        peer = PeerFor(scheme, new IPEndPoint(address, port), host);
+        peer = route.CreatePeer(new IPEndPoint(address, port), host);
         Volatile.Write(ref _lastLiteral, new LiteralDestination(host, peer));
         return true;
     }
 
-    /// <summary>The endpoint that speaks <paramref name="scheme"/>; the TCP, TLS and DTLS ones are created on first use.</summary>
-    private CoapEndpoint EndpointFor(string scheme)
+    /// <summary>
+    /// The route of <paramref name="scheme"/>: the client's first transport's, or one opened through
+    /// <see cref="CoapClientOptions.Transports"/> by the first request that needs it, kept until the client is disposed.
+    /// </summary>
+    /// <exception cref="ArgumentException">No transport is registered for the scheme, or it is not secured as it must be.</exception>
+    private ClientRoute RouteFor(string scheme)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        switch (scheme)
+        if (string.Equals(scheme, _primary.Scheme, StringComparison.OrdinalIgnoreCase))
         {
-            case CoapPeer.UdpScheme:
-                return _endpoint;
-            case CoapPeer.TcpScheme:
-                return Lazily(ref _tcp, CreateTcpEndpoint);
-            case CoapPeer.TlsScheme:
-                return Lazily(ref _tls, CreateTlsEndpoint);
-
-            case CoapPeer.DtlsScheme:
-                lock (_gate)
-                {
-                    ObjectDisposedException.ThrowIf(_disposed != 0, this);
-                    if (_dtls is null)
-                    {
-                        _dtls = new CoapEndpoint(RequireSecureTransport(), _options.Endpoint);
-                        _dtls.Start();
-                    }
-
-                    return _dtls;
-                }
-
-            default:
-                throw new ArgumentException($"This client does not speak {scheme}.", nameof(scheme));
+            return _primary;
         }
-    }
 
-    /// <summary>The connection endpoint in <paramref name="endpoint"/>, created and started by the first request that needs it.</summary>
-    private CoapEndpoint Lazily(ref CoapEndpoint? endpoint, Func<CoapClientOptions, CoapEndpoint> create)
-    {
+        if (Volatile.Read(ref _routes).TryGetValue(scheme, out ClientRoute? route))
+        {
+            return route;
+        }
+
+        string key = scheme.ToLowerInvariant();
         lock (_gate)
         {
             ObjectDisposedException.ThrowIf(_disposed != 0, this);
-            if (endpoint is null)
+            if (_routes.TryGetValue(key, out route))
             {
-                endpoint = create(_options);
-                endpoint.Start();
+                return route;
             }
 
-            return endpoint;
+            route = ClientRoute.Open(key, _options);
+            Volatile.Write(ref _routes, new Dictionary<string, ClientRoute>(_routes, StringComparer.Ordinal) { [key] = route });
+            return route;
         }
     }
 
-    private CoapEndpoint? BeginDispose()
+    /// <summary>Marks the client disposed and takes the routes opened for other schemes than the first, once.</summary>
+    private ClientRoute[] BeginDispose()
     {
         lock (_gate)
         {
             _disposed = 1;
-            CoapEndpoint? tcp = _tcp;
-            _tcp = null;
-            return tcp;
+            ClientRoute[] routes = [.. _routes.Values];
+            _routes = new Dictionary<string, ClientRoute>(StringComparer.Ordinal);
+            return routes;
         }
     }
-
-    /// <summary>The coaps+tcp endpoint if one was made, once (after <see cref="BeginDispose"/>, none is made any more).</summary>
-    private CoapEndpoint? TakeTls()
-    {
-        lock (_gate)
-        {
-            CoapEndpoint? tls = _tls;
-            _tls = null;
-            return tls;
-        }
-    }
-
-    /// <summary>The coaps endpoint, or the secure transport when no coaps:// request made one (the client owns it either way), once.</summary>
-    private IAsyncDisposable? TakeSecure()
-    {
-        lock (_gate)
-        {
-            IAsyncDisposable? secure = _dtls is not null ? _dtls : _options.SecureTransport;
-            _dtls = null;
-            return Interlocked.Exchange(ref _secureOwned, 0) != 0 ? secure : null;
-        }
-    }
-
-    private ISecureDatagramTransport RequireSecureTransport()
-        => _options.SecureTransport ?? throw new ArgumentException("A coaps:// URI needs a DTLS transport: set CoapClientOptions.SecureTransport (CoapNet.Dtls's DtlsClientTransport, with the credentials).", "uri");
 
     /// <summary>
-    /// <paramref name="peer"/> in its session when its scheme is coaps: the session is established (or reused) before
+    /// <paramref name="peer"/> in its session when its transport makes them: the session is established (or reused) before
     /// the request exists, so the request's peer carries it and its response matches only in it (RFC 7252 section 9.1.1).
     /// </summary>
     private CoapPeer InSession(CoapPeer peer, CancellationToken cancellationToken)
+        => InSession(peer, RouteFor(peer.Scheme), cancellationToken);
+
+    private static CoapPeer InSession(CoapPeer peer, ClientRoute route, CancellationToken cancellationToken)
     {
-        if (peer.Scheme != CoapPeer.DtlsScheme)
+        if (!route.HasSessions)
         {
             return peer;
         }
 
         // Not sync-over-async: the handshake completes on a thread of its own, never the caller's context.
-        return InSessionAsync(peer, cancellationToken).AsTask().GetAwaiter().GetResult();
+        return route.PrepareAsync(peer, cancellationToken).AsTask().GetAwaiter().GetResult();
     }
 
-    private async ValueTask<CoapPeer> InSessionAsync(CoapPeer peer, CancellationToken cancellationToken)
-    {
-        if (peer.Scheme != CoapPeer.DtlsScheme)
-        {
-            return peer;
-        }
-
-        ISecureDatagramTransport transport = RequireSecureTransport();
-        EndpointFor(CoapPeer.DtlsScheme);
-        CoapSecurityContext session = await transport.ConnectAsync(peer.EndPoint, cancellationToken).ConfigureAwait(false);
-
-        // The last peer in a session is kept, as for IP literals, so a client polling one server builds no peer per request.
-        CoapPeer? last = Volatile.Read(ref _lastSecurePeer);
-        if (last is not null && ReferenceEquals(last.SecurityContext, session) && last.EndPoint.Equals(peer.EndPoint))
-        {
-            return last;
-        }
-
-        CoapPeer secured = new(CoapPeer.DtlsScheme, peer.EndPoint, session);
-        Volatile.Write(ref _lastSecurePeer, secured);
-        return secured;
-    }
+    private ValueTask<CoapPeer> InSessionAsync(CoapPeer peer, CancellationToken cancellationToken)
+        => RouteFor(peer.Scheme).PrepareAsync(peer, cancellationToken);
 
     private IPAddress Resolve(string host)
         => IPAddress.TryParse(host, out IPAddress? literal) ? literal : PickAddress(host, Dns.GetHostAddresses(host));

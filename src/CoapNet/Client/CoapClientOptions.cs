@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Messaging;
+using CoapNet.Transports;
 
 namespace CoapNet.Client;
 
@@ -10,6 +11,9 @@ namespace CoapNet.Client;
 /// <remarks>Set it before the client is created; later changes are not guaranteed to be seen.</remarks>
 public sealed class CoapClientOptions
 {
+    private readonly Dictionary<string, List<Func<IDatagramTransport, CoapTransportContext, IDatagramTransport>>> _datagramMiddleware = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, List<Func<IConnectionFactory, CoapTransportContext, IConnectionFactory>>> _connectionMiddleware = new(StringComparer.Ordinal);
+
     /// <summary>Transmission parameters, limits, clock and logging of the client's endpoint.</summary>
     public CoapEndpointOptions Endpoint { get; set; } = new();
 
@@ -29,17 +33,10 @@ public sealed class CoapClientOptions
     public bool UseNonConfirmable { get; set; }
 
     /// <summary>How the client's UDP socket is set up (buffer sizes; the 1 MiB kernel receive buffer absorbs the bursts of answers to many requests in flight). Not used with a transport of your own.</summary>
-    public CoapNet.Transports.UdpTransportOptions Udp { get; set; } = new();
+    public UdpTransportOptions Udp { get; set; } = new();
 
     /// <summary>How the client's coap+tcp connections buffer and close (RFC 8323).</summary>
-    public CoapNet.Transports.TcpTransportOptions Tcp { get; set; } = new();
-
-    /// <summary>
-    /// The transport of <c>coaps://</c> URIs (CoAP over DTLS, RFC 7252 section 9.1), with its credentials: CoapNet.Dtls's
-    /// <c>DtlsClientTransport</c>. Null (the default): a coaps:// URI is refused with <see cref="ArgumentException"/>.
-    /// The client owns it and disposes it with itself; it starts it on the first coaps:// request.
-    /// </summary>
-    public Transports.ISecureDatagramTransport? SecureTransport { get; set; }
+    public TcpTransportOptions Tcp { get; set; } = new();
 
     /// <summary>
     /// How <c>coaps+tcp://</c> URIs connect (CoAP over TLS, RFC 8323 section 9.1): the trusted roots or a validator for
@@ -48,6 +45,46 @@ public sealed class CoapClientOptions
     /// pre-shared keys: certificates only.
     /// </summary>
     public CoapNet.Tls.TlsClientOptions Tls { get; set; } = new();
+
+    /// <summary>
+    /// The transports the schemes of URIs find (<see cref="CoapTransportRegistry.CreateDefault"/>: coap, coaps, coap+tcp,
+    /// coaps+tcp). A transport is opened on the first request of its scheme (coap's when the client is made) and closed
+    /// with the client. coaps is UDP until DTLS secures it: CoapNet.Dtls's <c>UseDtls</c>.
+    /// </summary>
+    public CoapTransportRegistry Transports { get; } = CoapTransportRegistry.CreateDefault();
+
+    /// <summary>
+    /// Wraps the client's datagram transport for <paramref name="scheme"/> when it is opened: <paramref name="middleware"/>
+    /// gets it with its context and returns the one to use, which owns the first from then on. In the order added.
+    /// CoapNet.Dtls's <c>UseDtls</c> is such middleware for coaps; one whose transport makes sessions
+    /// (<see cref="ISecureDatagramTransport"/>) is asked for the session of each request.
+    /// </summary>
+    /// <param name="scheme">The scheme whose transport to wrap, such as "coaps".</param>
+    /// <param name="middleware">Returns the transport to use.</param>
+    /// <returns>These options.</returns>
+    public CoapClientOptions UseDatagramMiddleware(string scheme, Func<IDatagramTransport, CoapTransportContext, IDatagramTransport> middleware)
+    {
+        ArgumentNullException.ThrowIfNull(middleware);
+        return Use(_datagramMiddleware, scheme, middleware);
+    }
+
+    /// <summary>Wraps the client's connection factory for <paramref name="scheme"/> when it is made, as <see cref="UseDatagramMiddleware"/> does a datagram transport.</summary>
+    /// <param name="scheme">The scheme whose connections to wrap.</param>
+    /// <param name="middleware">Returns the factory to use.</param>
+    /// <returns>These options.</returns>
+    public CoapClientOptions UseConnectionMiddleware(string scheme, Func<IConnectionFactory, CoapTransportContext, IConnectionFactory> middleware)
+    {
+        ArgumentNullException.ThrowIfNull(middleware);
+        return Use(_connectionMiddleware, scheme, middleware);
+    }
+
+    /// <summary>The datagram middleware for <paramref name="scheme"/>, in the order added.</summary>
+    internal IReadOnlyList<Func<IDatagramTransport, CoapTransportContext, IDatagramTransport>> DatagramMiddleware(string scheme)
+        => _datagramMiddleware.TryGetValue(scheme, out var list) ? list : [];
+
+    /// <summary>The connection middleware for <paramref name="scheme"/>, in the order added.</summary>
+    internal IReadOnlyList<Func<IConnectionFactory, CoapTransportContext, IConnectionFactory>> ConnectionMiddleware(string scheme)
+        => _connectionMiddleware.TryGetValue(scheme, out var list) ? list : [];
 
     internal void Validate()
     {
@@ -63,5 +100,17 @@ public sealed class CoapClientOptions
         {
             throw new ArgumentException("ObserveReregistrationMargin must not be negative.", nameof(ObserveReregistrationMargin));
         }
+    }
+
+    private CoapClientOptions Use<T>(Dictionary<string, List<T>> middleware, string scheme, T added)
+    {
+        string key = CoapAddress.CheckScheme(scheme, nameof(scheme));
+        if (!middleware.TryGetValue(key, out List<T>? list))
+        {
+            middleware[key] = list = [];
+        }
+
+        list.Add(added);
+        return this;
     }
 }

@@ -61,4 +61,7 @@ public sealed class EchoOptions
             throw new ArgumentException("MaxVerifiedPeers must not be negative.", nameof(MaxVerifiedPeers));
         }
     }
+
+    /// <summary>A copy of these settings, for an endpoint's own (<see cref="Messaging.CoapEndpointOptions.Clone"/>).</summary>
+    internal EchoOptions Copy() => (EchoOptions)MemberwiseClone();
 }

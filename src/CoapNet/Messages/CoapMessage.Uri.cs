@@ -11,13 +11,17 @@ public sealed partial class CoapMessage
     /// <param name="scheme">The scheme, in lower case.</param>
     /// <returns>The default port.</returns>
     /// <exception cref="ArgumentException">The scheme is not a CoAP scheme.</exception>
-    public static int GetDefaultPort(string scheme) => scheme switch
+    public static int GetDefaultPort(string scheme)
+        => KnownDefaultPort(scheme) ?? throw new ArgumentException($"'{scheme}' is not a CoAP URI scheme (coap, coaps, coap+tcp, coaps+tcp, coap+ws, coaps+ws).", nameof(scheme));
+
+    /// <summary>The default port of a CoAP URI scheme (see <see cref="GetDefaultPort(string)"/>), or null for any other scheme.</summary>
+    internal static int? KnownDefaultPort(string scheme) => scheme switch
     {
         "coap" or "coap+tcp" => 5683,
         "coaps" or "coaps+tcp" => 5684,
         "coap+ws" => 80,
         "coaps+ws" => 443,
-        _ => throw new ArgumentException($"'{scheme}' is not a CoAP URI scheme (coap, coaps, coap+tcp, coaps+tcp, coap+ws, coaps+ws).", nameof(scheme)),
+        _ => null,
     };
 
     /// <summary>
@@ -53,7 +57,9 @@ public sealed partial class CoapMessage
     }
 
     /// <summary>The Uri-Host, Uri-Port, Uri-Path and Uri-Query options of <paramref name="uri"/>, in option-number order (see <see cref="SetUri"/>).</summary>
-    private static CoapOptionEntry[] ParseUri(Uri uri)
+    /// <param name="uri">The URI.</param>
+    /// <param name="defaultPortOf">The default port of a scheme a registered transport speaks (see <see cref="CoapUriParser.Parse"/>); null for the CoAP schemes alone.</param>
+    private static CoapOptionEntry[] ParseUri(Uri uri, Func<string, int?>? defaultPortOf = null)
     {
         ArgumentNullException.ThrowIfNull(uri);
         if (!uri.IsAbsoluteUri)
@@ -61,7 +67,11 @@ public sealed partial class CoapMessage
             throw new ArgumentException($"'{uri}' is not an absolute URI (RFC 7252 section 6.4 step 1).", nameof(uri));
         }
 
-        _ = GetDefaultPort(uri.Scheme.ToLowerInvariant());
+        if (defaultPortOf is null)
+        {
+            _ = GetDefaultPort(uri.Scheme.ToLowerInvariant());
+        }
+
         if (uri.Fragment.Length > 0)
         {
             throw new ArgumentException($"'{uri}' has a fragment; a CoAP URI must not (RFC 7252 section 6.4 step 4).", nameof(uri));
@@ -82,7 +92,7 @@ public sealed partial class CoapMessage
         // The one parser (RFC 7252 section 6.4), given the text System.Uri has checked and escaped, without the user
         // information, which a CoAP URI does not have (section 6.1) and SetUri has always ignored.
         string text = uri.GetComponents(UriComponents.SchemeAndServer | UriComponents.PathAndQuery, UriFormat.UriEscaped);
-        return CoapUriParser.Parse(text, validated: true).Entries;
+        return CoapUriParser.Parse(text, validated: true, defaultPortOf).Entries;
     }
 
     /// <summary>

@@ -121,6 +121,10 @@ public sealed partial class CoapMessage
     /// <returns>The request.</returns>
     /// <exception cref="ArgumentException"><paramref name="method"/> is not a request code, or the URI is not a CoAP URI.</exception>
     public static CoapMessage CreateRequest(CoapCode method, Uri uri, CoapMessageType type = CoapMessageType.Confirmable)
+        => CreateRequest(method, uri, type, null);
+
+    /// <summary>As <see cref="CreateRequest(CoapCode, Uri, CoapMessageType)"/>, for a URI whose scheme a registered transport speaks: its default port decides whether Uri-Port is sent.</summary>
+    internal static CoapMessage CreateRequest(CoapCode method, Uri uri, CoapMessageType type, Func<string, int?>? defaultPortOf)
     {
         if (!method.IsRequest)
         {
@@ -133,7 +137,7 @@ public sealed partial class CoapMessage
         }
 
         // The parser's array, already in option-number order, becomes the collection: nothing to insert or grow.
-        CoapOptionEntry[] entries = ParseUri(uri);
+        CoapOptionEntry[] entries = ParseUri(uri, defaultPortOf);
         return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default, 0);
     }
 

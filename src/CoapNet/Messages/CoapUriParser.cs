@@ -30,9 +30,13 @@ internal static class CoapUriParser
     /// True when the text comes from a <see cref="Uri"/>, which has already checked and escaped its characters
     /// (it leaves '[' and ']' unescaped in a path); false to reject every character RFC 3986 does not allow.
     /// </param>
+    /// <param name="defaultPortOf">
+    /// The default port of a scheme (a transport registered for it, <see cref="Transports.CoapTransportRegistry"/>), or null
+    /// when it has none; null for the CoAP schemes' own (<see cref="CoapMessage.GetDefaultPort(string)"/>).
+    /// </param>
     /// <returns>The destination and the options.</returns>
     /// <exception cref="ArgumentException">The text is not a CoAP URI; the message names the problem and where it is.</exception>
-    internal static Parsed Parse(string uri, bool validated)
+    internal static Parsed Parse(string uri, bool validated, Func<string, int?>? defaultPortOf = null)
     {
         int schemeEnd = uri.IndexOf(':', StringComparison.Ordinal);
         if (schemeEnd <= 0 || !IsScheme(uri.AsSpan(0, schemeEnd)))
@@ -42,13 +46,21 @@ internal static class CoapUriParser
 
         string scheme = uri[..schemeEnd].ToLowerInvariant();
         int defaultPort;
-        try
+        if (defaultPortOf is not null)
         {
-            defaultPort = CoapMessage.GetDefaultPort(scheme);
+            // A scheme with no default port (one only a transport of the application's knows) needs the port written out.
+            defaultPort = defaultPortOf(scheme) ?? -1;
         }
-        catch (ArgumentException exception)
+        else
         {
-            throw new ArgumentException($"'{uri}' has the scheme '{scheme}', which is not coap, coaps, coap+tcp, coaps+tcp, coap+ws or coaps+ws (RFC 7252 section 6.4 step 3).", nameof(uri), exception);
+            try
+            {
+                defaultPort = CoapMessage.GetDefaultPort(scheme);
+            }
+            catch (ArgumentException exception)
+            {
+                throw new ArgumentException($"'{uri}' has the scheme '{scheme}', which is not coap, coaps, coap+tcp, coaps+tcp, coap+ws or coaps+ws (RFC 7252 section 6.4 step 3).", nameof(uri), exception);
+            }
         }
 
         int fragment = uri.IndexOf('#', StringComparison.Ordinal);
@@ -288,6 +300,11 @@ internal static class CoapUriParser
                     throw Invalid(uri, $"has the port '{digits}', which is not a number from 0 to 65535");
                 }
             }
+        }
+
+        if (port < 0)
+        {
+            throw Invalid(uri, "has no port, and its scheme has no default port to stand for it");
         }
     }
 

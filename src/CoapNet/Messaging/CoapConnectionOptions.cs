@@ -11,10 +11,19 @@ public sealed class CoapConnectionOptions
     public const int BaseMaxMessageSize = 1152;
 
     /// <summary>
-    /// How many connections the endpoint holds at once (default 1000). A server closes a connection
-    /// accepted beyond it at once; a client fails a request that would need one more.
+    /// How many connections the endpoint holds at once (default 1000). At it a server releases its idlest
+    /// connection (the longest without a message either way, and with none in flight; RFC 8323 section 5.5 Release
+    /// once established) to admit a new one, and closes the new one at once only when every connection is busy; a
+    /// client fails a request that would need one more.
     /// </summary>
     public int MaxConnections { get; set; } = 1000;
+
+    /// <summary>
+    /// How many of a server's <see cref="MaxConnections"/> one address may hold (default 100): an IPv4 address, or an
+    /// IPv6 /64. Generous, since clients behind carrier-grade NAT share addresses; at the bound a new connection from that
+    /// address takes the place of its idlest one, so one address cannot crowd others out with connections it keeps busy.
+    /// </summary>
+    public int MaxConnectionsPerAddress { get; set; } = 100;
 
     /// <summary>
     /// How long a connection may go without traffic while nothing is in flight before the endpoint
@@ -55,6 +64,11 @@ public sealed class CoapConnectionOptions
         if (MaxConnections < 1)
         {
             throw new ArgumentException("MaxConnections must be at least 1.", nameof(MaxConnections));
+        }
+
+        if (MaxConnectionsPerAddress < 1)
+        {
+            throw new ArgumentException("MaxConnectionsPerAddress must be at least 1.", nameof(MaxConnectionsPerAddress));
         }
 
         if (MaxMessageSize < BaseMaxMessageSize)

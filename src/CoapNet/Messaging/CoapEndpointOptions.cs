@@ -156,6 +156,23 @@ public sealed class CoapEndpointOptions
     }
 
     /// <summary>A copy of these options whose stages get a server's routing check and observers (<see cref="CoapStageContext"/>).</summary>
+    /// <summary>
+    /// A copy of these settings for an endpoint of its own (<see cref="Server.CoapListenOptions.Endpoint"/>): its nested
+    /// settings (transmission parameters, block-wise, Echo, Q-Block) are copies to change apart; the stages added with
+    /// <see cref="UseStage"/>, the clock, the logging and the retransmission policy are the same.
+    /// </summary>
+    /// <returns>The copy.</returns>
+    public CoapEndpointOptions Clone()
+    {
+        CoapEndpointOptions copy = (CoapEndpointOptions)MemberwiseClone();
+        copy.TransmissionParameters = TransmissionParameters.Copy();
+        copy.Blockwise = Blockwise.Copy();
+        copy.Echo = Echo.Copy();
+        copy.QBlock = QBlock.Copy();
+        copy._stages = _stages is null ? null : [.. _stages];
+        return copy;
+    }
+
     internal CoapEndpointOptions ForServer(Func<CoapNet.Messages.CoapMessage, CoapNet.Messages.CoapMessage?> uploadCheck, CoapNet.Observe.ObservationRegistry observers)
     {
         CoapEndpointOptions copy = (CoapEndpointOptions)MemberwiseClone();

@@ -74,4 +74,7 @@ public sealed record CoapTransmissionParameters
             throw new ArgumentException("MaxLatency, DefaultLeisure and ProcessingDelay must not be negative.");
         }
     }
+
+    /// <summary>A copy of these settings, for an endpoint's own (<see cref="Messaging.CoapEndpointOptions.Clone"/>).</summary>
+    internal CoapTransmissionParameters Copy() => (CoapTransmissionParameters)MemberwiseClone();
 }

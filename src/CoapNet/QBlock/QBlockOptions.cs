@@ -78,4 +78,7 @@ public sealed class QBlockOptions
             throw new ArgumentException("NonMaxRetransmit must not be negative.", nameof(NonMaxRetransmit));
         }
     }
+
+    /// <summary>A copy of these settings, for an endpoint's own (<see cref="Messaging.CoapEndpointOptions.Clone"/>).</summary>
+    internal QBlockOptions Copy() => (QBlockOptions)MemberwiseClone();
 }

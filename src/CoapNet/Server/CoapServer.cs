@@ -45,7 +45,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
-    /// <param name="options">Endpoints, limits, clock and logging; null for the defaults ([::]:5683).</param>
+    /// <param name="options">Endpoints, limits, clock and logging; null for the defaults (coap://[::]:5683).</param>
     /// <exception cref="ArgumentException">An option is out of range; the message names it.</exception>
     public CoapServer(CoapServerOptions? options = null)
     {
@@ -84,7 +84,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
                 Uri[] uris = new Uri[_endpoints.Count];
                 for (int i = 0; i < uris.Length; i++)
                 {
-                    uris[i] = new Uri($"{_endpoints[i].Scheme}://{_endpoints[i].LocalEndPoint}");
+                    uris[i] = new Uri(new CoapAddress(_endpoints[i].Scheme, _endpoints[i].LocalEndPoint).ToString());
                 }
 
                 return uris;
@@ -294,8 +294,11 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     internal int NotifyObservers(CoapRoute route) => _observations.Notify(route, null);
 
     /// <summary>Binds the endpoints and starts serving.</summary>
-    /// <exception cref="InvalidOperationException">The server was already started.</exception>
-    /// <exception cref="CoapBindException">An endpoint cannot be bound (its message names the scheme, address and port); none is left open.</exception>
+    /// <exception cref="CoapBindException">Endpoints cannot be bound: every one of them, each named by its address and name (<see cref="CoapBindException.Failures"/>); none is left open.</exception>
+    /// <exception cref="InvalidOperationException">
+    /// The server was already started; or an endpoint's scheme has no transport, or a coaps or coaps+tcp endpoint is not
+    /// secured (no <c>UseDtls</c>, no <c>UseTls</c>); the message says what to add. None is left open.
+    /// </exception>
     public void Start()
     {
         lock (_lifecycle)
@@ -489,40 +492,45 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _blocking?.Complete();
     }
 
-    /// <summary>The endpoints the options ask for: UDP, TCP and TLS bindings and transports given ready-made; [::]:5683 over UDP when none is.</summary>
+    /// <summary>
+    /// The endpoints the options list (coap://[::]:5683 when they list none), each bound with its transport and middleware.
+    /// Every endpoint is tried, so that one start reports each address in use; then either all are returned or none is
+    /// left bound.
+    /// </summary>
+    /// <exception cref="CoapBindException">Endpoints could not be bound: every one of them.</exception>
+    /// <exception cref="InvalidOperationException">An endpoint's scheme has no transport, or its middleware does not fit it (see <see cref="CoapListenOptions"/>).</exception>
     private List<CoapEndpoint> CreateEndpoints()
     {
+        IReadOnlyList<CoapListenOptions> listeners = _options.ListenOptions.Count > 0
+            ? _options.ListenOptions
+            : [new CoapListenOptions(new CoapAddress(CoapNet.Channels.CoapPeer.UdpScheme, new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)))];
+        foreach (CoapListenOptions listener in listeners)
+        {
+            // A scheme without a transport is a mistake to report before any socket is bound.
+            listener.Find(_options);
+        }
+
         List<CoapEndpoint> endpoints = [];
+        List<CoapBindException> failures = [];
         try
         {
             // The stages take the server's routing (to refuse an upload at its first block) and observers in their constructors.
-            CoapEndpointOptions endpointOptions = _options.Endpoint.ForServer(RefuseUpload, _observations);
-            foreach (IDatagramTransport transport in _options.DatagramTransports)
+            foreach (CoapListenOptions listener in listeners)
             {
-                endpoints.Add(new CoapEndpoint(transport, endpointOptions));
+                CoapEndpointOptions endpointOptions = (listener.Endpoint ?? _options.Endpoint).ForServer(RefuseUpload, _observations);
+                try
+                {
+                    endpoints.Add(listener.CreateEndpoint(_options, endpointOptions));
+                }
+                catch (CoapBindException e)
+                {
+                    failures.Add(e);
+                }
             }
 
-            foreach (IConnectionListener listener in _options.ConnectionListeners)
+            if (failures.Count > 0)
             {
-                endpoints.Add(new CoapEndpoint(listener, endpointOptions, _options.Connections));
-            }
-
-            foreach (IPEndPoint binding in _options.TcpEndpoints)
-            {
-                endpoints.Add(new CoapEndpoint(new TcpConnectionListener(binding, _options.Tcp), endpointOptions, _options.Connections));
-            }
-
-            foreach (IPEndPoint binding in _options.Tls.Endpoints)
-            {
-                endpoints.Add(new CoapEndpoint(CreateTlsListener(binding), endpointOptions, _options.Connections));
-            }
-
-            IList<IPEndPoint> bindings = _options.Endpoints.Count > 0 || endpoints.Count > 0
-                ? _options.Endpoints
-                : [new IPEndPoint(IPAddress.IPv6Any, UdpTransportOptions.DefaultPort)];
-            foreach (IPEndPoint binding in bindings)
-            {
-                endpoints.Add(new CoapEndpoint(new UdpTransport(binding, _options.Udp), endpointOptions));
+                throw failures.Count == 1 ? failures[0] : new CoapBindException(failures);
             }
 
             return endpoints;

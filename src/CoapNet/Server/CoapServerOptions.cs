@@ -1,43 +1,34 @@
 using System.Net;
 using CoapNet.Messaging;
-using Microsoft.Extensions.Logging;
+using CoapNet.Transports;
 
 namespace CoapNet.Server;
 
 /// <summary>
-/// Settings of a <see cref="CoapServer"/>: where it listens, the settings of its endpoints (<see cref="Endpoint"/>), its
-/// transports and connections, and its own limits. Hosting binds it from the "Coap" configuration section.
+/// Settings of a <see cref="CoapServer"/>: where it listens (<see cref="Listen(string, Action{CoapListenOptions}?)"/>), the
+/// settings of its endpoints (<see cref="Endpoint"/>), its transports and connections, and its own limits. Hosting binds it
+/// from the "Coap" configuration section, its endpoints from "Coap:Endpoints:{name}".
 /// </summary>
 /// <remarks>Set it before the server is created; later changes are not guaranteed to be seen.</remarks>
 public sealed class CoapServerOptions
 {
-    /// <summary>
-    /// The local endpoints to listen on over UDP, one socket each (IPv4 and IPv6 alike, several ports
-    /// allowed). Default: [::]:5683, dual-stack where the OS allows, when no other endpoint or
-    /// transport of any kind is configured.
-    /// </summary>
-    public IList<IPEndPoint> Endpoints { get; set; } = [];
+    private readonly List<CoapListenOptions> _listeners = [];
 
     /// <summary>
-    /// The local endpoints to listen on for CoAP over TCP (RFC 8323), one listener each. Default: none.
-    /// The usual choice is the same address and port as UDP, such as [::]:5683.
+    /// The endpoints the server listens on, in the order they were added (<see cref="Listen(string, Action{CoapListenOptions}?)"/>
+    /// and its overloads, or configuration's "Coap:Endpoints"). None (the default): coap://[::]:5683, UDP on every
+    /// interface, dual-stack where the OS allows.
     /// </summary>
-    public IList<IPEndPoint> TcpEndpoints { get; set; } = [];
+    public IReadOnlyList<CoapListenOptions> ListenOptions => _listeners;
 
     /// <summary>
-    /// Connection listeners to serve on, ready-made (TCP set up your own way, an in-memory pipe in
-    /// tests); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
+    /// The transports the endpoints' schemes find (<see cref="CoapTransportRegistry.CreateDefault"/>: coap, coaps, coap+tcp,
+    /// coaps+tcp); a package adds its own here.
     /// </summary>
-    public IList<CoapNet.Transports.IConnectionListener> ConnectionListeners { get; set; } = [];
+    public CoapTransportRegistry Transports { get; } = CoapTransportRegistry.CreateDefault();
 
     /// <summary>The limits of every connection (RFC 8323): count, message size, timeouts, requests in flight.</summary>
     public CoapConnectionOptions Connections { get; set; } = new();
-
-    /// <summary>
-    /// Datagram transports to serve on, ready-made (an in-memory network in tests, a socket set up
-    /// your own way); the server owns them from <see cref="CoapServer.Start"/> on and disposes them.
-    /// </summary>
-    public IList<CoapNet.Transports.IDatagramTransport> DatagramTransports { get; set; } = [];
 
     /// <summary>
     /// The settings of every endpoint the server listens on (transmission parameters and retransmission, limits,
@@ -45,11 +36,61 @@ public sealed class CoapServerOptions
     /// </summary>
     public CoapEndpointOptions Endpoint { get; set; } = new();
 
-    /// <summary>How the UDP sockets of <see cref="Endpoints"/> are set up (buffer sizes).</summary>
-    public CoapNet.Transports.UdpTransportOptions Udp { get; set; } = new();
+    /// <summary>How the UDP sockets of the coap and coaps endpoints are set up (buffer sizes, sockets per port).</summary>
+    public UdpTransportOptions Udp { get; set; } = new();
 
-    /// <summary>How the TCP listeners of <see cref="TcpEndpoints"/> buffer and close their connections.</summary>
-    public CoapNet.Transports.TcpTransportOptions Tcp { get; set; } = new();
+    /// <summary>How the TCP listeners of the coap+tcp and coaps+tcp endpoints buffer and close their connections.</summary>
+    public TcpTransportOptions Tcp { get; set; } = new();
+
+    /// <summary>
+    /// Adds an endpoint at <paramref name="url"/>, such as "coap://[::]:5683", "coap+tcp://0.0.0.0:5683" or
+    /// "coaps+tcp://[::]:5684": its scheme picks the transport (<see cref="Transports"/>), its host is an IP address
+    /// ([::] for every interface), and a port left out is the scheme's default. Nothing is bound until the server starts.
+    /// </summary>
+    /// <param name="url">The endpoint's address, without a path.</param>
+    /// <param name="configure">Configures the endpoint: middleware such as <c>UseTls</c>, its own settings; null for none.</param>
+    /// <returns>These options.</returns>
+    /// <exception cref="FormatException">The URL is not an endpoint address; the message quotes it and says what is wrong where.</exception>
+    public CoapServerOptions Listen(string url, Action<CoapListenOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(url);
+        return CoapAddress.TryParse(url, Transports, addressOnly: true, out CoapAddress? address, out string? error)
+            ? Add(new CoapListenOptions(address), configure)
+            : throw new FormatException(error);
+    }
+
+    /// <summary>Adds an endpoint of <paramref name="scheme"/> at <paramref name="endPoint"/>; see <see cref="Listen(string, Action{CoapListenOptions}?)"/>.</summary>
+    /// <param name="scheme">The scheme, such as "coap" or "coap+tcp".</param>
+    /// <param name="endPoint">The local address and port (0 for a free one).</param>
+    /// <param name="configure">Configures the endpoint; null for nothing more.</param>
+    /// <returns>These options.</returns>
+    /// <exception cref="ArgumentException">The scheme is not a URI scheme.</exception>
+    public CoapServerOptions Listen(string scheme, IPEndPoint endPoint, Action<CoapListenOptions>? configure = null)
+        => Add(new CoapListenOptions(new CoapAddress(scheme, endPoint)), configure);
+
+    /// <summary>
+    /// Adds an endpoint over a datagram transport made ready (the tests' in-memory network, a socket set up your own
+    /// way): it serves the transport's scheme at its local endpoint. The server owns it from its start on, starts it
+    /// and disposes it.
+    /// </summary>
+    /// <param name="transport">The transport, not started.</param>
+    /// <param name="configure">Configures the endpoint (middleware, its own settings); null for nothing more.</param>
+    /// <returns>These options.</returns>
+    public CoapServerOptions Listen(IDatagramTransport transport, Action<CoapListenOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(transport);
+        return Add(new CoapListenOptions(transport), configure);
+    }
+
+    /// <summary>Adds an endpoint over a connection listener made ready, as <see cref="Listen(IDatagramTransport, Action{CoapListenOptions}?)"/> does a datagram transport.</summary>
+    /// <param name="listener">The listener.</param>
+    /// <param name="configure">Configures the endpoint; null for nothing more.</param>
+    /// <returns>These options.</returns>
+    public CoapServerOptions Listen(IConnectionListener listener, Action<CoapListenOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(listener);
+        return Add(new CoapListenOptions(listener), configure);
+    }
 
     /// <summary>
     /// How many requests may wait in or be processed by the pipeline at once (default 1024). Past it
@@ -92,12 +133,13 @@ public sealed class CoapServerOptions
 
     internal void Validate()
     {
-        ArgumentNullException.ThrowIfNull(Endpoints);
-        ArgumentNullException.ThrowIfNull(DatagramTransports);
-        ArgumentNullException.ThrowIfNull(TcpEndpoints);
-        ArgumentNullException.ThrowIfNull(ConnectionListeners);
         ArgumentNullException.ThrowIfNull(Endpoint);
         Endpoint.Validate();
+        foreach (CoapListenOptions listener in _listeners)
+        {
+            listener.Endpoint?.Validate();
+        }
+
         ArgumentNullException.ThrowIfNull(Udp);
         Udp.Validate();
         ArgumentNullException.ThrowIfNull(Tcp);
@@ -106,8 +148,6 @@ public sealed class CoapServerOptions
         Connections.Validate();
         ArgumentNullException.ThrowIfNull(Observe);
         Observe.Validate();
-        ArgumentNullException.ThrowIfNull(Tls);
-        Tls.Validate(requireCertificate: Tls.Endpoints is { Count: > 0 });
         if (MaxPendingRequests < 1)
         {
             throw new ArgumentException("MaxPendingRequests must be at least 1.", nameof(MaxPendingRequests));
@@ -128,15 +168,15 @@ public sealed class CoapServerOptions
     }
 
     /// <summary>
-    /// CoAP over TLS (<c>coaps+tcp</c>, RFC 8323 section 9.1): the endpoints to listen on (default none, the usual one
-    /// being [::]:5684 over TCP), the server's certificate, and whether clients are asked for theirs. Each listener's
-    /// TCP connections buffer and close as <see cref="Tcp"/> says. .NET's TLS has no pre-shared keys: certificates only.
-    /// </summary>
-    public CoapNet.Tls.TlsServerOptions Tls { get; set; } = new();
-
-    /// <summary>
     /// What handlers with bound parameters take from the application (issue 26): JSON metadata, services, the default
     /// format of returned objects; see <see cref="CoapNet.Endpoints.CoapHandlerOptions"/>.
     /// </summary>
     public CoapNet.Endpoints.CoapHandlerOptions Handlers { get; set; } = new();
+
+    private CoapServerOptions Add(CoapListenOptions listener, Action<CoapListenOptions>? configure)
+    {
+        configure?.Invoke(listener);
+        _listeners.Add(listener);
+        return this;
+    }
 }

@@ -18,6 +18,9 @@ internal sealed class DuplexPipeStream(IDuplexPipe pipe) : Stream
     private readonly PipeReader _input = pipe.Input;
     private readonly PipeWriter _output = pipe.Output;
 
+    /// <summary>Called after each read that returned bytes, while set: a server's handshake in progress notes that its peer spoke.</summary>
+    public Action? OnReceived { get; set; }
+
     public override bool CanRead => true;
 
     public override bool CanWrite => true;
@@ -42,6 +45,11 @@ internal sealed class DuplexPipeStream(IDuplexPipe pipe) : Stream
         int count = result.IsCanceled ? 0 : (int)Math.Min(data.Length, buffer.Length);
         data.Slice(0, count).CopyTo(buffer.Span);
         _input.AdvanceTo(data.GetPosition(count));
+        if (count > 0)
+        {
+            OnReceived?.Invoke();
+        }
+
         return result.IsCanceled ? throw new OperationCanceledException("The read was canceled.") : count;
     }
 

@@ -51,12 +51,17 @@ internal sealed class TlsConnection : PumpedConnection
     public SslApplicationProtocol ApplicationProtocol => _ssl.NegotiatedApplicationProtocol;
 
     /// <summary>Runs the server side of the handshake over <paramref name="inner"/>; on failure the caller still owns <paramref name="inner"/>.</summary>
-    public static Task<TlsConnection> AcceptAsync(TransportConnection inner, SslServerAuthenticationOptions authentication, TcpTransportOptions buffering, CancellationToken cancellationToken)
-        => HandshakeAsync(inner, buffering, (ssl, token) => ssl.AuthenticateAsServerAsync(authentication, token), cancellationToken);
+    /// <param name="inner">The connection below.</param>
+    /// <param name="authentication">The server's side of TLS.</param>
+    /// <param name="buffering">The bounds of the connection's pipes.</param>
+    /// <param name="onReceived">Called each time the peer's bytes arrive during the handshake (not after), or null.</param>
+    /// <param name="cancellationToken">Ends the handshake.</param>
+    public static Task<TlsConnection> AcceptAsync(TransportConnection inner, SslServerAuthenticationOptions authentication, TcpTransportOptions buffering, Action? onReceived, CancellationToken cancellationToken)
+        => HandshakeAsync(inner, buffering, onReceived, (ssl, token) => ssl.AuthenticateAsServerAsync(authentication, token), cancellationToken);
 
     /// <summary>Runs the client side of the handshake over <paramref name="inner"/>; on failure the caller still owns <paramref name="inner"/>.</summary>
     public static Task<TlsConnection> ConnectAsync(TransportConnection inner, SslClientAuthenticationOptions authentication, TcpTransportOptions buffering, CancellationToken cancellationToken)
-        => HandshakeAsync(inner, buffering, (ssl, token) => ssl.AuthenticateAsClientAsync(authentication, token), cancellationToken);
+        => HandshakeAsync(inner, buffering, null, (ssl, token) => ssl.AuthenticateAsClientAsync(authentication, token), cancellationToken);
 
     /// <inheritdoc/>
     // A zero-byte read first waits for a record without holding a buffer, in SslStream as here (as Kestrel's TLS does).
@@ -127,12 +132,16 @@ internal sealed class TlsConnection : PumpedConnection
         }
     }
 
-    private static async Task<TlsConnection> HandshakeAsync(TransportConnection inner, TcpTransportOptions buffering, Func<SslStream, CancellationToken, Task> authenticate, CancellationToken cancellationToken)
+    private static async Task<TlsConnection> HandshakeAsync(TransportConnection inner, TcpTransportOptions buffering, Action? onReceived, Func<SslStream, CancellationToken, Task> authenticate, CancellationToken cancellationToken)
     {
-        SslStream ssl = new(new DuplexPipeStream(inner.Transport), leaveInnerStreamOpen: true);
+        DuplexPipeStream stream = new(inner.Transport) { OnReceived = onReceived };
+        SslStream ssl = new(stream, leaveInnerStreamOpen: true);
         try
         {
             await authenticate(ssl, cancellationToken).ConfigureAwait(false);
+
+            // Only the handshake is watched: established records cost nothing extra.
+            stream.OnReceived = null;
             return new TlsConnection(inner, ssl, buffering);
         }
         catch

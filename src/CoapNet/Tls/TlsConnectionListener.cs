@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Security;
 using System.Threading.Channels;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messaging;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
@@ -16,11 +17,15 @@ namespace CoapNet.Tls;
 /// <see cref="TransportConnection.SecurityContext"/>. Knows nothing of CoAP.
 /// </summary>
 /// <remarks>
-/// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/>, and never hold up the accepting
-/// of other connections; at most <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be
-/// taken, and a connection beyond them is closed at once. A failed handshake (a plain CoAP client, a malformed record,
-/// an untrusted certificate, silence) closes only its connection, with the reason in the log (rate-limited); nothing
-/// is ever sent to such a peer but TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
+/// Handshakes run concurrently, each bounded by <see cref="TlsOptions.HandshakeTimeout"/> from the accept, and never hold
+/// up the accepting of other connections. A connection waits apart until its peer speaks (a TLS client speaks first), so
+/// connections held open and silent never take a handshake place from one that speaks; then at most
+/// <see cref="TlsServerOptions.MaxPendingHandshakes"/> are in progress or waiting to be taken, at most
+/// <see cref="TlsServerOptions.MaxPendingHandshakesPerAddress"/> of one address, given in the order their peers spoke, a
+/// stalled one (silent for a second) giving its place up (<see cref="HandshakeAdmission"/>). A failed handshake (a plain
+/// CoAP client, a malformed record, an untrusted certificate, silence) closes only its connection, with the reason in
+/// the log (rate-limited) and the <c>coap.tls.connections.refused</c> metric; nothing is ever sent to such a peer but
+/// TLS's own alerts. TLS with a pre-shared key is not available: .NET's TLS has no PSK.
 /// </remarks>
 public sealed class TlsConnectionListener : IConnectionListener
 {
@@ -31,8 +36,8 @@ public sealed class TlsConnectionListener : IConnectionListener
     private readonly LogRateLimiter _failureLog;
     private readonly SslServerAuthenticationOptions _authentication;
     private readonly TimeSpan _handshakeTimeout;
-    private readonly SemaphoreSlim _slots;
-    private readonly Channel<TlsConnection> _ready;
+    private readonly HandshakeAdmission _admission;
+    private readonly Channel<(TlsConnection Connection, PendingHandshake Place)> _ready;
     private readonly CancellationTokenSource _stopping = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly object _gate = new();
@@ -53,7 +58,7 @@ public sealed class TlsConnectionListener : IConnectionListener
     {
         ArgumentNullException.ThrowIfNull(inner);
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate(requireCertificate: true);
+        options.Validate();
         _buffering = buffering ?? new TcpTransportOptions();
         _buffering.Validate();
         _inner = inner;
@@ -61,8 +66,12 @@ public sealed class TlsConnectionListener : IConnectionListener
         _logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Tls.TlsConnectionListener");
         _failureLog = new LogRateLimiter(_time, 10);
         _handshakeTimeout = options.HandshakeTimeout;
-        _slots = new SemaphoreSlim(options.MaxPendingHandshakes, options.MaxPendingHandshakes);
-        _ready = Channel.CreateBounded<TlsConnection>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
+        _admission = new HandshakeAdmission(options, _time, (evicted, newcomer) =>
+        {
+            CoapInstrumentation.RecordTlsRefused("evicted");
+            LogFailure(evicted.Remote, $"its handshake was ended for {newcomer}: every place was taken, and its peer had been silent for a second");
+        });
+        _ready = Channel.CreateBounded<(TlsConnection, PendingHandshake)>(new BoundedChannelOptions(options.MaxPendingHandshakes) { SingleReader = false, SingleWriter = false });
 
         bool asked = options.ClientCertificateMode != TlsClientCertificateMode.None;
         _authentication = new SslServerAuthenticationOptions
@@ -99,9 +108,10 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
 
         TlsConnection connection;
+        PendingHandshake place;
         try
         {
-            connection = await _ready.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            (connection, place) = await _ready.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (ChannelClosedException)
         {
@@ -109,7 +119,7 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
 
         // Taken up: its place among the pending handshakes is free for the next connection.
-        _slots.Release();
+        Free(place);
         return connection;
     }
 
@@ -146,11 +156,14 @@ public sealed class TlsConnectionListener : IConnectionListener
 
         // The handshakes in progress end at the cancellation; what completed and was not taken is closed.
         await _drained.Task.ConfigureAwait(false);
-        while (_ready.Reader.TryRead(out TlsConnection? unclaimed))
+        while (_ready.Reader.TryRead(out (TlsConnection Connection, PendingHandshake Place) unclaimed))
         {
-            _slots.Release();
-            await unclaimed.DisposeAsync().ConfigureAwait(false);
+            Free(unclaimed.Place);
+            await unclaimed.Connection.DisposeAsync().ConfigureAwait(false);
         }
+
+        // Last: freeing a place above may still arm its timer.
+        _admission.Dispose();
     }
 
     private async Task AcceptLoopAsync()
@@ -178,44 +191,69 @@ public sealed class TlsConnectionListener : IConnectionListener
                 break;
             }
 
-            if (!_slots.Wait(0))
+            PendingHandshake place = new(accepted.RemoteEndPoint, _time);
+            AdmissionRefusal refusal = _admission.TryAdmit(place, out PendingHandshake? evicted);
+            if (refusal != AdmissionRefusal.None)
             {
-                // Past the bound: refused before any TLS is spoken, so a flood of silent connections costs the others nothing.
-                LogFailure(accepted.RemoteEndPoint, "too many handshakes in progress (TlsServerOptions.MaxPendingHandshakes)");
-                accepted.Abort(new IOException("Too many TLS handshakes in progress."));
+                // Every place to wait is held by a connection that spoke and waits for a handshake: refused before any
+                // TLS is spoken, so a flood of connections costs the others nothing.
+                place.Dispose();
+                bool perAddress = refusal == AdmissionRefusal.SourceBound;
+                (int capacity, int perSource) = _admission.WaitingBounds;
+                CoapInstrumentation.RecordTlsRefused(perAddress ? "address_bound" : "handshake_bound");
+                LogFailure(accepted.RemoteEndPoint, perAddress
+                    ? $"its address ({place.Group}) has {perSource} connections waiting for a TLS handshake (8 x TlsServerOptions.MaxPendingHandshakesPerAddress)"
+                    : $"{capacity} connections wait for a TLS handshake (8 x TlsServerOptions.MaxPendingHandshakes)");
+                accepted.Abort(new IOException("Too many connections waiting for a TLS handshake."));
                 await accepted.DisposeAsync().ConfigureAwait(false);
                 continue;
             }
 
+            if (evicted is not null)
+            {
+                // Its wait ends at once (it is told nothing); the newcomer has its place.
+                CoapInstrumentation.RecordTlsRefused("evicted");
+                LogFailure(evicted.Remote, $"it was closed for a new connection from {accepted.RemoteEndPoint} while every place to wait was taken, having waited longest (without speaking, or for a handshake place)");
+            }
+
             Interlocked.Increment(ref _references);
             // On the pool from its first instruction: whatever SslStream does before its first read is not the accept loop's.
-            _ = Task.Run(() => HandshakeAsync(accepted));
+            _ = Task.Run(() => HandshakeAsync(accepted, place));
         }
 
         // No more connections: the consumer's AcceptAsync returns null once the handshakes in progress have ended.
         Release();
     }
 
-    private async Task HandshakeAsync(TransportConnection accepted)
+    private async Task HandshakeAsync(TransportConnection accepted, PendingHandshake place)
     {
         TlsConnection? connection = null;
         bool queued = false;
         try
         {
             using CancellationTokenSource timeout = new(_handshakeTimeout, _time);
-            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token);
+            using CancellationTokenSource linked = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, _stopping.Token, place.Evicted);
             try
             {
-                connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, linked.Token).ConfigureAwait(false);
+                // A TLS client speaks first (its ClientHello): until it has, it waits apart, and takes no handshake place.
+                if (!await PeerSpokeAsync(accepted, linked.Token).ConfigureAwait(false))
+                {
+                    throw new IOException("the peer closed the connection without a word");
+                }
+
+                place.MarkSpoke();
+                await _admission.EnterHandshakeAsync(place, linked.Token).ConfigureAwait(false);
+                connection = await TlsConnection.AcceptAsync(accepted, _authentication, _buffering, place.OnReceived, linked.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
             {
                 throw new TimeoutException($"no TLS handshake within {_handshakeTimeout.TotalSeconds:0.###} s");
             }
 
+            place.Complete();
             Log.Handshaken(_logger, accepted.RemoteEndPoint, connection.SecurityContext?.ToString() ?? "TLS, no client certificate", connection.ApplicationProtocol.ToString());
-            // The channel holds as many as there are slots, so only a completed one (disposed meanwhile) refuses it.
-            queued = _ready.Writer.TryWrite(connection);
+            // The channel holds as many as there are places, so only a completed one (disposed meanwhile) refuses it.
+            queued = _ready.Writer.TryWrite((connection, place));
             if (!queued)
             {
                 await connection.DisposeAsync().ConfigureAwait(false);
@@ -223,8 +261,10 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)
         {
-            if (Volatile.Read(ref _disposed) == 0)
+            // An evicted handshake was counted and logged when its place was taken.
+            if (Volatile.Read(ref _disposed) == 0 && !place.IsEvicted)
             {
+                CoapInstrumentation.RecordTlsRefused(exception is TimeoutException ? "handshake_timeout" : "handshake_failed");
                 LogFailure(accepted.RemoteEndPoint, Reason(exception));
             }
 
@@ -234,14 +274,32 @@ public sealed class TlsConnectionListener : IConnectionListener
         }
         finally
         {
-            // A queued connection keeps its slot until AcceptAsync takes it.
+            // A queued connection keeps its place until AcceptAsync takes it.
             if (!queued)
             {
-                _slots.Release();
+                Free(place);
             }
 
             Release();
         }
+    }
+
+    /// <summary>Gives up a connection's place, waiting or in a handshake (a no-op when it was evicted).</summary>
+    private void Free(PendingHandshake place)
+    {
+        _admission.Leave(place);
+        place.Dispose();
+    }
+
+    /// <summary>True once the peer's first bytes are there (left in the pipe for TLS to read); false when it closed first.</summary>
+    private static async Task<bool> PeerSpokeAsync(TransportConnection connection, CancellationToken cancellationToken)
+    {
+        System.IO.Pipelines.PipeReader input = connection.Transport.Input;
+        System.IO.Pipelines.ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+
+        // Consumed and examined nothing: SslStream's first read returns these bytes at once.
+        input.AdvanceTo(result.Buffer.Start);
+        return !result.Buffer.IsEmpty;
     }
 
     private void Release()

@@ -1,11 +1,10 @@
-using System.Net;
 using System.Security.Cryptography.X509Certificates;
 
 namespace CoapNet.Tls;
 
 /// <summary>
-/// Where a server serves CoAP over TLS (<c>coaps+tcp</c>, RFC 8323 section 9.1) and how it authenticates: its
-/// certificate, and whether and how it asks clients for theirs. Set as <see cref="Server.CoapServerOptions.Tls"/>.
+/// How a server's CoAP over TLS endpoint (<c>coaps+tcp</c>, RFC 8323 section 9.1) authenticates: its certificate, and
+/// whether and how it asks clients for theirs. Given to an endpoint with <see cref="CoapListenOptionsTlsExtensions.UseTls(Server.CoapListenOptions, TlsServerOptions)"/>.
 /// </summary>
 /// <remarks>
 /// Every connection is one TLS session; the client's certificate, when it sent one, is the
@@ -20,15 +19,25 @@ public sealed class TlsServerOptions : TlsOptions
     /// <summary>The default <see cref="MaxPendingHandshakes"/>: 128.</summary>
     public const int DefaultMaxPendingHandshakes = 128;
 
+    /// <summary>The default <see cref="MaxPendingHandshakesPerAddress"/>: 16.</summary>
+    public const int DefaultMaxPendingHandshakesPerAddress = 16;
+
+    /// <summary>A server's default <see cref="TlsOptions.HandshakeTimeout"/>: 5 seconds, shorter than a client's.</summary>
+    public static readonly TimeSpan DefaultServerHandshakeTimeout = TimeSpan.FromSeconds(5);
+
     private X509Certificate2? _certificate;
     private bool _certificateSet;
 
-    /// <summary>The local endpoints to listen on for coaps+tcp, one TCP listener each; default none.</summary>
-    public IList<IPEndPoint> Endpoints { get; set; } = [];
+    /// <summary>
+    /// Server options with a short <see cref="TlsOptions.HandshakeTimeout"/> (<see cref="DefaultServerHandshakeTimeout"/>):
+    /// a server holds a place for each handshake in progress, and a TLS handshake takes two round trips (three with
+    /// TLS 1.2), well within 5 s on a slow link, as Kestrel's and nginx's short handshake timeouts assume.
+    /// </summary>
+    public TlsServerOptions() => HandshakeTimeout = DefaultServerHandshakeTimeout;
 
     /// <summary>
-    /// The server's certificate, with its private key; required when <see cref="Endpoints"/> is not empty. Its
-    /// intermediate certificates, if any, go in <see cref="CertificateChain"/>.
+    /// The server's certificate, with its private key; required. Its intermediate certificates, if any, go in
+    /// <see cref="CertificateChain"/>.
     /// </summary>
     public X509Certificate2? Certificate
     {
@@ -48,21 +57,33 @@ public sealed class TlsServerOptions : TlsOptions
 
     /// <summary>
     /// How many connections may be in their TLS handshake, or handshaken and not yet taken up by the server, at once
-    /// (default 128). A connection beyond it is closed at once, so a flood of connections that never finish a
-    /// handshake costs bounded memory and never delays the accepting of others.
+    /// (default 128). At the bound a new connection takes the place of a handshake whose peer never spoke (the one open
+    /// longest first) or has been silent for a second, and is closed at once when there is none, so a flood of
+    /// connections that never finish a handshake costs bounded memory, never delays the accepting of others, and does
+    /// not shut new clients out.
     /// </summary>
     public int MaxPendingHandshakes { get; set; } = DefaultMaxPendingHandshakes;
 
+    /// <summary>
+    /// How many of <see cref="MaxPendingHandshakes"/> one address may hold (default 16): an IPv4 address, or an IPv6
+    /// /64. Generous, since clients behind carrier-grade NAT share addresses; at the bound a new connection from that
+    /// address takes the place of one of its own silent handshakes, as at <see cref="MaxPendingHandshakes"/>.
+    /// </summary>
+    public int MaxPendingHandshakesPerAddress { get; set; } = DefaultMaxPendingHandshakesPerAddress;
+
     /// <summary>Checks the settings before a listener uses them.</summary>
-    /// <param name="requireCertificate">True when endpoints will be served, so the certificate must be there.</param>
     /// <exception cref="ArgumentException">A setting is missing or out of range; the message names it.</exception>
-    internal void Validate(bool requireCertificate)
+    internal void Validate()
     {
         ValidateShared();
-        ArgumentNullException.ThrowIfNull(Endpoints, nameof(Endpoints));
         if (MaxPendingHandshakes < 1)
         {
             throw new ArgumentException($"{nameof(MaxPendingHandshakes)} must be at least 1.", nameof(MaxPendingHandshakes));
+        }
+
+        if (MaxPendingHandshakesPerAddress < 1)
+        {
+            throw new ArgumentException($"{nameof(MaxPendingHandshakesPerAddress)} must be at least 1.", nameof(MaxPendingHandshakesPerAddress));
         }
 
         if (!Enum.IsDefined(ClientCertificateMode))
@@ -72,12 +93,7 @@ public sealed class TlsServerOptions : TlsOptions
 
         if (!_certificateSet)
         {
-            if (requireCertificate)
-            {
-                throw new ArgumentException($"{nameof(Certificate)} must be set to serve coaps+tcp: a TLS server authenticates with a certificate (.NET's TLS has no pre-shared keys).", nameof(Certificate));
-            }
-
-            return;
+            throw new ArgumentException($"{nameof(Certificate)} must be set to serve coaps+tcp: a TLS server authenticates with a certificate (.NET's TLS has no pre-shared keys).", nameof(Certificate));
         }
 
         RequireCertificateKey();

@@ -10,9 +10,10 @@ namespace CoapNet.Transports;
 /// Ambient rather than a parameter of <see cref="IDatagramReceiver.OnDatagram(ReadOnlySpan{byte}, System.Net.IPEndPoint)"/>:
 /// the datagram passes the channels, the message layer, the exchange layer and the stages before anything asks, and a
 /// secure transport decrypts on its inner socket's receive thread, so the answer belongs to that thread, not to the call.
-/// A transport sets it only for a receiver that asks for it (<see cref="IInlineDatagramReceiver"/>), and then also keeps
-/// the socket served when a receiver call does not return (<see cref="UdpTransport"/> hands the socket to a new thread),
-/// which is what makes running work there safe.
+/// A transport sets it only for a receiver that allows it (<see cref="IDatagramReceiver.SupportsInlineWork"/>, the public
+/// contract), and then also keeps the socket served when a receiver call does not return (<see cref="UdpTransport"/> hands
+/// the socket to a new thread), which is what makes running work there safe. It stays inside the library: only its own
+/// UDP transport gives that guarantee, and only its own server reads it.
 /// </remarks>
 internal abstract class DatagramReceiveThread
 {
@@ -43,14 +44,4 @@ internal abstract class DatagramReceiveThread
         /// <inheritdoc/>
         public void Dispose() => t_current = previous;
     }
-}
-
-/// <summary>
-/// A receiver that may do a datagram's work on the receive thread (it reads <see cref="DatagramReceiveThread.Current"/>)
-/// and may be called from several threads at once, so a transport can hand a stalled socket to a new thread while an
-/// earlier call still runs. The datagram channels are one, and the DTLS engine above a UDP socket (CoapNet.Dtls), which
-/// keeps its buffers per thread and orders each session's records under that session's lock.
-/// </summary>
-internal interface IInlineDatagramReceiver : IDatagramReceiver
-{
 }

@@ -5,6 +5,28 @@ namespace CoapNet.Transports;
 /// <summary>What a datagram transport delivers received datagrams to (the channel layer).</summary>
 public interface IDatagramReceiver
 {
+    /// <summary>
+    /// True when this receiver lets the work of a datagram run on the thread that delivers it, and may be called from
+    /// several threads at once; false (the default) when each call must only take the datagram in and return.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// The endpoint's datagram channels say true: a server then routes a request, and runs a handler that has shown it
+    /// returns quickly, on the UDP socket's receive thread while its pipeline is idle, so a request costs no hand-off
+    /// to another thread (docs/ARCHITECTURE.md, steps 1 and 5). CoapNet's UDP transport reads this once, when a receive
+    /// thread starts, and only for a receiver that says true does it mark that thread as one the work may run on; it
+    /// then also keeps the socket served when a call does not return, handing the socket to a new receive thread while
+    /// the old one finishes its call, which is why such a receiver may be called concurrently.
+    /// </para>
+    /// <para>
+    /// A transport that sits between a socket and the channels and hands each datagram up on the thread that gave it
+    /// (CoapNet.Dtls's engine, which decrypts on the UDP receive thread) says what the receiver above it says, and must
+    /// itself be safe to call concurrently (per-thread buffers, per-session locks) when it does. Nothing else changes
+    /// with it: the receive thread is marked by the transport that owns it, never by a layer above.
+    /// </para>
+    /// </remarks>
+    bool SupportsInlineWork => false;
+
     /// <summary>Called for each received datagram, on the transport's receive loop.</summary>
     /// <param name="datagram">The datagram; valid only during the call (the transport reuses the buffer).</param>
     /// <param name="remote">Who sent it. IPv4 peers of a dual-stack socket are reported as IPv4 endpoints.</param>

@@ -8,7 +8,11 @@ namespace CoapNet.Transports;
 /// section 9.1), and that a client asks for a session before it sends: the request's <see cref="CoapPeer"/> carries
 /// the session, so its response matches only when it comes back in that session (RFC 7252 section 9.1.1).
 /// </summary>
-/// <remarks>CoapNet.Dtls's DtlsClientTransport implements it; <see cref="Client.CoapClientOptions.SecureTransport"/> takes one.</remarks>
+/// <remarks>
+/// CoapNet.Dtls's DtlsClientTransport implements it. A client asks it, whatever its scheme, for the session of each
+/// request (<see cref="ConnectAsync"/>): the transport sets its sessions up itself, as aiocoap's transports fill in the
+/// remote of a request.
+/// </remarks>
 public interface ISecureDatagramTransport : IDatagramTransport
 {
     /// <summary>

@@ -18,7 +18,7 @@ namespace CoapNet.Transports;
 /// benchmarks/RESULTS.md. Disposing the socket interrupts the blocking call, which ends the thread.
 /// <para>
 /// The layers above may do a datagram's work on the receive thread (<see cref="DatagramReceiveThread"/>, offered
-/// only to an <see cref="IInlineDatagramReceiver"/>), so a receiver call that does not return must not leave the socket unserved: a watchdog, armed while datagrams arrive,
+/// only to a receiver whose <see cref="IDatagramReceiver.SupportsInlineWork"/> is true), so a receiver call that does not return must not leave the socket unserved: a watchdog, armed while datagrams arrive,
 /// hands a socket whose receiver has been inside one call for a whole check interval (25-50 ms) to a new receive
 /// thread, and the old one ends when its call returns. At most <see cref="MaxThreadsPerSocket"/> threads serve a
 /// socket, the stuck ones included.
@@ -376,7 +376,7 @@ public sealed class UdpTransport : IDatagramTransport
     {
         Socket socket = receiving.Socket;
         IDatagramReceiver receiver = receiving.Receiver;
-        bool inline = receiver is IInlineDatagramReceiver;
+        bool inline = receiver.SupportsInlineWork;
         bool native = NativeDatagram.IsAvailable;
         using DatagramReceiveThread.Scope scope = inline ? receiving.Enter() : default;
         byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);

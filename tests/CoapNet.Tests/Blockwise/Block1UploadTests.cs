@@ -323,7 +323,7 @@ public sealed class Block1UploadTests : InMemoryBlockwiseTests
 
     private CoapEndpoint StartServerAndClient(BlockwiseOptions server, BlockwiseOptions client)
     {
-        CoapServer coapServer = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, Blockwise = server, TransmissionParameters = _parameters } });
+        CoapServer coapServer = new(new CoapServerOptions { Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, Blockwise = server, TransmissionParameters = _parameters } }.Listen(Network.CreateTransport(ServerAddress)));
         coapServer.MapPut("/upload", request =>
         {
             Record(request.Message);

@@ -102,7 +102,7 @@ public sealed class Block2DownloadTests : InMemoryBlockwiseTests
 
     private CoapEndpoint Start(BlockwiseOptions blockwise)
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, Blockwise = blockwise } });
+        CoapServer server = new(new CoapServerOptions { Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, Blockwise = blockwise } }.Listen(Network.CreateTransport(ServerAddress)));
         server.MapGet("/body", request =>
         {
             Interlocked.Increment(ref _handled);

@@ -97,7 +97,7 @@ public sealed class StreamBodyTests : InMemoryBlockwiseTests
 
     private CoapEndpoint Start()
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time } });
+        CoapServer server = new(new CoapServerOptions { Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time } }.Listen(Network.CreateTransport(ServerAddress)));
         server.MapGet("/file", request =>
         {
             WatchedStream stream = new(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)));

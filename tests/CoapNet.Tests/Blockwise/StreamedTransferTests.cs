@@ -216,7 +216,7 @@ public sealed class StreamedTransferTests : InMemoryBlockwiseTests
 
     private CoapClient Start(int window = 1)
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Endpoint = new CoapEndpointOptions { TimeProvider = Time } });
+        CoapServer server = new(new CoapServerOptions { Endpoint = new CoapEndpointOptions { TimeProvider = Time } }.Listen(Network.CreateTransport(ServerAddress)));
         server.MapGet("/large", request => CoapResponse.Content(Body(int.Parse(request.GetQueryValue("size")!, System.Globalization.CultureInfo.InvariantCulture)), CoapContentFormat.OctetStream));
         server.MapPut("/upload", Record);
         server.MapPost("/upload", Record);

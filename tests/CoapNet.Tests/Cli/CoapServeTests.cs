@@ -145,7 +145,7 @@ public sealed class CoapServeTests : IDisposable
         CoapToolResult result = await CoapTool.RunAsync("serve", _root, "--port", port, "--address", "127.0.0.1");
 
         result.ExitCode.Should().Be(1, result.ToString());
-        result.ErrorLines.Should().ContainSingle().Which.Should().StartWith($"error: cannot listen: Cannot bind the coap (UDP) endpoint 127.0.0.1:{port}: ");
+        result.ErrorLines.Should().ContainSingle().Which.Should().StartWith($"error: cannot listen: Cannot bind coap://127.0.0.1:{port}: ");
     }
 
     public void Dispose()

@@ -32,7 +32,7 @@ public sealed class CoapsObservationLossTests : IAsyncLifetime
     /// <summary>Every test starts from an observation of /counter whose registration the server accepted in the first session.</summary>
     public async Task InitializeAsync()
     {
-        _client = new(new CoapClientOptions { SecureTransport = _transport, Endpoint = new CoapEndpointOptions { TimeProvider = new ManualTimeProvider() } });
+        _client = new(_transport, new CoapClientOptions { Endpoint = new CoapEndpointOptions { TimeProvider = new ManualTimeProvider() } });
         _observation = _client.ObserveAsync(Counter).GetAsyncEnumerator();
         ValueTask<bool> next = _observation.MoveNextAsync();
         (_registration, CoapSecurityContext? session) = await SentAsync(1);

@@ -19,7 +19,7 @@ public sealed class CoapsSessionMatchingTests
     public async Task AResponseFromTheSameAddressInAnotherSessionIsNotMatched()
     {
         StandInSecureTransport transport = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
+        await using CoapClient client = new(transport);
         Task<CoapResponse> pending = client.GetAsync(new Uri("coaps://127.0.0.1/x"));
         await Infrastructure.Wait.UntilAsync(() => transport.Sent.Count == 1);
         (byte[] bytes, CoapSecurityContext? session) = transport.Sent[0];
@@ -44,7 +44,7 @@ public sealed class CoapsSessionMatchingTests
     public async Task RequestsToOneServerShareItsSession()
     {
         StandInSecureTransport transport = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
+        await using CoapClient client = new(transport);
 
         _ = client.GetAsync(new Uri("coaps://127.0.0.1/a"));
         _ = client.GetAsync(new Uri("coaps://127.0.0.1/b"));

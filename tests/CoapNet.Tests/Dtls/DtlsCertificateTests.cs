@@ -97,7 +97,7 @@ public sealed class DtlsCertificateTests
         using X509Certificate2 leaf = DtlsKeys.NewLeaf(ca, "server");
         using X509Certificate2 publicOnly = X509Certificate2.CreateFromPem(leaf.ExportCertificatePem());
 
-        Action create = () => new DtlsServerTransport(ServerOptions(publicOnly, ca)).Dispose();
+        Action create = () => new CoapNet.Server.CoapServerOptions().Listen("coaps://127.0.0.1:0", endpoint => endpoint.UseDtls(ServerOptions(publicOnly, ca)));
 
         create.Should().Throw<ArgumentException>().Which.ParamName.Should().Be(nameof(DtlsOptions.Certificate));
     }

@@ -20,7 +20,7 @@ public sealed class DtlsConnectionIdTests
         List<(CoapSecurityContext Session, int Port)> seen = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => MapRecorder(s, seen), out DtlsServerTransport transport);
         RebindingTransport network = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }) });
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }));
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
         int firstPort = network.LocalEndPoint.Port;
@@ -43,7 +43,7 @@ public sealed class DtlsConnectionIdTests
         List<(CoapSecurityContext Session, int Port)> seen = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => MapRecorder(s, seen), out _);
         RebindingTransport network = new();
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key, UseConnectionId = false }) });
+        await using CoapClient client = new(new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key, UseConnectionId = false }));
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
         (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
 
@@ -64,6 +64,35 @@ public sealed class DtlsConnectionIdTests
         await lost.Invoking(async t => await t).Should().ThrowAsync<OperationCanceledException>();
     }
 
+    [Fact]
+    public async Task ASessionQuietFor240SecondsIsNotMovedByItsOwnFinishedReplayedFromElsewhere()
+    {
+        ManualTimeProvider time = new();
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out DtlsServerTransport transport, DtlsLoopback.ServerOptions(time));
+        RecordingTransport network = new();
+        await using DtlsClientTransport client = new(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        client.Start(new Ignoring());
+        await client.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.EndPoint.Port));
+
+        // The client may finish before the server has recorded the session (the server's last flight goes out first);
+        // the server's clock must not move before it has.
+        await Infrastructure.Wait.UntilAsync(() => transport.SessionCount == 1);
+
+        // The client's Finished: its first record with the Connection ID the server issued (RFC 9146), epoch 1, sequence 0.
+        byte[] finished = network.Sent.First(d => d[0] == 25);
+        time.Advance(TimeSpan.FromMinutes(5));
+
+        // Past 2 MSL (RFC 6347 section 4.2.4) the server's session, quiet since its handshake, is on its own record
+        // protection: the Finished replayed from another address must count as read there, not as the newest record.
+        using System.Net.Sockets.UdpClient attacker = new(new IPEndPoint(IPAddress.Parse("127.0.0.2"), 0));
+        await attacker.SendAsync(finished, server.EndPoint);
+        await DtlsAttacker.BarrierAsync(server.EndPoint);
+
+        // The session ages out with close_notify, sent to where the session is: the client hears it only if it was not moved.
+        time.Advance(TimeSpan.FromMinutes(31));
+        await Infrastructure.Wait.UntilAsync(() => client.SessionCount == 0);
+    }
+
     private static void MapRecorder(CoapNet.Server.CoapServer server, List<(CoapSecurityContext Session, int Port)> seen)
         => server.MapGet("/x", request =>
         {
@@ -74,6 +103,55 @@ public sealed class DtlsConnectionIdTests
 
             return CoapResponse.Content("ok");
         });
+
+    /// <summary>A UDP transport on 127.0.0.1 that keeps a copy of every datagram it sends.</summary>
+    private sealed class RecordingTransport : IDatagramTransport
+    {
+        private readonly UdpTransport _udp = new(new IPEndPoint(IPAddress.Loopback, 0));
+        private readonly List<byte[]> _sent = [];
+
+        public IPEndPoint LocalEndPoint => _udp.LocalEndPoint;
+
+        public IReadOnlyList<byte[]> Sent
+        {
+            get
+            {
+                lock (_sent)
+                {
+                    return [.. _sent];
+                }
+            }
+        }
+
+        public void Start(IDatagramReceiver receiver) => _udp.Start(receiver);
+
+        public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+        {
+            lock (_sent)
+            {
+                _sent.Add(datagram.ToArray());
+            }
+
+            _udp.Send(datagram, remote);
+        }
+
+        public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
+        {
+            Send(datagram.Span, remote);
+            return ValueTask.CompletedTask;
+        }
+
+        public void Dispose() => _udp.Dispose();
+
+        public ValueTask DisposeAsync() => _udp.DisposeAsync();
+    }
+
+    private sealed class Ignoring : IDatagramReceiver
+    {
+        public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
+        {
+        }
+    }
 
     /// <summary>A UDP transport on 127.0.0.1 that can move to a new source port, as a NAT rebinding does; it counts what it sends after a move.</summary>
     private sealed class RebindingTransport : IDatagramTransport

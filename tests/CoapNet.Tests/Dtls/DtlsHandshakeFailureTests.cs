@@ -56,9 +56,8 @@ public sealed class DtlsHandshakeFailureTests
         // A socket that is bound (so no ICMP port unreachable) and never reads.
         using UdpClient silent = new(new IPEndPoint(IPAddress.Loopback, 0));
         IPEndPoint remote = (IPEndPoint)silent.Client.LocalEndPoint!;
-        await using DtlsClientTransport transport = new(new DtlsClientOptions
+        await using DtlsClientTransport transport = new(new CoapNet.Transports.UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions
         {
-            LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
             PskIdentity = DtlsLoopback.Identity,
             PskKey = DtlsLoopback.Key,
             HandshakeTimeout = TimeSpan.FromSeconds(1),
@@ -75,13 +74,14 @@ public sealed class DtlsHandshakeFailureTests
     {
         List<CoapNet.Channels.CoapSecurityContext> sessions = [];
         await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/n", sessions), out DtlsServerTransport serverTransport);
-        DtlsClientTransport transport = new(new DtlsClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0), PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
-        await using CoapClient client = new(new CoapClientOptions { SecureTransport = transport });
+        DtlsClientTransport transport = new(new CoapNet.Transports.UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
 
         CoapNet.Channels.CoapSecurityContext first = await transport.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.EndPoint.Port)).WaitAsync(Wait.DefaultBound);
+        await using CoapClient client = new(transport);
         CoapResponse response = await client.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/n"));
 
         response.Code.Should().Be(CoapCode.Content);
+        (await client.ResolvePeerAsync(DtlsLoopback.Uri(server.EndPoint, "/n"))).SecurityContext.Should().BeSameAs(first, "the client resolves a coaps URI to the peer in its session");
         first.Identity.Should().NotBeNull();
         serverTransport.SessionCount.Should().Be(1, "the request went in the session the early handshake made");
         (await transport.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.EndPoint.Port))).Should().BeSameAs(first);

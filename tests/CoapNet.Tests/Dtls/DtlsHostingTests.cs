@@ -12,7 +12,7 @@ using Microsoft.Extensions.Hosting;
 namespace CoapNet.Tests.Dtls;
 
 /// <summary>
-/// coaps in the Generic Host: the "Coap:Dtls" section gives the hosted server its coaps endpoints with credentials
+/// coaps in the Generic Host: a coaps endpoint's "Dtls" section gives the hosted server its credentials
 /// from text and files, "Coap:Client:Dtls" gives the hosted client its credentials, and bad settings are refused
 /// with their path and without the key.
 /// </summary>
@@ -29,19 +29,18 @@ public sealed class DtlsHostingTests
         await File.WriteAllTextAsync(keyFile, "file-secret\n");
         using IHost host = BuildHost(new Dictionary<string, string?>
         {
-            ["Coap:Dtls:Endpoints:0"] = "127.0.0.1:0",
-            ["Coap:Dtls:PskKeys:0:Identity"] = "device-1",
-            ["Coap:Dtls:PskKeys:0:KeyFile"] = keyFile,
-            ["Coap:Dtls:PskKeys:1:Identity"] = "lab",
-            ["Coap:Dtls:PskKeys:1:KeyHex"] = "0102030405",
-            ["Coap:Dtls:CertificateFile"] = pem.Certificate(serverCertificate, "server.pem"),
-            ["Coap:Dtls:CertificateKeyFile"] = pem.CertificateKey(serverCertificate, "server-key.pem"),
-            ["Coap:Dtls:TrustedRootsFile"] = pem.Certificate(ca, "ca.pem"),
-            ["Coap:Dtls:MaxSessions"] = "100",
+            ["Coap:Endpoints:secure:Url"] = "coaps://127.0.0.1:0",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Identity"] = "device-1",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:KeyFile"] = keyFile,
+            ["Coap:Endpoints:secure:Dtls:PskKeys:1:Identity"] = "lab",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:1:KeyHex"] = "0102030405",
+            ["Coap:Endpoints:secure:Dtls:CertificateFile"] = pem.Certificate(serverCertificate, "server.pem"),
+            ["Coap:Endpoints:secure:Dtls:CertificateKeyFile"] = pem.CertificateKey(serverCertificate, "server-key.pem"),
+            ["Coap:Endpoints:secure:Dtls:TrustedRootsFile"] = pem.Certificate(ca, "ca.pem"),
+            ["Coap:Endpoints:secure:Dtls:MaxSessions"] = "100",
             ["Coap:Client:Dtls:CertificateFile"] = pem.Certificate(clientCertificate, "client.pem"),
             ["Coap:Client:Dtls:CertificateKeyFile"] = pem.CertificateKey(clientCertificate, "client-key.pem"),
             ["Coap:Client:Dtls:TrustedRootsFile"] = pem.Certificate(ca, "ca.pem"),
-            ["Coap:Client:Dtls:LocalEndPoint"] = "127.0.0.1:0",
         });
         await host.StartAsync();
         CoapServer server = host.Services.GetRequiredService<CoapServer>();
@@ -61,26 +60,45 @@ public sealed class DtlsHostingTests
     {
         IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
         {
-            ["Coap:Dtls:PskKeys:0:Identity"] = "device-1",
-            ["Coap:Dtls:PskKeys:0:KeyHex"] = "top-secret-value",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Identity"] = "device-1",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:KeyHex"] = "top-secret-value",
         }).Build();
 
-        Action read = () => DtlsConfiguration.ReadServerOptions(configuration.GetSection(DtlsConfiguration.ServerSection));
+        Action read = () => DtlsConfiguration.ReadServerOptions(configuration.GetSection("Coap:Endpoints:secure:Dtls"));
 
-        read.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Dtls:PskKeys:0:KeyHex").And.NotContain("top-secret-value");
+        read.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Endpoints:secure:Dtls:PskKeys:0:KeyHex").And.NotContain("top-secret-value");
     }
 
     [Fact]
     public void AMissingFileAndAnEntryWithoutAKeyAreRefusedWithTheirPaths()
     {
         IConfiguration missing = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Client:Dtls:PskIdentity"] = "x", ["Coap:Client:Dtls:PskKeyFile"] = "/nonexistent/key" }).Build();
-        IConfiguration keyless = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Dtls:PskKeys:0:Identity"] = "device-1" }).Build();
+        IConfiguration keyless = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Endpoints:secure:Dtls:PskKeys:0:Identity"] = "device-1" }).Build();
 
         Action readMissing = () => DtlsConfiguration.ReadClientOptions(new DtlsClientOptions(), missing.GetSection(DtlsConfiguration.ClientSection));
-        Action readKeyless = () => DtlsConfiguration.ReadServerOptions(keyless.GetSection(DtlsConfiguration.ServerSection));
+        Action readKeyless = () => DtlsConfiguration.ReadServerOptions(keyless.GetSection("Coap:Endpoints:secure:Dtls"));
 
         readMissing.Should().Throw<IOException>().Which.Message.Should().Contain("Coap:Client:Dtls:PskKeyFile").And.Contain("/nonexistent/key");
-        readKeyless.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Dtls:PskKeys:0").And.Contain("device-1");
+        readKeyless.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Endpoints:secure:Dtls:PskKeys:0").And.Contain("device-1");
+    }
+
+    [Fact]
+    public void TheHandshakeDefencesAreReadByTheirOptionNames()
+    {
+        IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Identity"] = "device-1",
+            ["Coap:Endpoints:secure:Dtls:PskKeys:0:Key"] = "secret",
+            ["Coap:Endpoints:secure:Dtls:HandshakeStallTimeout"] = "00:00:08",
+            ["Coap:Endpoints:secure:Dtls:MaxConcurrentHandshakesPerAddress"] = "64",
+            ["Coap:Endpoints:secure:Dtls:SessionEvictionThreshold"] = "00:02:00",
+        }).Build();
+
+        DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection("Coap:Endpoints:secure:Dtls"));
+
+        options.HandshakeStallTimeout.Should().Be(TimeSpan.FromSeconds(8));
+        options.MaxConcurrentHandshakesPerAddress.Should().Be(64);
+        options.SessionEvictionThreshold.Should().Be(TimeSpan.FromMinutes(2));
     }
 
     [Fact]
@@ -95,16 +113,16 @@ public sealed class DtlsHostingTests
         {
             IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
             {
-                ["Coap:Dtls:CertificateThumbprint"] = leaf.Thumbprint,
+                ["Coap:Endpoints:secure:Dtls:CertificateThumbprint"] = leaf.Thumbprint,
             }).Build();
-            IConfiguration missing = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Dtls:CertificateThumbprint"] = "00" }).Build();
+            IConfiguration missing = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Endpoints:secure:Dtls:CertificateThumbprint"] = "00" }).Build();
 
-            DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection(DtlsConfiguration.ServerSection)).Single();
-            Action readMissing = () => DtlsConfiguration.ReadServerOptions(missing.GetSection(DtlsConfiguration.ServerSection));
+            DtlsServerOptions options = DtlsConfiguration.ReadServerOptions(configuration.GetSection("Coap:Endpoints:secure:Dtls"));
+            Action readMissing = () => DtlsConfiguration.ReadServerOptions(missing.GetSection("Coap:Endpoints:secure:Dtls"));
 
             options.Certificate!.Thumbprint.Should().Be(leaf.Thumbprint);
             options.Certificate.HasPrivateKey.Should().BeTrue();
-            readMissing.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Dtls:CertificateThumbprint");
+            readMissing.Should().Throw<FormatException>().Which.Message.Should().Contain("Coap:Endpoints:secure:Dtls:CertificateThumbprint");
         }
         finally
         {
@@ -117,7 +135,8 @@ public sealed class DtlsHostingTests
     {
         using IHost host = BuildHost([]);
 
-        host.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<CoapServerOptions>>().Value.DatagramTransports.Should().BeEmpty();
+        host.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<CoapServerOptions>>().Value.ListenOptions
+            .Select(endpoint => endpoint.Address.Scheme).Should().Equal("coap");
     }
 
     private static IHost BuildHost(Dictionary<string, string?> settings)
@@ -125,7 +144,7 @@ public sealed class DtlsHostingTests
         HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
         builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
         {
-            ["Coap:Endpoints:0"] = "udp://127.0.0.1:0",
+            ["Coap:Endpoints:udp:Url"] = "coap://127.0.0.1:0",
             ["Coap:Client:LocalEndPoint"] = "127.0.0.1:0",
         });
         builder.Configuration.AddInMemoryCollection(settings);

@@ -20,8 +20,7 @@ public sealed partial class DtlsLibCoapObserveTests
     public async Task LibcoapObservesOurTimeOverDtlsAndDeregistersAtTheEnd()
     {
         string executable = LibCoap.ClientOpenSsl;
-        DtlsServerTransport dtls = new(DtlsLoopback.ServerOptions());
-        await using LoopbackServer server = LoopbackServer.Start(s => SampleResources.Map(s), new CoapNet.Server.CoapServerOptions { DatagramTransports = [dtls] });
+        await using LoopbackServer server = DtlsLoopback.StartEndpoint(s => SampleResources.Map(s));
         Process client = LibCoap.Start(executable, "-u", DtlsLoopback.Identity, "-k", "secretPSK", "-s", "5", "-B", "10", DtlsLoopback.Uri(server.EndPoint, "/time").ToString());
         string output;
         try

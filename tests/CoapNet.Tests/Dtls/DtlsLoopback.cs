@@ -5,6 +5,7 @@ using CoapNet.Dtls;
 using CoapNet.Messages;
 using CoapNet.Server;
 using CoapNet.Tests.Server;
+using CoapNet.Transports;
 
 namespace CoapNet.Tests.Dtls;
 
@@ -15,43 +16,41 @@ internal static class DtlsLoopback
 
     public static readonly byte[] Key = Encoding.ASCII.GetBytes("secretPSK");
 
-    /// <summary>The server's DTLS options: 127.0.0.1:0, <see cref="Identity"/> with <see cref="Key"/>.</summary>
+    /// <summary>The server's DTLS options: <see cref="Identity"/> with <see cref="Key"/>.</summary>
     public static DtlsServerOptions ServerOptions(TimeProvider? time = null)
         => new()
         {
-            Address = IPAddress.Loopback,
-            Port = 0,
             PskKeys = DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [Identity] = Key }),
             TimeProvider = time ?? TimeProvider.System,
         };
 
-    /// <summary>A started server whose only transport is DTLS, with routes mapped by <paramref name="map"/>.</summary>
-    public static LoopbackServer StartServer(Action<CoapServer> map, out DtlsServerTransport transport, DtlsServerOptions? options = null)
+    /// <summary>A started server whose only transport is DTLS over a UDP socket on 127.0.0.1 (at <paramref name="port"/>, a free one by default), with routes mapped by <paramref name="map"/>.</summary>
+    public static LoopbackServer StartServer(Action<CoapServer> map, out DtlsServerTransport transport, DtlsServerOptions? options = null, int port = 0)
     {
-        DtlsServerTransport dtls = new(options ?? ServerOptions());
+        DtlsServerTransport dtls = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, port)), options ?? ServerOptions());
         transport = dtls;
-        return LoopbackServer.Start(map, new CoapServerOptions { DatagramTransports = [dtls] });
+        return LoopbackServer.Start(map, new CoapServerOptions().Listen(dtls));
     }
+
+    /// <summary>A started server with one coaps endpoint on 127.0.0.1 (a free port) secured by UseDtls, as an application writes it.</summary>
+    public static LoopbackServer StartEndpoint(Action<CoapServer> map, DtlsServerOptions? options = null, CoapServerOptions? server = null)
+        => LoopbackServer.Start(map, (server ?? new CoapServerOptions()).Listen("coaps://127.0.0.1:0", endpoint => endpoint.UseDtls(options ?? ServerOptions())));
 
     /// <summary>A client whose coaps:// requests go through DTLS with <paramref name="identity"/> and <paramref name="key"/>.</summary>
     public static CoapClient Client(string identity = Identity, byte[]? key = null, DtlsClientOptions? options = null)
     {
         options ??= new DtlsClientOptions();
-        options.LocalEndPoint ??= new IPEndPoint(IPAddress.Loopback, 0);
         options.PskIdentity ??= identity;
         options.PskKey ??= key ?? Key;
-        return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
+        return ClientWith(options);
     }
 
-    /// <summary>A client whose coaps:// requests go through DTLS with exactly the credentials of <paramref name="options"/> (bound to 127.0.0.1).</summary>
+    /// <summary>A client whose coaps:// requests go through DTLS with exactly the credentials of <paramref name="options"/> (its sockets on 127.0.0.1).</summary>
     public static CoapClient ClientWith(DtlsClientOptions options)
-    {
-        options.LocalEndPoint ??= new IPEndPoint(IPAddress.Loopback, 0);
-        return new CoapClient(new CoapClientOptions { SecureTransport = new DtlsClientTransport(options) });
-    }
+        => new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) }.UseDtls(options));
 
-    /// <summary>Server options on 127.0.0.1:0 with no credentials yet.</summary>
-    public static DtlsServerOptions BareServerOptions() => new() { Address = IPAddress.Loopback, Port = 0 };
+    /// <summary>Server options with no credentials yet.</summary>
+    public static DtlsServerOptions BareServerOptions() => new();
 
     /// <summary>Maps GET <paramref name="path"/> to answer "ok" and record the session of every request, in order.</summary>
     public static void MapSessionRecorder(CoapServer server, string path, List<CoapNet.Channels.CoapSecurityContext> sessions)

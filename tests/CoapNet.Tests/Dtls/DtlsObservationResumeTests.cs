@@ -42,7 +42,7 @@ public sealed class DtlsObservationResumeTests
         // Every session state goes with the server: its close_notify tells the client, which handshakes again.
         await first.DisposeAsync();
         Counter after = new();
-        await using LoopbackServer second = DtlsLoopback.StartServer(after.Map, out DtlsServerTransport restarted, OnPort(server.Port));
+        await using LoopbackServer second = DtlsLoopback.StartServer(after.Map, out DtlsServerTransport restarted, port: server.Port);
 
         (await observation.NextAsync()).GetPayloadString().Should().Be("0", "the registration went again, to the new server");
         observation.Current.Observe.Should().BeLessThan(lastBefore, "the new registration's sequence starts afresh (RFC 7641 section 3.4) and is not dropped as stale");
@@ -121,7 +121,7 @@ public sealed class DtlsObservationResumeTests
         ManualTimeProvider time = new();
         Counter before = new();
         SilenceableUdpTransport network = new();
-        LoopbackServer first = LoopbackServer.Start(before.Map, new CoapServerOptions { DatagramTransports = [new DtlsServerTransport(network, DtlsLoopback.ServerOptions())] });
+        LoopbackServer first = LoopbackServer.Start(before.Map, new CoapServerOptions().Listen(new DtlsServerTransport(network, DtlsLoopback.ServerOptions())));
         IPEndPoint server = first.EndPoint;
         ClientHellos hellos = new();
         await using CoapClient client = ClientOnClock(time, hellos.Network);
@@ -135,7 +135,7 @@ public sealed class DtlsObservationResumeTests
         network.Silent = true;
         await first.DisposeAsync();
         Counter after = new();
-        await using LoopbackServer second = DtlsLoopback.StartServer(after.Map, out DtlsServerTransport restarted, OnPort(server.Port));
+        await using LoopbackServer second = DtlsLoopback.StartServer(after.Map, out DtlsServerTransport restarted, port: server.Port);
         await AdvanceUntilAsync(time, () => hellos.Count > handshaken, "the client to give the lost session up and handshake again");
 
         (await observation.NextAsync()).GetPayloadString().Should().Be("0", "the registration went again, in a new session with the new server");
@@ -152,14 +152,14 @@ public sealed class DtlsObservationResumeTests
     {
         ManualTimeProvider time = new();
         SilenceableUdpTransport network = new();
-        LoopbackServer first = LoopbackServer.Start(s => s.MapGet("/x", _ => CoapResponse.Content("first")), new CoapServerOptions { DatagramTransports = [new DtlsServerTransport(network, DtlsLoopback.ServerOptions())] });
+        LoopbackServer first = LoopbackServer.Start(s => s.MapGet("/x", _ => CoapResponse.Content("first")), new CoapServerOptions().Listen(new DtlsServerTransport(network, DtlsLoopback.ServerOptions())));
         IPEndPoint server = first.EndPoint;
         await using CoapClient client = ClientOnClock(time, new SilenceableUdpTransport());
         Uri uri = DtlsLoopback.Uri(server, "/x");
         (await client.GetAsync(uri)).GetPayloadString().Should().Be("first");
         network.Silent = true;
         await first.DisposeAsync();
-        await using LoopbackServer second = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("second")), out _, OnPort(server.Port));
+        await using LoopbackServer second = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("second")), out _, port: server.Port);
 
         Task<CoapResponse> pending = client.GetAsync(uri);
         await AdvanceUntilAsync(time, () => pending.IsCompleted, "the request to fail");
@@ -169,24 +169,14 @@ public sealed class DtlsObservationResumeTests
         (await client.GetAsync(uri).WaitAsync(Wait.DefaultBound)).GetPayloadString().Should().Be("second", "the next request made a new session with the new server");
     }
 
-    /// <summary>Server options on 127.0.0.1 at <paramref name="port"/>, where a server was a moment ago.</summary>
-    private static DtlsServerOptions OnPort(int port)
-    {
-        DtlsServerOptions options = DtlsLoopback.ServerOptions();
-        options.Port = port;
-        return options;
-    }
-
     /// <summary>
     /// A coaps client over <paramref name="network"/> whose CoAP timers (retransmission, Max-Age silence) run on
     /// <paramref name="time"/>; handshakes keep real time.
     /// </summary>
     internal static CoapClient ClientOnClock(ManualTimeProvider time, IDatagramTransport network)
-        => new(new CoapClientOptions
-        {
-            SecureTransport = new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }),
-            Endpoint = new CoapEndpointOptions { TimeProvider = time },
-        });
+        => new(
+            new DtlsClientTransport(network, new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key }),
+            new CoapClientOptions { Endpoint = new CoapEndpointOptions { TimeProvider = time } });
 
     /// <summary>
     /// Moves the client's clock a second at a time until <paramref name="done"/>: its Max-Age silence, then the

@@ -246,8 +246,8 @@ public sealed class DtlsOpenSslTests
     /// </summary>
     private static LoopbackServer StartServer(List<string> seen, DtlsServerOptions options, out DtlsServerTransport transport)
     {
-        transport = new DtlsServerTransport(options);
-        return LoopbackServer.Start(s => MapBytes(s, seen), new CoapServerOptions { DatagramTransports = [transport], Endpoint = { SeparateResponseDelay = null } });
+        transport = new DtlsServerTransport(new CoapNet.Transports.UdpTransport(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0)), options);
+        return LoopbackServer.Start(s => MapBytes(s, seen), new CoapServerOptions { Endpoint = { SeparateResponseDelay = null } }.Listen(transport));
     }
 
     /// <summary>GET /bytes?n=N answers N bytes of <see cref="Body"/> and records the request's token.</summary>

@@ -58,7 +58,7 @@ public sealed class DtlsRawPublicKeyTests
     {
         using ECDsa p384 = ECDsa.Create(ECCurve.NamedCurves.nistP384);
 
-        Action create = () => new DtlsServerTransport(new DtlsServerOptions { Port = 0, RawPublicKeyPair = p384, TrustedRawPublicKeys = _ => true }).Dispose();
+        Action create = () => new CoapNet.Server.CoapServerOptions().Listen("coaps://127.0.0.1:0", endpoint => endpoint.UseDtls(new DtlsServerOptions { RawPublicKeyPair = p384, TrustedRawPublicKeys = _ => true }));
 
         create.Should().Throw<ArgumentException>().Which.ParamName.Should().Be(nameof(DtlsOptions.RawPublicKeyPair));
     }
@@ -68,7 +68,7 @@ public sealed class DtlsRawPublicKeyTests
     {
         using ECDsa key = DtlsKeys.NewKey();
 
-        Action create = () => new DtlsServerTransport(new DtlsServerOptions { Port = 0, RawPublicKeyPair = key }).Dispose();
+        Action create = () => new CoapNet.Server.CoapServerOptions().Listen("coaps://127.0.0.1:0", endpoint => endpoint.UseDtls(new DtlsServerOptions { RawPublicKeyPair = key }));
 
         create.Should().Throw<ArgumentException>().Which.Message.Should().Contain("clients authenticate too");
     }

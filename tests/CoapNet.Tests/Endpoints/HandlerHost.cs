@@ -28,12 +28,11 @@ internal sealed class HandlerHost : IDisposable
             transport = new IdentifyingTransport(transport, identities);
         }
 
-        CoapServerOptions options = new()
+        CoapServerOptions options = new CoapServerOptions()
         {
-            DatagramTransports = [transport],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = Time },
-        };
+        }.Listen(transport);
         configure?.Invoke(options);
         Server = new CoapServer(options);
         Peer = new TestPeer(Network, "10.0.0.1");

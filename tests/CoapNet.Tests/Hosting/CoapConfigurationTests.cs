@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Client;
+using CoapNet.Configuration;
 using CoapNet.Hosting;
 using CoapNet.Server;
 using Microsoft.Extensions.Configuration;
@@ -18,11 +19,12 @@ public sealed class CoapConfigurationTests
     {
         CoapServerOptions options = BoundOptions.Server(new Dictionary<string, string?>
         {
-            ["Coap:Endpoints:0"] = "udp://[::]:5683",
-            ["Coap:Endpoints:1"] = "tcp://0.0.0.0",
-            ["Coap:Endpoints:2"] = "coap+tcp://127.0.0.1:6000",
-            ["Coap:Endpoints:3"] = "127.0.0.1:0",
-            ["Coap:TcpEndpoints:0"] = "[::1]:7000",
+            ["Coap:Endpoints:udp:Url"] = "coap://[::]:5683",
+            ["Coap:Endpoints:tcp:Url"] = "coap+tcp://0.0.0.0",
+            ["Coap:Endpoints:local:Url"] = "coap+tcp://127.0.0.1:6000",
+            ["Coap:Endpoints:local:Endpoint:MaxMessageSize"] = "256",
+            ["Coap:Endpoints:local:Endpoint:TransmissionParameters:NStart"] = "3",
+            ["Coap:Endpoints:any:Url"] = "coap://[::1]:0",
             ["Coap:MaxPendingRequests"] = "16",
             ["Coap:Endpoint:SeparateResponseDelay"] = "00:00:00.500",
             ["Coap:Endpoint:MaxMessageSize"] = "512",
@@ -38,8 +40,14 @@ public sealed class CoapConfigurationTests
             ["Coap:Observe:ConfirmableEvery"] = "10",
         });
 
-        options.Endpoints.Should().Equal(new IPEndPoint(IPAddress.IPv6Any, 5683), new IPEndPoint(IPAddress.Loopback, 0));
-        options.TcpEndpoints.Should().Equal(new IPEndPoint(IPAddress.Any, 5683), new IPEndPoint(IPAddress.Loopback, 6000), new IPEndPoint(IPAddress.IPv6Loopback, 7000));
+        options.ListenOptions.Select(endpoint => endpoint.ToString()).Should().BeEquivalentTo(
+            "coap://[::]:5683 (Coap:Endpoints:udp)", "coap+tcp://0.0.0.0:5683 (Coap:Endpoints:tcp)", "coap+tcp://127.0.0.1:6000 (Coap:Endpoints:local)", "coap://[::1]:0 (Coap:Endpoints:any)");
+        CoapListenOptions local = options.ListenOptions.Single(endpoint => endpoint.Name == "Coap:Endpoints:local");
+        local.Endpoint!.MaxMessageSize.Should().Be(256, "an endpoint's own section binds onto its own settings");
+        local.Endpoint.TransmissionParameters.NStart.Should().Be(3);
+        local.Endpoint.TransmissionParameters.AckTimeout.Should().Be(TimeSpan.FromSeconds(3), "what it leaves out is the server's Coap:Endpoint");
+        local.Endpoint.SeparateResponseDelay.Should().Be(TimeSpan.FromMilliseconds(500));
+        options.ListenOptions.Where(endpoint => endpoint != local).Should().OnlyContain(endpoint => endpoint.Endpoint == null, "the others use the server's settings");
         options.MaxPendingRequests.Should().Be(16);
         options.Endpoint.SeparateResponseDelay.Should().Be(TimeSpan.FromMilliseconds(500));
         options.Endpoint.MaxMessageSize.Should().Be(512);
@@ -105,15 +113,27 @@ public sealed class CoapConfigurationTests
     }
 
     [Theory]
-    [InlineData("http://127.0.0.1:5683")]
-    [InlineData("udp://sensor.local:5683")]
-    [InlineData("sensor.local:5683")]
-    [InlineData("udp://127.0.0.1:5683/path")]
-    public void AnEndpointThatIsNotSchemeAddressAndPortIsRefusedWithItsText(string endpoint)
+    [InlineData("http://127.0.0.1:5683", "*the server has no transport for http*coap, coaps, coap+tcp, coaps+tcp*")]
+    [InlineData("udp://127.0.0.1:5683", "*the server has no transport for udp*")]
+    [InlineData("coap://sensor.local:5683", "*names the host 'sensor.local'; an endpoint listens on an IP address*")]
+    [InlineData("sensor.local:5683", "*has no authority: a CoAP URI is scheme://host[:port]*")]
+    [InlineData("coap://127.0.0.1:99999", "*has the port '99999', which is not a number from 0 to 65535*")]
+    [InlineData("coap://127.0.0.1:5683/path", "*names a resource after its address*")]
+    public void AnEndpointUrlThatIsNotAnEndpointAddressIsRefusedWithItsPathAndText(string url, string problem)
     {
-        Action bind = () => BoundOptions.Server(new() { ["Coap:Endpoints:0"] = endpoint });
+        Action bind = () => BoundOptions.Server(new() { ["Coap:Endpoints:mine:Url"] = url });
 
-        bind.Should().Throw<FormatException>().WithMessage($"Coap:Endpoints:0 is '{endpoint}'*");
+        bind.Should().Throw<FormatException>().WithMessage($"Coap:Endpoints:mine:Url*'{url}'*").WithMessage(problem);
+    }
+
+    [Fact]
+    public void AnEndpointWithoutAUrlAndAnEndpointWrittenAsBeforeSayWhatToWrite()
+    {
+        Action noUrl = () => BoundOptions.Server(new() { ["Coap:Endpoints:mine:Endpoint:MaxPeers"] = "5" });
+        Action asBefore = () => BoundOptions.Server(new() { ["Coap:Endpoints:0"] = "udp://[::]:5683" });
+
+        noUrl.Should().Throw<FormatException>().WithMessage("Coap:Endpoints:mine:Url is missing: each endpoint names its address, such as Coap:Endpoints:mine:Url=coap://[::]:5683.");
+        asBefore.Should().Throw<CoapConfigurationException>().WithMessage("Coap:Endpoints:0 is 'udp://[::]:5683', but an endpoint is a section with its address in Url*Coap:Endpoints:udp:Url=coap://[::]:5683*");
     }
 
     [Fact]

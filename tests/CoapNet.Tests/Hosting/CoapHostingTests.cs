@@ -137,8 +137,8 @@ public sealed class CoapHostingTests
         HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
         builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
         {
-            ["Coap:Endpoints:0"] = "udp://127.0.0.1:0",
-            ["Coap:Endpoints:1"] = "tcp://127.0.0.1:0",
+            ["Coap:Endpoints:udp:Url"] = "coap://127.0.0.1:0",
+            ["Coap:Endpoints:tcp:Url"] = "coap+tcp://127.0.0.1:0",
             ["Coap:Client:LocalEndPoint"] = "127.0.0.1:0",
             ["Coap:Client:UseNonConfirmable"] = "true",
         });

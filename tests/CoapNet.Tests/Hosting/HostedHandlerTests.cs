@@ -27,7 +27,7 @@ public sealed class HostedHandlerTests : IAsyncLifetime
     public async Task InitializeAsync()
     {
         HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
-        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Endpoints:0"] = "udp://127.0.0.1:0" });
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["Coap:Endpoints:udp:Url"] = "coap://127.0.0.1:0" });
         builder.Services.AddSingleton(_data).AddScoped<LampStore>();
         builder.Services.AddCoapServer();
         _host = builder.Build();

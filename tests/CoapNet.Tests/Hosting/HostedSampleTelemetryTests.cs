@@ -19,7 +19,7 @@ public sealed class HostedSampleTelemetryTests
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
         TaskCompletionSource<Uri> listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
         TaskCompletionSource traced = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess sample = ChildProcess.StartDll(dll, ["--Coap:Endpoints:0", "udp://127.0.0.1:0", "--Telemetry:Console", "true"], line =>
+        using ChildProcess sample = ChildProcess.StartDll(dll, [.. HostedSampleTests.LoopbackEndpoints(), "--Telemetry:Console", "true"], line =>
         {
             int at = line.IndexOf("listening on ", StringComparison.Ordinal);
             if (at >= 0)

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Tests.Infrastructure;
@@ -9,7 +10,7 @@ namespace CoapNet.Tests.Hosting;
 /// <summary>
 /// The hosted sample run as a process with its own appsettings.json: the endpoints the file lists, each
 /// moved to 127.0.0.1 at a free port on the command line; it serves /hello through its scoped greeter
-/// and stops gracefully on SIGTERM.
+/// and stops gracefully on SIGTERM; a start it cannot make (ports held, a misspelled key) says why in one line.
 /// </summary>
 public sealed class HostedSampleTests
 {
@@ -20,20 +21,10 @@ public sealed class HostedSampleTests
     {
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
-        List<string> arguments = [];
-        List<string> schemes = [];
-        int index = 0;
-        foreach (string endpoint in FileEndpoints())
-        {
-            // Same transport as the file says, on loopback at a port the OS picks.
-            string transport = endpoint[..endpoint.IndexOf("://", StringComparison.Ordinal)];
-            arguments.AddRange([$"--Coap:Endpoints:{index++}", $"{transport}://127.0.0.1:0"]);
-            schemes.Add(transport == "udp" ? "coap" : "coap+tcp");
-        }
-
+        List<string> schemes = [.. FileEndpoints().Values.Select(url => url[..url.IndexOf("://", StringComparison.Ordinal)])];
         List<Uri> listening = [];
         TaskCompletionSource allListening = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess sample = ChildProcess.StartDll(dll, arguments, line =>
+        using ChildProcess sample = ChildProcess.StartDll(dll, LoopbackEndpoints(), line =>
         {
             int at = line.IndexOf("listening on ", StringComparison.Ordinal);
             if (at >= 0)
@@ -67,10 +58,15 @@ public sealed class HostedSampleTests
     {
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         using CoapNet.Tests.Tls.PemFiles pem = new();
-        List<string> arguments = ["--Coap:Endpoints:0", "udp://127.0.0.1:0", "--Coap:Endpoints:1", "tcp://127.0.0.1:0"];
 
-        // What the sample's header says to add to turn coaps+tcp on; its appsettings.json leaves the keys empty.
-        arguments.AddRange(["--Coap:Tls:Endpoints:0", "127.0.0.1:0", "--Coap:Tls:CertificateFile", pem["server.pem"], "--Coap:Tls:CertificateKeyFile", pem["server.key"]]);
+        // What the sample's header says to add to turn coaps+tcp on.
+        List<string> arguments =
+        [
+            .. LoopbackEndpoints(),
+            "--Coap:Endpoints:secure:Url", "coaps+tcp://127.0.0.1:0",
+            "--Coap:Endpoints:secure:Tls:CertificateFile", pem["server.pem"],
+            "--Coap:Endpoints:secure:Tls:CertificateKeyFile", pem["server.key"],
+        ];
         TaskCompletionSource<Uri> coapsTcp = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), arguments, line =>
         {
@@ -90,22 +86,63 @@ public sealed class HostedSampleTests
         (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
     }
 
-    [Fact]
-    public async Task OnABusyPortTheSampleSaysWhichEndpointAndWhatToChangeAndExitsWithOne()
+    [SkippableFact]
+    public async Task OnBusyPortsTheSampleNamesEveryEndpointAndItsHintWorksAsWritten()
     {
-        // The host logs the failed start; the program adds what to change, and exits with 1 rather than abort (134).
-        using System.Net.Sockets.Socket holder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
-        holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        holder.Listen();
-        int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
 
-        using ChildProcess sample = ChildProcess.StartDll(
-            Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"),
-            ["--Coap:Endpoints:0", $"tcp://127.0.0.1:{port}"],
-            _ => { });
+        // Both of the file's endpoints on ports something else holds: one start reports both, each by its scheme and name.
+        using System.Net.Sockets.Socket udpHolder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        udpHolder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        using System.Net.Sockets.Socket tcpHolder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        tcpHolder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        tcpHolder.Listen();
+        int udpPort = ((IPEndPoint)udpHolder.LocalEndPoint!).Port, tcpPort = ((IPEndPoint)tcpHolder.LocalEndPoint!).Port;
+        string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
 
-        (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
-        sample.Output.Should().Contain($"Cannot bind the coap+tcp (TCP) endpoint 127.0.0.1:{port}: ").And.Contain("Set other endpoints in Coap:Endpoints");
+        using ChildProcess refused = ChildProcess.StartDll(dll, ["--Coap:Endpoints:udp:Url", $"coap://127.0.0.1:{udpPort}", "--Coap:Endpoints:tcp:Url", $"coap+tcp://127.0.0.1:{tcpPort}"], _ => { });
+
+        (await refused.WaitForExitAsync(Liveness)).Should().Be(1, refused.Output);
+        refused.Output.Should().Contain("Cannot bind 2 endpoints: ")
+            .And.Contain($"coap://127.0.0.1:{udpPort} (Coap:Endpoints:udp): ")
+            .And.Contain($"coap+tcp://127.0.0.1:{tcpPort} (Coap:Endpoints:tcp): ");
+        string[] hint = [.. Regex.Matches(refused.Output, @"--Coap:Endpoints:(udp|tcp):Url=\S+").Select(m => m.Value)];
+        hint.Should().HaveCount(2, "the hint moves each endpoint that failed: " + refused.Output);
+
+        // The hint, as written, starts the sample with both endpoints while the first ports are still held.
+        int listening = 0;
+        TaskCompletionSource both = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        using ChildProcess moved = ChildProcess.StartDll(dll, hint, line =>
+        {
+            if (line.Contains("listening on ", StringComparison.Ordinal) && Interlocked.Increment(ref listening) == 2)
+            {
+                both.TrySetResult();
+            }
+        });
+        await both.Task.WaitAsync(Liveness);
+        await moved.SignalAsync("TERM");
+        (await moved.WaitForExitAsync(Liveness)).Should().Be(0, moved.Output);
+    }
+
+    [Fact]
+    public async Task AMisspelledKeyInTheSamplesSettingsStopsTheStartNamingItAndTheKeyItMeant()
+    {
+        string folder = Directory.CreateTempSubdirectory("coapnet-hosted-").FullName;
+        try
+        {
+            string settings = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "appsettings.json"));
+            settings.Should().Contain("\"MaxPendingRequests\"");
+            File.WriteAllText(Path.Combine(folder, "appsettings.json"), settings.Replace("\"MaxPendingRequests\"", "\"MaxPendingRequest\"", StringComparison.Ordinal));
+
+            using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), ["--contentRoot", folder, .. LoopbackEndpoints()], _ => { });
+
+            (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
+            sample.Output.Should().Contain("Coap:MaxPendingRequest is not a setting; did you mean MaxPendingRequests?").And.NotContain("listening on");
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
     }
 
     [Fact]
@@ -118,12 +155,28 @@ public sealed class HostedSampleTests
         readme.Should().Contain("```csharp\n" + code + "\n```", "the README's hosting example is the sample's code");
     }
 
-    // The sample's own appsettings.json, copied next to the tests with the sample.
-    private static List<string> FileEndpoints()
+    /// <summary>
+    /// Arguments that move every endpoint of the sample's appsettings.json to 127.0.0.1 at a port the OS picks, over the
+    /// same scheme: the file's endpoints are overridden whole, so no test binds the fixed ports a running sample holds.
+    /// </summary>
+    public static List<string> LoopbackEndpoints()
+    {
+        List<string> arguments = [];
+        foreach ((string name, string url) in FileEndpoints())
+        {
+            arguments.AddRange([$"--Coap:Endpoints:{name}:Url", $"{url[..url.IndexOf("://", StringComparison.Ordinal)]}://127.0.0.1:0"]);
+        }
+
+        return arguments;
+    }
+
+    // The sample's own appsettings.json, copied next to the tests with the sample: each endpoint's name and Url.
+    private static Dictionary<string, string> FileEndpoints()
     {
         string path = Path.Combine(AppContext.BaseDirectory, "appsettings.json");
         using JsonDocument settings = JsonDocument.Parse(File.ReadAllText(path));
-        List<string> endpoints = [.. settings.RootElement.GetProperty("Coap").GetProperty("Endpoints").EnumerateArray().Select(e => e.GetString()!)];
+        Dictionary<string, string> endpoints = settings.RootElement.GetProperty("Coap").GetProperty("Endpoints").EnumerateObject()
+            .ToDictionary(endpoint => endpoint.Name, endpoint => endpoint.Value.GetProperty("Url").GetString()!);
         endpoints.Should().NotBeEmpty();
         return endpoints;
     }

@@ -19,20 +19,22 @@ public sealed class VirtualTimeServer : IDisposable
     /// <param name="map">Maps the server's routes.</param>
     /// <param name="maxPendingRequests">The server's <see cref="CoapServerOptions.MaxPendingRequests"/>; null for the default.</param>
     /// <param name="deliversImmediately">The network's <see cref="InMemoryNetwork.DeliversImmediately"/>.</param>
-    public VirtualTimeServer(Action<CoapServer> map, int? maxPendingRequests = null, bool deliversImmediately = false)
+    /// <param name="configure">Adjusts the server's options (limits) before it is made; its transport, scheduler and clock stay the test's.</param>
+    public VirtualTimeServer(Action<CoapServer> map, int? maxPendingRequests = null, bool deliversImmediately = false, Action<CoapServerOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(map);
         Network = new InMemoryNetwork(Time) { DeliversImmediately = deliversImmediately };
-        CoapServerOptions options = new()
+        CoapServerOptions options = new CoapServerOptions()
         {
-            DatagramTransports = [Network.CreateTransport(Address)],
             Scheduler = Scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = Time },
-        };
+        }.Listen(Network.CreateTransport(Address));
         if (maxPendingRequests is int max)
         {
             options.MaxPendingRequests = max;
         }
+
+        configure?.Invoke(options);
 
         Server = new CoapServer(options);
         map(Server);

@@ -89,13 +89,14 @@ public abstract class LibCoapBlockwiseInteropTests
     private async Task<byte[]> LibcoapAgainstSampleAsync(string pathAndQuery, string? blockSize, params string[] arguments)
     {
         string client = LibCoap.Client;
-        CoapServerOptions defaults = LoopbackServer.Options(tcp: _scheme != "coap");
-        await using LoopbackServer server = LoopbackServer.Start(s => SampleResources.Map(s), new CoapServerOptions
+        CoapServerOptions options = new CoapServerOptions { Endpoint = new CoapEndpointOptions { Blockwise = SampleResources.Blockwise, QBlock = _qblock } }
+            .Listen("coap://127.0.0.1:0");
+        if (_scheme != "coap")
         {
-            Endpoints = defaults.Endpoints,
-            TcpEndpoints = defaults.TcpEndpoints,
-            Endpoint = new CoapEndpointOptions { Blockwise = SampleResources.Blockwise, QBlock = _qblock },
-        });
+            options.Listen("coap+tcp://127.0.0.1:0");
+        }
+
+        await using LoopbackServer server = LoopbackServer.Start(s => SampleResources.Map(s), options);
         string output = TempFile();
         List<string> all = ["-B", "60", "-o", output, .. arguments];
         if (blockSize is not null)

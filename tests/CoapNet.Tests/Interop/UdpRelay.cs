@@ -38,6 +38,9 @@ public sealed class UdpRelay : IAsyncDisposable
     /// <summary>Where the client sends instead of the server.</summary>
     public IPEndPoint EndPoint => (IPEndPoint)_clientSide.Client.LocalEndPoint!;
 
+    /// <summary>Sends <paramref name="datagram"/> on to the server as if the client had just sent it: a datagram the rule held back, released.</summary>
+    public async Task SendToServerAsync(byte[] datagram) => await _serverSide.SendAsync(datagram, _server, _stop.Token);
+
     public async ValueTask DisposeAsync()
     {
         await _stop.CancelAsync();

@@ -56,11 +56,9 @@ public class ClientDestinationTests
             probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             int port = ((IPEndPoint)probe.LocalEndPoint!).Port;
             probe.Close();
-            CoapServerOptions options = new()
+            CoapServerOptions options = new CoapServerOptions()
             {
-                Endpoints = [new IPEndPoint(IPAddress.Loopback, port)],
-                TcpEndpoints = [new IPEndPoint(IPAddress.Loopback, port)],
-            };
+            }.Listen("coap+tcp", new IPEndPoint(IPAddress.Loopback, port)).Listen("coap", new IPEndPoint(IPAddress.Loopback, port));
             try
             {
                 return LoopbackServer.Start(map, options);

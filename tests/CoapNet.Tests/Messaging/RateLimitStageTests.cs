@@ -26,11 +26,10 @@ public sealed class RateLimitStageTests : IDisposable
         _network = new InMemoryNetwork(_time);
         _server = new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport("10.0.0.2")],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = _time }
                 .UseStage("RateLimit", context => new RateLimitStage(context, perSecond: 2, burst: 2), CoapStagePosition.BelowAll),
-        });
+        }.Listen(_network.CreateTransport("10.0.0.2")));
         _server.MapGet("/hello", _ =>
         {
             Interlocked.Increment(ref _handled);

@@ -45,9 +45,12 @@ public class ReceiveStallTests
     }
 
     /// <summary>Blocks on a datagram whose first byte is 1 until released; records what it got.</summary>
-    private sealed class StallingReceiver(ManualResetEventSlim release) : IInlineDatagramReceiver
+    private sealed class StallingReceiver(ManualResetEventSlim release) : IDatagramReceiver
     {
         private volatile bool _stuck;
+
+        // Work may run on the receive thread: the transport then keeps the socket served through a stalled call.
+        public bool SupportsInlineWork => true;
 
         public ConcurrentBag<byte> Delivered { get; } = [];
 

@@ -315,10 +315,9 @@ public sealed class StageContractTests : IDisposable
         Recorder shared = new(_log, "server", "Shared");
         CoapServer server = Own(new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport("10.0.0.7"), _network.CreateTransport("10.0.0.8")],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = _time }.UseStage("Shared", _ => shared, CoapStagePosition.BelowAll),
-        }));
+        }.Listen(_network.CreateTransport("10.0.0.7")).Listen(_network.CreateTransport("10.0.0.8"))));
         Action start = server.Start;
         start.Should().Throw<ArgumentException>().WithMessage("*'Shared'*already in an endpoint's chain*new stage*");
     }
@@ -474,10 +473,9 @@ public sealed class StageContractTests : IDisposable
     {
         CoapServer server = Own(new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Scheduler = _scheduler,
             Endpoint = stages(new CoapEndpointOptions { TimeProvider = _time }),
-        }));
+        }.Listen(_network.CreateTransport(ServerAddress))));
         map(server);
         server.Start();
         return server;

@@ -31,11 +31,10 @@ public sealed class NoResponseObserveTests : IAsyncLifetime
     {
         _server = new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Observe = new ObserveOptions(),
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = _time },
-        });
+        }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/state", _ =>
         {
             CoapResponse response = _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content("on");

@@ -288,7 +288,7 @@ public sealed class ObserveClientTests : IAsyncLifetime
 
     private CoapServer StartServer()
     {
-        CoapServer server = new(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], Endpoint = new CoapEndpointOptions { TimeProvider = _time } });
+        CoapServer server = new(new CoapServerOptions { Endpoint = new CoapEndpointOptions { TimeProvider = _time } }.Listen(_network.CreateTransport(ServerAddress)));
         server.MapGet("/counter", _ => CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         server.MapGet("/big", _ =>
         {

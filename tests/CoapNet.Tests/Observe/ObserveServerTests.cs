@@ -370,11 +370,10 @@ public sealed class ObserveServerTests : IAsyncLifetime
     {
         _server = new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Observe = observe ?? new ObserveOptions(),
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = _time },
-        });
+        }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/counter", _ => _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.MapGet("/plain", _ => CoapResponse.Content("plain"));
         _server.Start();

@@ -28,7 +28,6 @@ public sealed class QBlockServerTests : IDisposable
         _network = new InMemoryNetwork(_time);
         _server = new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions
             {
@@ -36,7 +35,7 @@ public sealed class QBlockServerTests : IDisposable
                 Blockwise = new CoapNet.Blockwise.BlockwiseOptions { MaxUploadSize = 8192 },
                 QBlock = new QBlockOptions { Enabled = true },
             },
-        });
+        }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapPut("/upload", request =>
         {
             _uploads.Add(request.Payload.Length);

@@ -192,7 +192,7 @@ public sealed class QBlockTransferTests : InMemoryBlockwiseTests
 
     private CoapEndpoint Start(QBlockOptions server, QBlockOptions client)
     {
-        CoapServer coapServer = new(new CoapServerOptions { DatagramTransports = [Network.CreateTransport(ServerAddress)], Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, QBlock = server } });
+        CoapServer coapServer = new(new CoapServerOptions { Scheduler = Scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = Time, QBlock = server } }.Listen(Network.CreateTransport(ServerAddress)));
         coapServer.MapGet("/body", request =>
         {
             Interlocked.Increment(ref _handled);

@@ -1,4 +1,3 @@
-using System.Net;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Server;
@@ -7,21 +6,18 @@ namespace CoapNet.Tests.Readme;
 
 /// <summary>
 /// The README's ten-line server and client example compiles (it is this code) and works. The README binds
-/// the CoAP port, 5683; the test binds a port the OS picks at run time, so it neither fails nor skips when
+/// the CoAP port, 5683; the test binds port 0, which the OS makes a free one at run time, so it neither fails nor skips when
 /// something on the machine already holds 5683. <see cref="ReadmeSpelling"/> is the whole difference.
 /// </summary>
 public sealed class ReadmeExampleTests
 {
-    /// <summary>Port 0: the OS picks a free port when the server binds.</summary>
-    private const int AnyFreePort = 0;
-
     /// <summary>
     /// The only places where the code this test runs differs from the README's text: the test's spelling, then
     /// the README's. The README's client URI has no port because 5683 is CoAP's default (RFC 7252 section 6.1).
     /// </summary>
     private static readonly (string Test, string Readme)[] ReadmeSpelling =
     [
-        ("IPAddress.Loopback, AnyFreePort)", "IPAddress.Loopback, 5683)"),
+        ("\"coap://127.0.0.1:0\"", "\"coap://127.0.0.1:5683\""),
         ("$\"coap://127.0.0.1:{server.LocalEndPoints[0].Port}/hello\"", "\"coap://127.0.0.1/hello\""),
         ("console.WriteLine", "Console.WriteLine"),
     ];
@@ -55,7 +51,7 @@ public sealed class ReadmeExampleTests
         TextWriter console = output;
 
         // README-BEGIN
-        await using var server = new CoapServer(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, AnyFreePort)] });
+        await using var server = new CoapServer(new CoapServerOptions().Listen("coap://127.0.0.1:0"));
         server.MapGet("/hello", request => CoapResponse.Content("Hello, CoAP!"));
         server.MapPut("/lamps/{id}", request => new CoapResponse(CoapCode.Changed));
         await server.StartAsync();

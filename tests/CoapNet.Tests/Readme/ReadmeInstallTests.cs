@@ -1,16 +1,15 @@
-using System.Diagnostics;
 using System.Text.RegularExpressions;
 
 namespace CoapNet.Tests.Readme;
 
 /// <summary>
 /// The README's install steps, done as a newcomer does them: pack the library from this repository into a folder,
-/// give a new console application the README's nuget.config (with that folder), add the package and build.
+/// give a new console application the README's nuget.config (with that folder), add the package and build. In the
+/// packing collection: it packs in the repository's own Release output, as the packages tests do.
 /// </summary>
+[Collection(Packaging.PackingCollection.Name)]
 public sealed partial class ReadmeInstallTests
 {
-    private static readonly TimeSpan CommandTimeout = TimeSpan.FromMinutes(3);
-
     [Fact]
     public async Task ThePackageInstallsFromALocalFolderAsTheReadmeSays()
     {
@@ -22,7 +21,7 @@ public sealed partial class ReadmeInstallTests
         string config = NuGetConfig().Match(install).Groups["xml"].Value;
         config.Should().Contain("/home/me/coapnet-packages", "the README's nuget.config names the folder the packages were packed into");
 
-        string root = RepositoryRoot();
+        string root = Infrastructure.DotnetCommand.RepositoryRoot();
         string work = Directory.CreateTempSubdirectory("coapnet-install-").FullName;
         try
         {
@@ -48,54 +47,8 @@ public sealed partial class ReadmeInstallTests
         }
     }
 
-    private static string RepositoryRoot()
-    {
-        DirectoryInfo? directory = new(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "CoapNet.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        return directory?.FullName ?? throw new InvalidOperationException($"No CoapNet.sln above {AppContext.BaseDirectory}.");
-    }
-
-    private static async Task<string> DotnetAsync(string directory, string? packageCache, params string[] arguments)
-    {
-        ProcessStartInfo info = new(Infrastructure.ChildProcess.DotnetHost)
-        {
-            WorkingDirectory = directory,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (string argument in arguments)
-        {
-            info.ArgumentList.Add(argument);
-        }
-
-        // The test host's MSBuild settings must not leak into a build of another project.
-        info.Environment.Remove("MSBuildExtensionsPath");
-        info.Environment.Remove("MSBuildSDKsPath");
-        info.Environment.Remove("MSBUILD_EXE_PATH");
-        info.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        info.Environment["DOTNET_NOLOGO"] = "1";
-        if (packageCache is not null)
-        {
-            info.Environment["NUGET_PACKAGES"] = packageCache;
-        }
-
-        using Process process = Process.Start(info)!;
-        Task<string> output = process.StandardOutput.ReadToEndAsync();
-        Task<string> error = process.StandardError.ReadToEndAsync();
-        using (CancellationTokenSource timeout = new(CommandTimeout))
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-
-        string all = await output + await error;
-        process.ExitCode.Should().Be(0, $"dotnet {string.Join(' ', arguments)} in {directory} printed:\n{all}");
-        return all;
-    }
+    private static Task<string> DotnetAsync(string directory, string? packageCache, params string[] arguments)
+        => Infrastructure.DotnetCommand.RunAsync(directory, packageCache, arguments);
 
     [GeneratedRegex("```xml\\n(?<xml><configuration>.*?</configuration>)\\n```", RegexOptions.Singleline)]
     private static partial Regex NuGetConfig();

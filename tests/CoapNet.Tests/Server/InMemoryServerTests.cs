@@ -29,10 +29,9 @@ public sealed class InMemoryServerTests : IAsyncLifetime
     {
         _server = new CoapServer(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(ServerAddress)],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions { TimeProvider = _time, SeparateResponseDelay = TimeSpan.FromSeconds(1) },
-        });
+        }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/hello", request => CoapResponse.Content("hello " + request.RemoteEndPoint));
         _server.MapGet("/slow", async (request, cancellationToken) =>
         {

@@ -133,7 +133,7 @@ public sealed class LifecycleTests
     {
         // Over [::1] where the machine has IPv6 loopback; otherwise on two IPv4 ports.
         IPAddress second = IPv6LoopbackWorks() ? IPAddress.IPv6Loopback : IPAddress.Loopback;
-        CoapServerOptions options = new() { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0), new IPEndPoint(second, 0)] };
+        CoapServerOptions options = new CoapServerOptions() { }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)).Listen("coap", new IPEndPoint(second, 0));
         await using CoapServer server = new(options);
         server.MapGet("/where", request => CoapResponse.Content(request.RemoteEndPoint.AddressFamily.ToString()));
         await server.StartAsync();

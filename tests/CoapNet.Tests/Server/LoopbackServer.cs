@@ -36,10 +36,9 @@ internal sealed class LoopbackServer : IAsyncDisposable
         TimeProvider? time = null,
         TimeSpan? loadSheddingMaxAge = null,
         bool tcp = false)
-        => new()
+    {
+        CoapServerOptions options = new()
         {
-            Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)],
-            TcpEndpoints = tcp ? [new IPEndPoint(IPAddress.Loopback, 0)] : [],
             MaxPendingRequests = maxPendingRequests,
             MaxDegreeOfParallelism = maxDegreeOfParallelism,
             Endpoint = new CoapEndpointOptions
@@ -50,6 +49,9 @@ internal sealed class LoopbackServer : IAsyncDisposable
             },
             LoadSheddingMaxAge = loadSheddingMaxAge ?? TimeSpan.FromSeconds(5),
         };
+        options.Listen("coap://127.0.0.1:0");
+        return tcp ? options.Listen("coap+tcp://127.0.0.1:0") : options;
+    }
 
     /// <summary>Creates a server with <paramref name="options"/> (default <see cref="Options"/>), maps routes, starts it.</summary>
     public static LoopbackServer Start(Action<CoapServer> map, CoapServerOptions? options = null)

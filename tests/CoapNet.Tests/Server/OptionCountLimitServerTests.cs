@@ -16,7 +16,7 @@ public sealed class OptionCountLimitServerTests
     {
         // The answer is read as the first datagram back: a separate-response delay far past any scheduling delay keeps
         // it piggybacked on a loaded machine (the default 100 ms once sent an empty ACK first under a busy suite).
-        CoapServerOptions options = new() { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Endpoint = new CoapEndpointOptions { MaxOptionCount = 4, SeparateResponseDelay = TimeSpan.FromSeconds(10) } };
+        CoapServerOptions options = new CoapServerOptions() { Endpoint = new CoapEndpointOptions { MaxOptionCount = 4, SeparateResponseDelay = TimeSpan.FromSeconds(10) } }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0));
         await using LoopbackServer server = LoopbackServer.Start(s => s.MapGet("/a/b/c/d", _ => CoapResponse.Content("four")), options);
         using RawPeer peer = new(server.EndPoint);
 
@@ -38,7 +38,7 @@ public sealed class OptionCountLimitServerTests
     public void TheDefaultIs1024AndALimitBelowOneIsRefused()
     {
         new CoapServerOptions().Endpoint.MaxOptionCount.Should().Be(1024);
-        ((Action)(() => new CoapServer(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Endpoint = new CoapEndpointOptions { MaxOptionCount = 0 } }).Start()))
+        ((Action)(() => new CoapServer(new CoapServerOptions { Endpoint = new CoapEndpointOptions { MaxOptionCount = 0 } }.Listen("coap", new IPEndPoint(IPAddress.Loopback, 0))).Start()))
             .Should().Throw<ArgumentException>().WithMessage("*MaxOptionCount*");
     }
 }

@@ -141,7 +141,7 @@ public sealed class RouteRegistrationTests
         using CoapServer first = new(LoopbackServer.Options());
         first.Start();
         IPEndPoint taken = first.LocalEndPoints[0];
-        using CoapServer second = new(new CoapServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0), taken] });
+        using CoapServer second = new(new CoapServerOptions().Listen("coap", new IPEndPoint(IPAddress.Loopback, 0)).Listen("coap", taken));
 
         second.Invoking(s => s.Start()).Should().Throw<System.Net.Sockets.SocketException>();
 

@@ -51,20 +51,24 @@ public sealed class SampleServerProgramTests
     }
 
     [Fact]
-    public async Task OnABusyPortTheSampleServerSaysWhichEndpointAndExitsWithOne()
+    public async Task OnBusyPortsTheSampleServerNamesEveryEndpointByItsSchemeAndExitsWithOne()
     {
         using System.Net.Sockets.Socket holder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
         holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
+        using System.Net.Sockets.Socket secureHolder = new(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        secureHolder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        int securePort = ((IPEndPoint)secureHolder.LocalEndPoint!).Port;
 
         using ChildProcess sample = ChildProcess.StartDll(
             Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
-            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", "0", "--tls-port", "0", "--address", "127.0.0.1"],
+            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", securePort.ToString(CultureInfo.InvariantCulture), "--tls-port", "0", "--address", "127.0.0.1"],
             _ => { });
 
         (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
-        sample.Output.Should().Contain($"Cannot bind the coap (UDP) endpoint 127.0.0.1:{port}: ")
-            .And.Contain("Choose other ports with --port N and --tcp-port N")
+        sample.Output.Should().Contain($"Cannot bind 2 endpoints: coap://127.0.0.1:{port}: ")
+            .And.Contain($"; coaps://127.0.0.1:{securePort}: ", "the coaps endpoint is named coaps, not coap (UDP)")
+            .And.Contain("Choose other ports with --port N, --dtls-port N (0 turns coaps off), or stop what holds them")
             .And.NotContain("   at ", "a busy port is a message, not a stack trace");
     }
 

@@ -29,7 +29,7 @@ public sealed class SeparateResponseDelayTests : IAsyncDisposable
         _network = new InMemoryNetwork(_time) { DeliversImmediately = true };
 
         // The server's defaults, but for the clock and the transport.
-        _server = new CoapServer(new CoapServerOptions { DatagramTransports = [_network.CreateTransport(ServerAddress)], Scheduler = _scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = _time } });
+        _server = new CoapServer(new CoapServerOptions { Scheduler = _scheduler, Endpoint = new CoapEndpointOptions { TimeProvider = _time } }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/slow", async (_, cancellationToken) =>
         {
             _entered++;

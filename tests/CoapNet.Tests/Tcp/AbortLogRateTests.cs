@@ -35,8 +35,12 @@ public sealed class AbortLogRateTests
     [Fact]
     public async Task AStormOfConnectionsPastMaxConnectionsWritesABoundedNumberOfWarnings()
     {
-        await using TcpHarness server = TcpHarness.Server(new CoapNet.Messaging.CoapConnectionOptions { MaxConnections = 1 });
-        await server.ConnectAndHandshakeAsync(43000);
+        // The one connection carries a request the handler holds, so it is not idle and cannot give its place up.
+        TaskCompletionSource<CoapNet.Messaging.CoapExchange> held = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using TcpHarness server = TcpHarness.Server(new CoapNet.Messaging.CoapConnectionOptions { MaxConnections = 1 }, exchange => held.TrySetResult(exchange));
+        RawStreamPeer busy = await server.ConnectAndHandshakeAsync(43000);
+        await busy.SendAsync(TcpHarness.Get("held", 1));
+        await held.Task;
 
         for (int i = 1; i <= 30; i++)
         {

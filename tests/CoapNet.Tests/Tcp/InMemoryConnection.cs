@@ -45,13 +45,14 @@ internal sealed class InMemoryConnection : TransportConnection, IDuplexPipe
     /// <summary>Creates the two ends: the server's (at 10.0.0.1:5683) and the client's (at <paramref name="clientPort"/>).</summary>
     /// <param name="clientPort">The client's port, so several connections have distinct peers.</param>
     /// <param name="pauseThreshold">The bytes a pipe holds before its writer's flush waits.</param>
-    public static (InMemoryConnection Server, InMemoryConnection Client) CreatePair(int clientPort = 40000, long pauseThreshold = 64 * 1024)
+    /// <param name="clientAddress">The client's address; 10.0.0.2 when null.</param>
+    public static (InMemoryConnection Server, InMemoryConnection Client) CreatePair(int clientPort = 40000, long pauseThreshold = 64 * 1024, IPAddress? clientAddress = null)
     {
         PipeOptions options = new(pauseWriterThreshold: pauseThreshold, resumeWriterThreshold: pauseThreshold / 2, useSynchronizationContext: false);
         Pipe toServer = new(options);
         Pipe toClient = new(options);
         IPEndPoint server = new(IPAddress.Parse("10.0.0.1"), 5683);
-        IPEndPoint client = new(IPAddress.Parse("10.0.0.2"), clientPort);
+        IPEndPoint client = new(clientAddress ?? IPAddress.Parse("10.0.0.2"), clientPort);
         return (new InMemoryConnection(toServer, toClient, server, client), new InMemoryConnection(toClient, toServer, client, server));
     }
 
@@ -87,9 +88,9 @@ internal sealed class InMemoryListener : IConnectionListener
     public IPEndPoint LocalEndPoint { get; } = new(IPAddress.Parse("10.0.0.1"), 5683);
 
     /// <summary>Opens a connection to the listener; returns the client end for the test to drive.</summary>
-    public InMemoryConnection Connect(int clientPort = 40000, long pauseThreshold = 64 * 1024)
+    public InMemoryConnection Connect(int clientPort = 40000, long pauseThreshold = 64 * 1024, IPAddress? clientAddress = null)
     {
-        (InMemoryConnection server, InMemoryConnection client) = InMemoryConnection.CreatePair(clientPort, pauseThreshold);
+        (InMemoryConnection server, InMemoryConnection client) = InMemoryConnection.CreatePair(clientPort, pauseThreshold, clientAddress);
         _pending.Writer.TryWrite(server);
         return client;
     }

@@ -55,20 +55,78 @@ public sealed class LimitTests
     }
 
     [Fact]
-    public async Task ConnectionsBeyondMaxConnectionsAreClosedAtOnce()
+    public async Task AtMaxConnectionsTheIdlestConnectionIsReleasedForANewOne()
     {
         await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxConnections = 2 });
+        RawStreamPeer idlest = await RoundTripAsync(server, await server.ConnectAndHandshakeAsync(clientPort: 40001));
+        RawStreamPeer active = await RoundTripAsync(server, await server.ConnectAndHandshakeAsync(clientPort: 40002));
+        server.Time.Advance(TimeSpan.FromSeconds(10));
+        await active.SendAsync(TcpHarness.Get("two", 2));
+        (await active.ReceiveAsync()).GetPayloadString().Should().Be("/two");
+
+        RawStreamPeer newcomer = await server.ConnectAndHandshakeAsync(clientPort: 40003);
+
+        // RFC 8323 section 5.5: the idlest, established, is told with Release before it is closed.
+        (await idlest.ReceiveUntilClosedAsync()).Should().ContainSingle().Which.Code.Should().Be(CoapCode.Release);
+        await newcomer.SendAsync(TcpHarness.Get("three", 3));
+        (await newcomer.ReceiveAsync()).GetPayloadString().Should().Be("/three");
+        await active.SendAsync(TcpHarness.Get("two", 4));
+        (await active.ReceiveAsync()).GetPayloadString().Should().Be("/two");
+        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("Released the connection from").And.Contain("40001");
+    }
+
+    [Fact]
+    public async Task AtMaxConnectionsANewConnectionIsClosedAtOnceWhileEveryConnectionCarriesARequest()
+    {
+        List<CoapExchange> held = [];
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxConnections = 2 }, exchange => { lock (held) { held.Add(exchange); } });
         RawStreamPeer first = await server.ConnectAndHandshakeAsync(clientPort: 40001);
         RawStreamPeer second = await server.ConnectAndHandshakeAsync(clientPort: 40002);
+        await first.SendAsync(TcpHarness.Get("one", 1));
+        await second.SendAsync(TcpHarness.Get("two", 2));
+        Wait.Until(() => { lock (held) { return held.Count == 2; } }, "both requests reached the handler");
 
         RawStreamPeer third = server.Connect(clientPort: 40003);
 
         (await third.ReceiveUntilClosedAsync()).Should().BeEmpty("not even a CSM is spent on it");
-        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("already holds 2 connections");
-        await first.SendAsync(TcpHarness.Get("one", 1));
+        server.Log.Warnings.Should().ContainSingle().Which.Should().Contain("already holds 2 connections, none idle");
+        lock (held)
+        {
+            held.ForEach(TcpHarness.Echo);
+        }
+
         (await first.ReceiveAsync()).GetPayloadString().Should().Be("/one");
-        await second.SendAsync(TcpHarness.Get("two", 2));
         (await second.ReceiveAsync()).GetPayloadString().Should().Be("/two");
+    }
+
+    [Fact]
+    public async Task AnAddressAtItsBoundGivesUpItsOwnIdlestConnectionAndLeavesOtherAddressesAlone()
+    {
+        System.Net.IPAddress crowded = System.Net.IPAddress.Parse("192.0.2.7");
+        await using TcpHarness server = TcpHarness.Server(new CoapConnectionOptions { MaxConnections = 10, MaxConnectionsPerAddress = 2 });
+        RawStreamPeer other = await RoundTripAsync(server, await server.ConnectAndHandshakeAsync(clientPort: 40001));
+        server.Time.Advance(TimeSpan.FromSeconds(1));
+        RawStreamPeer own = await RoundTripAsync(server, await server.ConnectAndHandshakeAsync(clientPort: 40002, clientAddress: crowded));
+        server.Time.Advance(TimeSpan.FromSeconds(1));
+        RawStreamPeer ownNewer = await RoundTripAsync(server, await server.ConnectAndHandshakeAsync(clientPort: 40003, clientAddress: crowded));
+
+        RawStreamPeer third = await server.ConnectAndHandshakeAsync(clientPort: 40004, clientAddress: crowded);
+
+        // The idlest connection of all is 10.0.0.2's, but 192.0.2.7 is at its own bound: its own idlest goes.
+        (await own.ReceiveUntilClosedAsync()).Should().ContainSingle().Which.Code.Should().Be(CoapCode.Release);
+        foreach ((RawStreamPeer peer, byte token) in new[] { (other, (byte)1), (ownNewer, (byte)2), (third, (byte)3) })
+        {
+            await peer.SendAsync(TcpHarness.Get("x", token));
+            (await peer.ReceiveAsync()).Token.ToArray().Should().Equal(token);
+        }
+    }
+
+    /// <summary>A request and its response: the endpoint has taken the peer's CSM (and the time it came) before the clock moves.</summary>
+    private static async Task<RawStreamPeer> RoundTripAsync(TcpHarness server, RawStreamPeer peer)
+    {
+        await peer.SendAsync(TcpHarness.Get("sync", 99));
+        (await peer.ReceiveAsync()).GetPayloadString().Should().Be("/sync");
+        return peer;
     }
 
     [Fact]

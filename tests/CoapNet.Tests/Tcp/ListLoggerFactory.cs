@@ -2,8 +2,8 @@ using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Tests.Tcp;
 
-/// <summary>Keeps every log line at warning level and above, for tests that check what was reported.</summary>
-internal sealed class ListLoggerFactory : ILoggerFactory, ILogger
+/// <summary>Keeps every log line at warning level and above (or from the level it is given), for tests that check what was reported.</summary>
+internal sealed class ListLoggerFactory(LogLevel minimum = LogLevel.Warning) : ILoggerFactory, ILogger
 {
     private readonly List<string> _warnings = [];
     private readonly List<IReadOnlyList<string>> _warningKeys = [];
@@ -44,7 +44,7 @@ internal sealed class ListLoggerFactory : ILoggerFactory, ILogger
     public IDisposable? BeginScope<TState>(TState state)
         where TState : notnull => null;
 
-    public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+    public bool IsEnabled(LogLevel logLevel) => logLevel >= minimum;
 
     public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
     {

@@ -68,7 +68,7 @@ internal sealed class TcpHarness : IAsyncDisposable
     }
 
     /// <summary>Opens a connection to the server as a raw peer.</summary>
-    public RawStreamPeer Connect(int clientPort = 40000, long pauseThreshold = 64 * 1024) => new(Listener!.Connect(clientPort, pauseThreshold));
+    public RawStreamPeer Connect(int clientPort = 40000, long pauseThreshold = 64 * 1024, System.Net.IPAddress? clientAddress = null) => new(Listener!.Connect(clientPort, pauseThreshold, clientAddress));
 
     /// <summary>Opens a connection and reads the endpoint's CSM, leaving ours unsent.</summary>
     public async Task<RawStreamPeer> ConnectBeforeOwnCsmAsync()
@@ -79,9 +79,9 @@ internal sealed class TcpHarness : IAsyncDisposable
     }
 
     /// <summary>Opens a connection and completes the CSM handshake.</summary>
-    public async Task<RawStreamPeer> ConnectAndHandshakeAsync(int clientPort = 40000, uint? maxMessageSize = null, bool bert = false)
+    public async Task<RawStreamPeer> ConnectAndHandshakeAsync(int clientPort = 40000, uint? maxMessageSize = null, bool bert = false, System.Net.IPAddress? clientAddress = null)
     {
-        RawStreamPeer peer = Connect(clientPort);
+        RawStreamPeer peer = Connect(clientPort, clientAddress: clientAddress);
         await peer.HandshakeAsync(maxMessageSize, bert);
         return peer;
     }

@@ -36,7 +36,7 @@ public sealed class TlsConnectionListenerTests
     }
 
     [Fact]
-    public async Task PastTheBoundAConnectionIsClosedAtOnceAndTheNextIsServedOnceThereIsRoom()
+    public async Task AConnectionThatNeverSpeaksWaitsApartAndTakesNoHandshakePlace()
     {
         ManualTimeProvider time = new();
         InMemoryListener inner = new();
@@ -46,29 +46,120 @@ public sealed class TlsConnectionListenerTests
         ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
 
         InMemoryConnection silent = inner.Connect(40001);
-        Wait.Until(() => time.ActiveTimerCount == 1, "the first handshake holds the only place");
-        InMemoryConnection refused = inner.Connect(40002);
-        long refusedBytes = await ReadToEndAsync(refused.Input);
-        time.Advance(Timeout);
-        long silentBytes = await ReadToEndAsync(silent.Input);
-
-        InMemoryConnection client = inner.Connect(40003);
-        await using SslStream ssl = new(new DuplexPipeStream(client));
-        Task handshake = ssl.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
-        {
-            TargetHost = "127.0.0.1",
-            ApplicationProtocols = [new SslApplicationProtocol("coap")],
-            RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate?.Subject == "CN=coapnet-test-server",
-        });
-        await handshake.WaitAsync(Wait.DefaultBound);
+        Wait.Until(() => time.ActiveTimerCount == 1, "the silent connection waits, its timeout armed");
+        InMemoryConnection client = inner.Connect(40002);
+        await using SslStream ssl = await HandshakeAsync(client);
         await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
+        time.Advance(Timeout);
 
-        refusedBytes.Should().Be(0, "refused before any TLS was spoken");
-        silentBytes.Should().Be(0);
-        accepted.Should().NotBeNull();
-        accepted!.RemoteEndPoint.Port.Should().Be(40003);
+        accepted!.RemoteEndPoint.Port.Should().Be(40002, "a TLS client speaks first; the one that never did held no handshake place");
         accepted.SecurityContext.Should().BeNull("the client presented no certificate, so nothing about it is authenticated");
         ssl.NegotiatedApplicationProtocol.ToString().Should().Be("coap");
+        (await ReadToEndAsync(silent.Input)).Should().Be(0, "it was closed at the handshake timeout, and told nothing");
+    }
+
+    [Fact]
+    public async Task WhenMoreConnectionsWaitThanTheBoundTheOneSilentLongestIsClosed()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsServerOptions options = Options();
+        options.MaxPendingHandshakes = 1;
+        await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
+        _ = listener.AcceptAsync();
+        List<InMemoryConnection> silent = [];
+        for (int i = 0; i < HandshakeAdmission.WaitingFactor; i++)
+        {
+            silent.Add(inner.Connect(40001 + i));
+            Wait.Until(() => time.ActiveTimerCount == silent.Count, "each waits, its timeout armed");
+            time.Advance(TimeSpan.FromMilliseconds(1));
+        }
+
+        InMemoryConnection newcomer = inner.Connect(40100);
+
+        (await ReadToEndAsync(silent[0].Input)).Should().Be(0, "eight may wait with one handshake place; the one silent longest gave its place up");
+        Wait.Until(() => time.ActiveTimerCount == HandshakeAdmission.WaitingFactor, "the newcomer waits in its place");
+        newcomer.IsDisposed.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task ANewcomerWaitsWhileTheHandshakeInProgressSpeaksAndTakesItsPlaceOnceItIsSilentASecond()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsServerOptions options = Options();
+        options.MaxPendingHandshakes = 1;
+        options.HandshakeTimeout = TimeSpan.FromMinutes(1);
+        await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        InMemoryConnection speaking = await SpeakingAsync(inner, 40001);
+
+        InMemoryConnection client = inner.Connect(40002);
+        Task<SslStream> handshake = HandshakeAsync(client);
+        Wait.Until(() => time.ActiveTimerCount == 3, "the newcomer spoke and waits for the place (two timeouts and the admission's timer)");
+        time.Advance(TimeSpan.FromSeconds(1));
+        await using SslStream ssl = await handshake;
+        await using TransportConnection? accepted = await accepting.AsTask().WaitAsync(Wait.DefaultBound);
+
+        accepted!.RemoteEndPoint.Port.Should().Be(40002, "it waited for the place instead of being closed, and got it");
+        Func<Task> closed = () => ReadToEndAsync(speaking.Input);
+        await closed.Should().NotThrowAsync("silent for a second, the handshake in progress gave its place up: its connection was closed");
+    }
+
+    [Fact]
+    public async Task AnAddressAtItsBoundWaitsForItsOwnHandshakesWhileOthersGoFirst()
+    {
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsServerOptions options = Options();
+        options.MaxPendingHandshakesPerAddress = 1;
+        options.HandshakeTimeout = TimeSpan.FromMinutes(1);
+        await using TlsConnectionListener listener = new(inner, options, timeProvider: time);
+        Task<TransportConnection?> accepting = listener.AcceptAsync().AsTask();
+        await SpeakingAsync(inner, 40001);
+
+        InMemoryConnection sameAddress = inner.Connect(40002);
+        Task<SslStream> waiting = HandshakeAsync(sameAddress);
+        Wait.Until(() => time.ActiveTimerCount == 3, "the second connection of 10.0.0.2 spoke and waits");
+        InMemoryConnection otherAddress = inner.Connect(40003, clientAddress: System.Net.IPAddress.Parse("192.0.2.7"));
+        await using SslStream other = await HandshakeAsync(otherAddress);
+        await using TransportConnection? first = await accepting.WaitAsync(Wait.DefaultBound);
+        time.Advance(TimeSpan.FromSeconds(1));
+        await using SslStream same = await waiting;
+        await using TransportConnection? second = await listener.AcceptAsync().AsTask().WaitAsync(Wait.DefaultBound);
+
+        first!.RemoteEndPoint.Address.ToString().Should().Be("192.0.2.7", "10.0.0.2 is at its bound (MaxPendingHandshakesPerAddress), 192.0.2.7 is not");
+        second!.RemoteEndPoint.Port.Should().Be(40002, "once its address's handshake was silent a second, it took that place");
+    }
+
+    [Fact]
+    public async Task AConnectionThatCompletesTlsAndSendsNoCsmIsAbortedAtTheCsmTimeout()
+    {
+        // RFC 8323 section 3.3 aborts a connection whose first message is not a CSM but sets no deadline: CsmTimeout is
+        // ours, and over TLS it runs from the end of the handshake.
+        ManualTimeProvider time = new();
+        InMemoryListener inner = new();
+        TlsConnectionListener listener = new(inner, Options(), timeProvider: time);
+        await using CoapNet.Messaging.CoapEndpoint endpoint = new(listener, new CoapNet.Messaging.CoapEndpointOptions { TimeProvider = time }, new CoapNet.Messaging.CoapConnectionOptions { CsmTimeout = TimeSpan.FromSeconds(3) });
+        endpoint.Start();
+        InMemoryConnection client = inner.Connect(40001);
+        await using SslStream ssl = await HandshakeAsync(client);
+        PipeReader frames = PipeReader.Create(ssl);
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        (await CoapNet.Serialization.CoapMessageSerializer.Tcp.DeserializeAsync(frames, bound.Token))!.Code.Should().Be(CoapNet.Messages.CoapCode.Csm);
+
+        time.Advance(TimeSpan.FromSeconds(3));
+
+        CoapNet.Messages.CoapMessage? abort = await CoapNet.Serialization.CoapMessageSerializer.Tcp.DeserializeAsync(frames, bound.Token);
+        abort!.Code.Should().Be(CoapNet.Messages.CoapCode.Abort);
+        abort.GetPayloadString().Should().Contain("No CSM within 3 s");
+    }
+
+    [Fact]
+    public void AServersHandshakeTimeoutIsShorterThanAClientsByDefault()
+    {
+        new TlsServerOptions().HandshakeTimeout.Should().Be(TimeSpan.FromSeconds(5));
+        new TlsClientOptions().HandshakeTimeout.Should().Be(TimeSpan.FromSeconds(10));
     }
 
     [Fact]
@@ -117,7 +208,7 @@ public sealed class TlsConnectionListenerTests
             .Should().Throw<ArgumentException>().WithParameterName("HandshakeTimeout");
         FluentActions.Invoking(() => new TlsConnectionListener(inner, new TlsServerOptions { Certificate = TestPki.Instance.Server, MaxPendingHandshakes = 0 }))
             .Should().Throw<ArgumentException>().WithParameterName("MaxPendingHandshakes");
-        FluentActions.Invoking(() => new CoapNet.Server.CoapServer(new CoapNet.Server.CoapServerOptions { Tls = { Endpoints = [new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0)] } }))
+        FluentActions.Invoking(() => new CoapNet.Server.CoapServerOptions().Listen("coaps+tcp://127.0.0.1:0", endpoint => endpoint.UseTls(new TlsServerOptions())))
             .Should().Throw<ArgumentException>().WithParameterName("Certificate");
         FluentActions.Invoking(() => new TlsConnectionFactory(new InMemoryConnector(), new TlsClientOptions { Certificate = withoutKey }))
             .Should().Throw<ArgumentException>().WithParameterName("Certificate");
@@ -136,6 +227,45 @@ public sealed class TlsConnectionListenerTests
     }
 
     private static TlsServerOptions Options() => new() { Certificate = TestPki.Instance.Server, HandshakeTimeout = Timeout };
+
+    /// <summary>A TLS client's handshake with the listener over <paramref name="client"/>, completed.</summary>
+    private static async Task<SslStream> HandshakeAsync(InMemoryConnection client)
+    {
+        SslStream ssl = new(new DuplexPipeStream(client));
+        await Task.Run(() => ssl.AuthenticateAsClientAsync(ClientOptions())).WaitAsync(Wait.DefaultBound);
+        return ssl;
+    }
+
+    /// <summary>
+    /// A connection whose peer sent a ClientHello and then nothing more: once the server's first flight is back, the
+    /// server has read it.
+    /// </summary>
+    private static async Task<InMemoryConnection> SpeakingAsync(InMemoryListener inner, int port)
+    {
+        (InMemoryConnection capture, InMemoryConnection captureClient) = InMemoryConnection.CreatePair();
+        await using SslStream capturing = new(new DuplexPipeStream(captureClient));
+        _ = capturing.AuthenticateAsClientAsync(ClientOptions());
+        using CancellationTokenSource bound = new(Wait.DefaultBound);
+        ReadResult header = await capture.Input.ReadAtLeastAsync(5, bound.Token);
+        int length = 5 + ((header.Buffer.Slice(3, 1).FirstSpan[0] << 8) | header.Buffer.Slice(4, 1).FirstSpan[0]);
+        capture.Input.AdvanceTo(header.Buffer.Start);
+        ReadResult whole = await capture.Input.ReadAtLeastAsync(length, bound.Token);
+        byte[] clientHello = whole.Buffer.Slice(0, length).ToArray();
+        capture.Input.AdvanceTo(whole.Buffer.End);
+
+        InMemoryConnection speaking = inner.Connect(port);
+        await speaking.Output.WriteAsync(clientHello, bound.Token);
+        ReadResult answer = await speaking.Input.ReadAtLeastAsync(5, bound.Token);
+        speaking.Input.AdvanceTo(answer.Buffer.Start);
+        return speaking;
+    }
+
+    private static SslClientAuthenticationOptions ClientOptions() => new()
+    {
+        TargetHost = "127.0.0.1",
+        ApplicationProtocols = [new SslApplicationProtocol("coap")],
+        RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate?.Subject == "CN=coapnet-test-server",
+    };
 
     /// <summary>Reads until the other end completes; returns how many bytes came.</summary>
     private static async Task<long> ReadToEndAsync(PipeReader reader)

@@ -17,8 +17,8 @@ using Microsoft.Extensions.Hosting;
 namespace CoapNet.Tests.Tls;
 
 /// <summary>
-/// coaps+tcp (RFC 8323 section 9.1) in the Generic Host: "Coap:Tls" gives the hosted server its endpoints, certificate
-/// and trust for clients' certificates, "Coap:Client:Tls" gives the hosted client its trust and certificate, from PEM
+/// coaps+tcp (RFC 8323 section 9.1) in the Generic Host: a coaps+tcp endpoint's "Tls" section gives the hosted server its
+/// certificate and trust for clients' certificates, "Coap:Client:Tls" gives the hosted client its trust and certificate, from PEM
 /// files (the test PKI's, written to a temporary directory) or the certificate store; a value that cannot be used stops
 /// the start with its configuration path and without the key or the password.
 /// </summary>
@@ -44,11 +44,11 @@ public sealed class TlsHostingTests : IDisposable
     {
         using IHost host = BuildHost(new()
         {
-            ["Coap:Tls:Endpoints:0"] = "127.0.0.1:0",
-            ["Coap:Tls:CertificateFile"] = _pem["server.pem"],
-            ["Coap:Tls:CertificateKeyFile"] = _pem["server.key"],
-            ["Coap:Tls:ClientCertificateMode"] = "Required",
-            ["Coap:Tls:TrustedRootsFile"] = _pem["ca.pem"],
+            ["Coap:Endpoints:tls:Url"] = "coaps+tcp://127.0.0.1:0",
+            ["Coap:Endpoints:tls:Tls:CertificateFile"] = _pem["server.pem"],
+            ["Coap:Endpoints:tls:Tls:CertificateKeyFile"] = _pem["server.key"],
+            ["Coap:Endpoints:tls:Tls:ClientCertificateMode"] = "Required",
+            ["Coap:Endpoints:tls:Tls:TrustedRootsFile"] = _pem["ca.pem"],
             ["Coap:Client:LocalEndPoint"] = "127.0.0.1:0",
             ["Coap:Client:Tls:TrustedRootsFile"] = _pem["ca.pem"],
             ["Coap:Client:Tls:CertificateFile"] = _pem["client.pem"],
@@ -71,9 +71,9 @@ public sealed class TlsHostingTests : IDisposable
         using IHost host = BuildHost(
             new()
             {
-                ["Coap:Tls:Endpoints:0"] = "127.0.0.1:0",
-                ["Coap:Tls:CertificateFile"] = _pem["server.pem"],
-                ["Coap:Tls:CertificateKeyFile"] = _pem["server.key"],
+                ["Coap:Endpoints:tls:Url"] = "coaps+tcp://127.0.0.1:0",
+                ["Coap:Endpoints:tls:Tls:CertificateFile"] = _pem["server.pem"],
+                ["Coap:Endpoints:tls:Tls:CertificateKeyFile"] = _pem["server.key"],
             },
             () => Interlocked.Increment(ref calls));
         await host.StartAsync();
@@ -95,14 +95,14 @@ public sealed class TlsHostingTests : IDisposable
     }
 
     [SkippableFact]
-    public async Task LibcoapGetsAResourceFromAHostConfiguredFromCoapTls()
+    public async Task LibcoapGetsAResourceFromAHostConfiguredFromAnEndpointsTlsSection()
     {
         string libcoap = LibCoap.ClientOpenSsl;
         using IHost host = BuildHost(new()
         {
-            ["Coap:Tls:Endpoints:0"] = "127.0.0.1:0",
-            ["Coap:Tls:CertificateFile"] = _pem["server-chain.pem"],
-            ["Coap:Tls:CertificateKeyFile"] = _pem["server.key"],
+            ["Coap:Endpoints:tls:Url"] = "coaps+tcp://127.0.0.1:0",
+            ["Coap:Endpoints:tls:Tls:CertificateFile"] = _pem["server-chain.pem"],
+            ["Coap:Endpoints:tls:Tls:CertificateKeyFile"] = _pem["server.key"],
         });
         await host.StartAsync();
         Process client = LibCoap.Start(libcoap, "-R", _pem["ca.pem"], "-B", "10", new Uri(CoapsTcp(host.Services.GetRequiredService<CoapServer>()), "/whoami").ToString());
@@ -119,28 +119,25 @@ public sealed class TlsHostingTests : IDisposable
     }
 
     [Fact]
-    public void TheEndpointsTheCertificateWithItsIntermediatesAndTheSettingsBindFromTheTlsSection()
+    public void TheCertificateWithItsIntermediatesAndTheSettingsBindFromAnEndpointsTlsSection()
     {
-        CoapServerOptions options = BoundOptions.Server(new()
+        TlsServerOptions options = TlsConfiguration.ReadServer(BoundOptions.Configuration(new()
         {
-            ["Coap:Tls:Endpoints:0"] = "[::]",
-            ["Coap:Tls:Endpoints:1"] = "127.0.0.1:6684",
-            ["Coap:Tls:CertificateFile"] = _pem["server-chain.pem"],
-            ["Coap:Tls:CertificateKeyFile"] = _pem["server.key"],
-            ["Coap:Tls:ClientCertificateMode"] = "Allowed",
-            ["Coap:Tls:TrustedRootsFile"] = _pem["ca.pem"],
-            ["Coap:Tls:HandshakeTimeout"] = "00:00:03",
-            ["Coap:Tls:MaxPendingHandshakes"] = "16",
-        });
+            ["Coap:Endpoints:tls:Tls:CertificateFile"] = _pem["server-chain.pem"],
+            ["Coap:Endpoints:tls:Tls:CertificateKeyFile"] = _pem["server.key"],
+            ["Coap:Endpoints:tls:Tls:ClientCertificateMode"] = "Allowed",
+            ["Coap:Endpoints:tls:Tls:TrustedRootsFile"] = _pem["ca.pem"],
+            ["Coap:Endpoints:tls:Tls:HandshakeTimeout"] = "00:00:03",
+            ["Coap:Endpoints:tls:Tls:MaxPendingHandshakes"] = "16",
+        }).GetSection("Coap:Endpoints:tls:Tls"));
 
-        options.Tls.Endpoints.Should().Equal(new IPEndPoint(IPAddress.IPv6Any, 5684), new IPEndPoint(IPAddress.Loopback, 6684));
-        options.Tls.Certificate!.Thumbprint.Should().Be(TestPki.Instance.Server.Thumbprint);
-        options.Tls.Certificate.HasPrivateKey.Should().BeTrue();
-        options.Tls.CertificateChain!.Select(c => c.Thumbprint).Should().Equal([TestPki.Instance.Ca.Thumbprint], "what follows the certificate in its file is sent with it");
-        options.Tls.TrustedRoots!.Select(c => c.Thumbprint).Should().Equal([TestPki.Instance.Ca.Thumbprint]);
-        options.Tls.ClientCertificateMode.Should().Be(TlsClientCertificateMode.Allowed);
-        options.Tls.HandshakeTimeout.Should().Be(TimeSpan.FromSeconds(3));
-        options.Tls.MaxPendingHandshakes.Should().Be(16);
+        options.Certificate!.Thumbprint.Should().Be(TestPki.Instance.Server.Thumbprint);
+        options.Certificate.HasPrivateKey.Should().BeTrue();
+        options.CertificateChain!.Select(c => c.Thumbprint).Should().Equal([TestPki.Instance.Ca.Thumbprint], "what follows the certificate in its file is sent with it");
+        options.TrustedRoots!.Select(c => c.Thumbprint).Should().Equal([TestPki.Instance.Ca.Thumbprint]);
+        options.ClientCertificateMode.Should().Be(TlsClientCertificateMode.Allowed);
+        options.HandshakeTimeout.Should().Be(TimeSpan.FromSeconds(3));
+        options.MaxPendingHandshakes.Should().Be(16);
     }
 
     [Fact]
@@ -171,15 +168,15 @@ public sealed class TlsHostingTests : IDisposable
         roots.Add(caWithoutKey);
         try
         {
-            CoapServerOptions options = BoundOptions.Server(new()
+            TlsServerOptions options = TlsConfiguration.ReadServer(BoundOptions.Configuration(new()
             {
-                ["Coap:Tls:CertificateThumbprint"] = TestPki.Instance.Server.Thumbprint,
-                ["Coap:Tls:TrustedRootsStoreName"] = rootsStore,
-            });
+                ["Coap:Endpoints:tls:Tls:CertificateThumbprint"] = TestPki.Instance.Server.Thumbprint,
+                ["Coap:Endpoints:tls:Tls:TrustedRootsStoreName"] = rootsStore,
+            }).GetSection("Coap:Endpoints:tls:Tls"));
 
-            options.Tls.Certificate!.Thumbprint.Should().Be(TestPki.Instance.Server.Thumbprint);
-            options.Tls.Certificate.HasPrivateKey.Should().BeTrue();
-            options.Tls.TrustedRoots!.Select(c => c.Thumbprint).Should().Contain(
+            options.Certificate!.Thumbprint.Should().Be(TestPki.Instance.Server.Thumbprint);
+            options.Certificate.HasPrivateKey.Should().BeTrue();
+            options.TrustedRoots!.Select(c => c.Thumbprint).Should().Contain(
                 TestPki.Instance.Ca.Thumbprint, "every certificate of the store is a root (the suite's other target framework may hold its own CA there meanwhile)");
         }
         finally
@@ -190,31 +187,33 @@ public sealed class TlsHostingTests : IDisposable
     }
 
     [Theory]
-    [InlineData("Coap:Tls:CertificateKeyFile", "Coap:Tls:CertificateKeyFile=/nonexistent/server.key")]
-    [InlineData("Coap:Tls:CertificateFile", "Coap:Tls:CertificateFile={garbage.pem}")]
-    [InlineData("Coap:Tls:CertificateFile", "Coap:Tls:CertificateFile={empty.pem}")]
-    [InlineData("Coap:Tls:CertificateKeyFile names no key file", "Coap:Tls:CertificateKeyFile=")]
-    [InlineData("Coap:Tls:CertificateKeyFile", "Coap:Tls:CertificateKeyFile={client.key}")]
-    [InlineData("it is encrypted: set Coap:Tls:CertificateKeyPassword", "Coap:Tls:CertificateKeyFile={server-encrypted.key}")]
-    [InlineData("Coap:Tls:CertificateKeyPassword", "Coap:Tls:CertificateKeyFile={server-encrypted.key}|Coap:Tls:CertificateKeyPassword=not-the-password")]
-    [InlineData("Coap:Tls:CertificateThumbprint", "Coap:Tls:CertificateFile=|Coap:Tls:CertificateThumbprint=00112233445566778899AABBCCDDEEFF00112233")]
-    [InlineData("Coap:Tls:CertificateThumbprint are both set", "Coap:Tls:CertificateThumbprint=00112233445566778899AABBCCDDEEFF00112233")]
-    [InlineData("Coap:Tls:ClientCertificateMode", "Coap:Tls:ClientCertificateMode=Sometimes")]
-    [InlineData("Coap:Tls:ClientCertificateMode", "Coap:Tls:ClientCertificateMode=7")]
-    [InlineData("Coap:Tls:TrustedRootsFile", "Coap:Tls:TrustedRootsFile={empty.pem}")]
-    [InlineData("Coap:Tls:TrustedRootsStoreName", "Coap:Tls:TrustedRootsStoreName=CoapNetNoSuchStore")]
-    [InlineData("Coap:Tls:Endpoints:0", "Coap:Tls:Endpoints:0=device.example:5684")]
-    [InlineData("Coap:Tls:Certificate cannot be bound", "Coap:Tls:Certificate:KeyFile={server.key}")]
-    [InlineData("coaps+tcp endpoints go in Coap:Tls:Endpoints", "Coap:Endpoints:0=coaps+tcp://127.0.0.1:5684")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateKeyFile", "Coap:Endpoints:tls:Tls:CertificateKeyFile=/nonexistent/server.key")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateFile", "Coap:Endpoints:tls:Tls:CertificateFile={garbage.pem}")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateFile", "Coap:Endpoints:tls:Tls:CertificateFile={empty.pem}")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateKeyFile names no key file", "Coap:Endpoints:tls:Tls:CertificateKeyFile=")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateKeyFile", "Coap:Endpoints:tls:Tls:CertificateKeyFile={client.key}")]
+    [InlineData("it is encrypted: set Coap:Endpoints:tls:Tls:CertificateKeyPassword", "Coap:Endpoints:tls:Tls:CertificateKeyFile={server-encrypted.key}")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateKeyPassword", "Coap:Endpoints:tls:Tls:CertificateKeyFile={server-encrypted.key}|Coap:Endpoints:tls:Tls:CertificateKeyPassword=not-the-password")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateThumbprint", "Coap:Endpoints:tls:Tls:CertificateFile=|Coap:Endpoints:tls:Tls:CertificateThumbprint=00112233445566778899AABBCCDDEEFF00112233")]
+    [InlineData("Coap:Endpoints:tls:Tls:CertificateThumbprint are both set", "Coap:Endpoints:tls:Tls:CertificateThumbprint=00112233445566778899AABBCCDDEEFF00112233")]
+    [InlineData("Coap:Endpoints:tls:Tls:ClientCertificateMode", "Coap:Endpoints:tls:Tls:ClientCertificateMode=Sometimes")]
+    [InlineData("Coap:Endpoints:tls:Tls:ClientCertificateMode", "Coap:Endpoints:tls:Tls:ClientCertificateMode=7")]
+    [InlineData("Coap:Endpoints:tls:Tls:TrustedRootsFile", "Coap:Endpoints:tls:Tls:TrustedRootsFile={empty.pem}")]
+    [InlineData("Coap:Endpoints:tls:Tls:TrustedRootsStoreName", "Coap:Endpoints:tls:Tls:TrustedRootsStoreName=CoapNetNoSuchStore")]
+    [InlineData("Coap:Endpoints:tls:Url: 'coaps+tcp://device.example:5684' names the host 'device.example'", "Coap:Endpoints:tls:Url=coaps+tcp://device.example:5684")]
+    [InlineData("Coap:Endpoints:tls:Tls:Certificate is not a setting; did you mean CertificateFile?", "Coap:Endpoints:tls:Tls:Certificate:KeyFile={server.key}")]
+    [InlineData("Coap:Endpoints:tls:Tls names no certificate", "Coap:Endpoints:tls:Tls:CertificateFile=")]
+    [InlineData("Coap:Endpoints:tls:Tls: HandshakeTimeout must be positive", "Coap:Endpoints:tls:Tls:HandshakeTimeout=00:00:00")]
+    [InlineData("Coap:Tls is no longer a setting: a coaps+tcp endpoint is a section of Coap:Endpoints", "Coap:Tls:CertificateFile={server.pem}")]
     public async Task AValueThatCannotBeUsedStopsTheStartWithItsPathAndWithoutTheKeyOrThePassword(string said, string changes)
     {
         // A working configuration, then the case's changes to it ("KEY=" removes a key).
         Dictionary<string, string?> settings = new()
         {
-            ["Coap:Tls:Endpoints:0"] = "127.0.0.1:0",
-            ["Coap:Tls:CertificateFile"] = _pem["server.pem"],
-            ["Coap:Tls:CertificateKeyFile"] = _pem["server.key"],
-            ["Coap:Tls:CertificateKeyPassword"] = null,
+            ["Coap:Endpoints:tls:Url"] = "coaps+tcp://127.0.0.1:0",
+            ["Coap:Endpoints:tls:Tls:CertificateFile"] = _pem["server.pem"],
+            ["Coap:Endpoints:tls:Tls:CertificateKeyFile"] = _pem["server.key"],
+            ["Coap:Endpoints:tls:Tls:CertificateKeyPassword"] = null,
         };
         foreach (string change in changes.Split('|'))
         {
@@ -229,10 +228,22 @@ public sealed class TlsHostingTests : IDisposable
         string message = (await start.Should().ThrowAsync<Exception>()).Which.Message;
         message.Should().Contain(said);
         message.Should().NotContain("PRIVATE KEY").And.NotContain(KeyMaterial(), "no part of a key is quoted");
-        if (settings["Coap:Tls:CertificateKeyPassword"] is { } password)
+        if (settings["Coap:Endpoints:tls:Tls:CertificateKeyPassword"] is { } password)
         {
             message.Should().NotContain(password);
         }
+    }
+
+    [Fact]
+    public async Task ACoapsTcpEndpointWithoutATlsSectionStopsTheStartSayingWhatToAdd()
+    {
+        using IHost host = BuildHost(new() { ["Coap:Endpoints:tls:Url"] = "coaps+tcp://127.0.0.1:0" });
+
+        Func<Task> start = () => host.StartAsync();
+
+        (await start.Should().ThrowAsync<InvalidOperationException>()).Which.Message.Should().Be(
+            "coaps+tcp://127.0.0.1:0 (Coap:Endpoints:tls) is not served: its transport carries coap+tcp, not coaps+tcp; secure it with UseTls(certificate) on the endpoint, "
+            + "or in configuration with its certificate (Coap:Endpoints:tls:Tls:CertificateFile and CertificateKeyFile).");
     }
 
     [Theory]

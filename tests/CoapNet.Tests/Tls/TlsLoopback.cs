@@ -12,13 +12,10 @@ internal static class TlsLoopback
     /// <summary>Server options with one coaps+tcp endpoint on 127.0.0.1:0 and no other; <paramref name="configure"/> adjusts the TLS part.</summary>
     public static CoapServerOptions ServerOptions(Action<TlsServerOptions>? configure = null)
     {
-        CoapServerOptions options = new()
-        {
-            Tls = new TlsServerOptions { Endpoints = [new IPEndPoint(IPAddress.Loopback, 0)], Certificate = TestPki.Instance.Server },
-            Endpoint = { Blockwise = CoapNet.Samples.Server.SampleResources.Blockwise },
-        };
-        configure?.Invoke(options.Tls);
-        return options;
+        TlsServerOptions tls = new() { Certificate = TestPki.Instance.Server };
+        configure?.Invoke(tls);
+        return new CoapServerOptions { Endpoint = { Blockwise = CoapNet.Samples.Server.SampleResources.Blockwise } }
+            .Listen("coaps+tcp://127.0.0.1:0", endpoint => endpoint.UseTls(tls));
     }
 
     /// <summary>A started server whose only endpoint is coaps+tcp, with routes mapped by <paramref name="map"/>.</summary>

@@ -11,7 +11,7 @@ internal static partial class Log
     [LoggerMessage(100, LogLevel.Debug, "Accepted a connection from {Peer}")]
     public static partial void Accepted(ILogger logger, CoapPeer peer);
 
-    [LoggerMessage(101, LogLevel.Warning, "Refused a connection from {Peer}: the endpoint already holds {Max} connections")]
+    [LoggerMessage(101, LogLevel.Warning, "Refused a connection from {Peer}: the endpoint already holds {Max} connections, none idle")]
     public static partial void Refused(ILogger logger, CoapPeer peer, int max);
 
     [LoggerMessage(102, LogLevel.Debug, "Connecting to {Peer}")]
@@ -46,6 +46,12 @@ internal static partial class Log
 
     [LoggerMessage(113, LogLevel.Warning, "{Count} more connections were aborted or refused without a line each (the warning is rate-limited)")]
     public static partial void AbortsSuppressed(ILogger logger, long count);
+
+    [LoggerMessage(114, LogLevel.Warning, "Refused a connection from {Peer}: its address ({Address}) already holds {Max} connections, none idle")]
+    public static partial void RefusedForAddress(ILogger logger, CoapPeer peer, string address, int max);
+
+    [LoggerMessage(115, LogLevel.Warning, "Released the connection from {Peer}, idle for {Idle:0.#} s, to admit one from {Newcomer} ({Bound} reached)")]
+    public static partial void Evicted(ILogger logger, CoapPeer peer, double idle, CoapPeer newcomer, string bound);
 
     [LoggerMessage(112, LogLevel.Debug, "CSM from {Peer}: Max-Message-Size {MaxMessageSize}")]
     public static partial void CsmReceived(ILogger logger, CoapPeer peer, uint maxMessageSize);

@@ -16,7 +16,7 @@ namespace CoapNet.Messaging.Connections;
 /// the single write loop with the backlog under a leaf lock of its own. One read loop parses frames and dispatches
 /// them. State changes happen under <see cref="_gate"/>; calls into the exchange layer happen outside it.
 /// </remarks>
-internal sealed class StreamConnection : IPeerChannel
+internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
 {
     private readonly StreamConnectionLayer _layer;
 
@@ -55,6 +55,12 @@ internal sealed class StreamConnection : IPeerChannel
     }
 
     public CoapPeer Peer { get; }
+
+    /// <inheritdoc/>
+    public AddressGroup Group => AddressGroup.Of(Peer.EndPoint.Address);
+
+    /// <summary>How long since a message last came or went.</summary>
+    public TimeSpan IdleFor => _layer.Time.GetElapsedTime(Volatile.Read(ref _lastActivity));
 
     /// <inheritdoc/>
     public IMessageLayer Layer => _layer;
@@ -334,6 +340,34 @@ internal sealed class StreamConnection : IPeerChannel
         }
 
         return waiter.Completion.Task;
+    }
+
+    /// <summary>
+    /// The idlest first: the last time a message came or went; never one with a request in flight either way or a
+    /// Ping awaiting its Pong, nor one releasing or closing. Read without the connection's lock (the admission table's
+    /// is held): a stale answer only picks another connection.
+    /// </summary>
+    public long EvictionOrder(long now)
+    {
+        State state = _state;
+        bool busy = _outstanding.Count != 0 || Volatile.Read(ref _incomingInFlight) != 0 || _signaling.PendingPongs != 0;
+        return state is State.Open or State.AwaitingCsm && !busy ? Volatile.Read(ref _lastActivity) : long.MaxValue;
+    }
+
+    /// <summary>
+    /// Closes the connection for a newcomer: with Release (RFC 8323 section 5.5) once the peer's CSM made it
+    /// established, so the peer knows to open a new one when it needs it; without a word before that.
+    /// </summary>
+    public void Evict(string reason)
+    {
+        bool established;
+        lock (_gate)
+        {
+            established = _state == State.Open;
+        }
+
+        Log.Closed(_layer.Logger, Peer, reason);
+        Close(new CoapConnectionException($"The connection to {Peer} was released: {reason}.", Peer.EndPoint), established ? Signaling.Release() : null);
     }
 
     /// <summary>Sends Release (RFC 8323 section 5.5) and closes; completes when the transport is closed.</summary>

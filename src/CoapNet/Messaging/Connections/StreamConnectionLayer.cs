@@ -1,5 +1,6 @@
 using System.Net;
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messages;
 using CoapNet.Serialization;
 using CoapNet.Transports;
@@ -25,6 +26,9 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     private readonly object _gate = new();
     private readonly Dictionary<CoapPeer, StreamConnection> _byPeer = [];
     private readonly HashSet<StreamConnection> _all = [];
+
+    // A server's accepted connections, within MaxConnections and MaxConnectionsPerAddress (a client's are bounded by _all).
+    private readonly AdmissionTable<StreamConnection>? _admitted;
     private readonly CancellationTokenSource _stopping = new();
     private readonly LogRateLimiter _abortLog;
     private IExchangeLayer? _upper;
@@ -38,6 +42,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         ArgumentNullException.ThrowIfNull(listener);
         _listener = listener;
         Scheme = listener.Scheme;
+        _admitted = new AdmissionTable<StreamConnection>(Options.MaxConnections, Options.MaxConnectionsPerAddress);
     }
 
     /// <summary>A client-side layer: connections are opened through <paramref name="factory"/> when a request needs one.</summary>
@@ -86,9 +91,18 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     /// Logs a connection refused past MaxConnections, within the same budget as aborts: a flood of
     /// connection attempts costs a bounded number of lines.
     /// </summary>
-    private void LogRefused(CoapPeer peer)
+    private void LogRefused(CoapPeer peer, AdmissionRefusal refusal)
     {
-        if (MayWarn())
+        if (!MayWarn())
+        {
+            return;
+        }
+
+        if (refusal == AdmissionRefusal.SourceBound)
+        {
+            Log.RefusedForAddress(Logger, peer, AddressGroup.Of(peer.EndPoint.Address).ToString(), Options.MaxConnectionsPerAddress);
+        }
+        else
         {
             Log.Refused(Logger, peer, Options.MaxConnections);
         }
@@ -373,6 +387,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
             if (!keepCounted)
             {
                 _all.Remove(connection);
+                _admitted?.Remove(connection);
             }
         }
     }
@@ -423,6 +438,24 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         return connection;
     }
 
+    /// <summary>
+    /// Releases the idlest connection (RFC 8323 section 5.5: Release, then close, where its CSM made it established) so
+    /// that <paramref name="newcomer"/> is admitted: under pressure the connections that carry nothing go first, and a
+    /// peer holding connections open and quiet cannot shut new ones out.
+    /// </summary>
+    private void Evict(StreamConnection idlest, CoapPeer newcomer)
+    {
+        TimeSpan idle = idlest.IdleFor;
+        CoapInstrumentation.RecordEvicted(Scheme);
+        bool sameAddress = AddressGroup.Of(idlest.Peer.EndPoint.Address) == AddressGroup.Of(newcomer.EndPoint.Address);
+        if (MayWarn())
+        {
+            Log.Evicted(Logger, idlest.Peer, idle.TotalSeconds, newcomer, sameAddress ? "MaxConnectionsPerAddress or MaxConnections" : "MaxConnections");
+        }
+
+        idlest.Evict($"it was idle for {idle.TotalSeconds:0.#} s when the endpoint needed its place for a new connection (CoapConnectionOptions.MaxConnections, MaxConnectionsPerAddress)");
+    }
+
     private async Task AcceptLoopAsync()
     {
         while (true)
@@ -451,24 +484,35 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
             // The listener's scheme, not always "coap+tcp": a TLS listener's peers are "coaps+tcp" (RFC 8323 section 8.2),
             // each in the session its handshake established, which handlers read as Peer.Identity.
             CoapPeer peer = new(Scheme, accepted.RemoteEndPoint, accepted.SecurityContext);
-            StreamConnection? connection = null;
+            StreamConnection connection = new(this, peer);
+            StreamConnection? evicted = null;
+            AdmissionRefusal refusal = AdmissionRefusal.Full;
             lock (_gate)
             {
-                if (Volatile.Read(ref _disposed) == 0 && _all.Count < Options.MaxConnections)
+                if (Volatile.Read(ref _disposed) == 0)
                 {
-                    connection = new StreamConnection(this, peer);
-                    _byPeer[peer] = connection;
-                    _all.Add(connection);
+                    refusal = _admitted!.TryAdmit(connection, Time.GetTimestamp(), out evicted);
+                    if (refusal == AdmissionRefusal.None)
+                    {
+                        _byPeer[peer] = connection;
+                        _all.Add(connection);
+                    }
                 }
             }
 
-            if (connection is null)
+            if (refusal != AdmissionRefusal.None)
             {
-                // Beyond MaxConnections: closed at once, before any CoAP is spoken, so it costs the others nothing.
-                LogRefused(peer);
+                // Past a bound with every connection busy: closed at once, before any CoAP is spoken, so it costs the
+                // others nothing.
+                LogRefused(peer, refusal);
                 accepted.Abort(new CoapConnectionException("Too many connections.", peer.EndPoint));
                 await accepted.DisposeAsync().ConfigureAwait(false);
                 continue;
+            }
+
+            if (evicted is not null)
+            {
+                Evict(evicted, peer);
             }
 
             Log.Accepted(Logger, peer);

@@ -2,14 +2,15 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.Extensions.Configuration;
 
-namespace CoapNet.Hosting;
+namespace CoapNet.Configuration;
 
 /// <summary>
-/// Reads the credentials a configuration section names, by the same keys for every secure transport: coaps+tcp
-/// ("Coap:Tls", "Coap:Client:Tls", bound by <see cref="CoapServiceCollectionExtensions.AddCoapServer"/> and
-/// <see cref="CoapServiceCollectionExtensions.AddCoapClient"/>) and coaps (the "Coap:Dtls" sections of CoapNet.Dtls).
-/// A value that cannot be used is refused with its configuration path; key material and passwords are never put in a
-/// message.
+/// Reads the credentials a configuration section names, by the same keys for every secure transport: coaps+tcp (an
+/// endpoint's "Tls" section, "Coap:Endpoints:{name}:Tls", and the client's "Coap:Client:Tls", read by CoapNet.Hosting)
+/// and coaps (an endpoint's "Dtls" section and "Coap:Client:Dtls", read by CoapNet.Dtls). In the library itself, as
+/// Kestrel keeps its certificate loader in the server's core, so both packages read credentials one way and neither
+/// needs the other. A value that cannot be used is refused with its configuration path; key material and passwords are
+/// never put in a message.
 /// </summary>
 /// <remarks>
 /// The keys: "CertificateFile" (PEM: the certificate first, then any intermediates), "CertificateKeyFile" (its PEM
@@ -21,10 +22,21 @@ namespace CoapNet.Hosting;
 public static class CoapCredentialConfiguration
 {
     /// <summary>
+    /// The keys this class reads, for a section that names credentials: "CertificateFile", "CertificateKeyFile",
+    /// "CertificateKeyPassword", "CertificateThumbprint", "CertificateStoreName", "CertificateStoreLocation",
+    /// "TrustedRootsFile", "TrustedRootsStoreName" and "TrustedRootsStoreLocation".
+    /// </summary>
+    /// <returns>New keys, the caller's to add to.</returns>
+    public static CoapConfigurationKeys Keys()
+        => new(
+            "CertificateFile", "CertificateKeyFile", "CertificateKeyPassword", "CertificateThumbprint", "CertificateStoreName", "CertificateStoreLocation",
+            "TrustedRootsFile", "TrustedRootsStoreName", "TrustedRootsStoreLocation");
+
+    /// <summary>
     /// The certificate with its private key that <paramref name="section"/> names: from "CertificateFile" and
     /// "CertificateKeyFile" (with "CertificateKeyPassword"), or by "CertificateThumbprint" from the certificate store.
     /// </summary>
-    /// <param name="section">The section ("Coap:Tls", "Coap:Client:Tls", "Coap:Dtls").</param>
+    /// <param name="section">The section ("Coap:Endpoints:secure:Tls", "Coap:Client:Tls", "Coap:Endpoints:secure:Dtls").</param>
     /// <returns>The certificate, or null when the section names none.</returns>
     /// <exception cref="FormatException">
     /// The files hold no PEM certificate or no private key for it (or the password does not open the key), the store
@@ -33,21 +45,33 @@ public static class CoapCredentialConfiguration
     /// <exception cref="IOException">A file cannot be read; the message names its path and the file.</exception>
     public static X509Certificate2? ReadCertificate(IConfiguration section)
     {
-        ArgumentNullException.ThrowIfNull(section);
-        (X509Certificate2 Certificate, X509Certificate2Collection? Chain)? read = ReadCertificateWithChain(section);
-        foreach (X509Certificate2 intermediate in read?.Chain ?? [])
+        X509Certificate2? certificate = ReadCertificate(section, out X509Certificate2Collection? chain);
+        foreach (X509Certificate2 intermediate in chain ?? [])
         {
             intermediate.Dispose();
         }
 
-        return read?.Certificate;
+        return certificate;
     }
 
     /// <summary>
-    /// As <see cref="ReadCertificate"/>, with the certificates that follow the first in "CertificateFile": the
-    /// intermediates a TLS server sends with its own so that clients can build its chain (null when there are none).
+    /// As <see cref="ReadCertificate(IConfiguration)"/>, with the certificates that follow the first in "CertificateFile": the
+    /// intermediates a TLS server sends with its own so that clients can build its chain.
     /// </summary>
-    internal static (X509Certificate2 Certificate, X509Certificate2Collection? Chain)? ReadCertificateWithChain(IConfiguration section)
+    /// <param name="section">The section.</param>
+    /// <param name="chain">The intermediates, the caller's to dispose; null when there are none.</param>
+    /// <returns>The certificate, or null when the section names none.</returns>
+    /// <exception cref="FormatException">As for <see cref="ReadCertificate(IConfiguration)"/>.</exception>
+    /// <exception cref="IOException">A file cannot be read; the message names its path and the file.</exception>
+    public static X509Certificate2? ReadCertificate(IConfiguration section, out X509Certificate2Collection? chain)
+    {
+        ArgumentNullException.ThrowIfNull(section);
+        (X509Certificate2 Certificate, X509Certificate2Collection? Chain)? read = ReadCertificateWithChain(section);
+        chain = read?.Chain;
+        return read?.Certificate;
+    }
+
+    private static (X509Certificate2 Certificate, X509Certificate2Collection? Chain)? ReadCertificateWithChain(IConfiguration section)
     {
         string? thumbprint = Value(section, "CertificateThumbprint");
         if (ReadFileText(section, "CertificateFile") is not { } certificatePem)
