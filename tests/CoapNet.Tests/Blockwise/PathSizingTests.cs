@@ -207,7 +207,6 @@ public sealed class PathSizingTests : IDisposable
         string clientNetwork = _client.Address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? "fd00::/8" : "10.0.0.0/8";
         CoapServer coap = new(new CoapServerOptions
         {
-            DatagramTransports = [_network.CreateTransport(_server)],
             Scheduler = _scheduler,
             Endpoint = new CoapEndpointOptions
             {
@@ -215,7 +214,7 @@ public sealed class PathSizingTests : IDisposable
                 Blockwise = new BlockwiseOptions { ETagLength = etagLength, MaxStoredBodies = storedBodies },
                 Paths = mtu is int m ? [new CoapPathOptions { Network = clientNetwork, Mtu = m }] : [],
             },
-        });
+        }.Listen(_network.CreateTransport(_server)));
         coap.MapGet("/immutable", _ => new CoapResponse(CoapCode.Content, Body(3000), CoapContentFormat.OctetStream) { Immutable = true });
         coap.MapGet("/changing", _ => new CoapResponse(CoapCode.Content, Body(3000), CoapContentFormat.OctetStream));
         coap.MapGet("/small", _ => new CoapResponse(CoapCode.Content, Body(500), CoapContentFormat.OctetStream) { Immutable = true });

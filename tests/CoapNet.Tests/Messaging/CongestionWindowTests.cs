@@ -92,17 +92,7 @@ public class CongestionWindowTests
     {
         // A Block2 window of 8 over a link of 100 ms each way: the window doubles each round trip (slow start), and the
         // message layer starts as many of the queued block requests as it allows when the acknowledgements free their slots.
-        LinkProfile tenth = new() { Delay = TimeSpan.FromMilliseconds(100) };
-        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
-        {
-            BodyBytes = 40 * 256,
-            BlocksInFlight = 8,
-            Parameters = CoapTransmissionParameters.Default with { NStart = 8 },
-            Policy = CoapRetransmissionPolicy.Cocoa(new CocoaOptions { WeakEstimator = false, CongestionWindow = true }),
-            Uplink = tenth,
-            Downlink = tenth,
-            Seed = 1,
-        });
+        TransferOutcome outcome = TransferSimulation.Run(WindowOfEight(blocks: 40, congestionWindow: true));
 
         outcome.Completed.Should().BeTrue(outcome.Failure);
         List<int> perRound = [.. outcome.Trace
@@ -121,18 +111,10 @@ public class CongestionWindowTests
         // The first response carrying block 16 is lost while 8 are outstanding: its request times out, the window keeps 6.4
         // of 8 and grows by a seventh for each of the 7 answers of that round, so 6 new requests go out beside the one
         // retransmitted, where a fixed NSTART of 8 sends 7.
-        LinkProfile tenth = new() { Delay = TimeSpan.FromMilliseconds(100) };
         bool lost = false;
-        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
+        TransferOutcome outcome = TransferSimulation.Run(WindowOfEight(blocks: 300, window) with
         {
-            BodyBytes = 300 * 256,
-            BlocksInFlight = 8,
-            Parameters = CoapTransmissionParameters.Default with { NStart = 8 },
-            Policy = CoapRetransmissionPolicy.Cocoa(new CocoaOptions { WeakEstimator = false, CongestionWindow = window }),
-            Uplink = tenth,
-            Downlink = tenth,
             DropFromServer = d => d.Message?.Block2?.Number == 16 && !lost && (lost = true),
-            Seed = 1,
         });
 
         outcome.Completed.Should().BeTrue(outcome.Failure);
@@ -147,6 +129,22 @@ public class CongestionWindowTests
         ManualTimeProvider time = new();
         CocoaOptions options = new() { WeakEstimator = false, CongestionWindow = true };
         return (CoapRetransmissionPolicy.Cocoa(options).CreatePeerState(Peer, CoapTransmissionParameters.Default with { NStart = nstart }, time), time);
+    }
+
+    /// <summary>A download of <paramref name="blocks"/> 256-byte blocks, 8 requests in flight and NSTART 8, over a link of 100 ms each way.</summary>
+    private static TransferSetup WindowOfEight(int blocks, bool congestionWindow)
+    {
+        LinkProfile tenth = new() { Delay = TimeSpan.FromMilliseconds(100) };
+        return new TransferSetup
+        {
+            BodyBytes = blocks * 256,
+            BlocksInFlight = 8,
+            Parameters = CoapTransmissionParameters.Default with { NStart = 8 },
+            Policy = CoapRetransmissionPolicy.Cocoa(new CocoaOptions { WeakEstimator = false, CongestionWindow = congestionWindow }),
+            Uplink = tenth,
+            Downlink = tenth,
+            Seed = 1,
+        };
     }
 
     private static void Acknowledge(CoapPeerRetransmission state)
