@@ -74,7 +74,7 @@ public sealed record TransferSetup
 /// <param name="Failures">Why each client that did not complete did not, or null.</param>
 /// <param name="Uplink">What the shared direction toward the server carried.</param>
 /// <param name="Downlink">What the shared direction toward the clients carried.</param>
-/// <param name="Duration">From the first client's start to the last completion (or the time limit).</param>
+/// <param name="Duration">From the simulation's start to the last completion, or to the last send of a client that failed when that is later.</param>
 public sealed record CellOutcome(IReadOnlyList<TimeSpan?> CompletionTimes, IReadOnlyList<string?> Failures, LinkStatistics Uplink, LinkStatistics Downlink, TimeSpan Duration);
 
 /// <summary>How one simulated download went.</summary>
@@ -309,12 +309,17 @@ public static class TransferSimulation
         private readonly CoapClient _client;
         private readonly ITimer _start;
         private long _startedAt;
+        private TimeSpan _lastSentAt;
         private Task<CoapResponse>? _response;
 
         public Download(TransferSetup setup, InMemoryTransport transport, ManualTimeProvider time, int index, TimeSpan start)
         {
             _total = setup.BodyBytes;
             _time = time;
+
+            // Sends happen in virtual time, on the event loop: the last one is when a download that fails stopped using the
+            // link, where the moment its task is seen to fail depends on the thread pool (see Settle).
+            transport.OnSending = (_, _) => _lastSentAt = time.Elapsed;
             _client = new CoapClient(transport, new CoapClientOptions
             {
                 Endpoint = new CoapEndpointOptions
@@ -338,7 +343,7 @@ public static class TransferSimulation
         /// <summary>When the whole body had arrived, since the client's first request.</summary>
         public TimeSpan? CompletionTime { get; private set; }
 
-        /// <summary>When the client completed or was found to have failed, since the simulation began.</summary>
+        /// <summary>When the client had the whole body, or, when it failed, when it last sent, since the simulation began.</summary>
         public TimeSpan? EndedAt { get; private set; }
 
         /// <summary>Why the download did not complete, or null.</summary>
@@ -376,7 +381,7 @@ public static class TransferSimulation
             Failure = _response is { IsCompleted: true } done
                 ? done.Exception?.InnerException?.Message ?? "the download ended before its last block arrived"
                 : $"not done after {now.TotalSeconds:0} s of virtual time";
-            EndedAt ??= now;
+            EndedAt ??= _lastSentAt;
         }
 
         /// <summary>After the run: a download that completed must have the resource's bytes; one that ended early failed.</summary>
@@ -390,7 +395,7 @@ public static class TransferSimulation
             if (CompletionTime is null)
             {
                 Failure = _response?.Exception?.InnerException?.Message ?? "the download ended before its last block arrived";
-                EndedAt ??= _time.Elapsed;
+                EndedAt ??= _lastSentAt;
                 return;
             }
 

@@ -99,6 +99,29 @@ public class TransferSimulationTests
     }
 
     [Fact]
+    public void ACellInWhichADeviceGivesUpEndsWhereItLastSentOnEveryRun()
+    {
+        // Device 0 hears nothing: it sends its request at 0 and once more after ACK_TIMEOUT (2-3 s), and gives up after the
+        // doubled timeout (6-9 s in all). Its task fails on the thread pool, which the virtual clock does not wait for, so the
+        // cell's duration is its last send, not the moment the failure happens to be seen; device 1 is done long before.
+        TransferSetup setup = new()
+        {
+            BodyBytes = 8 * 256,
+            Parameters = CoapTransmissionParameters.Default with { MaxRetransmit = 1 },
+            Clients = 2,
+            DropFromServer = _ => true,
+            Seed = 5,
+        };
+
+        CellOutcome outcome = TransferSimulation.RunCell(setup);
+
+        outcome.Failures[0].Should().NotBeNull();
+        outcome.CompletionTimes[1].Should().NotBeNull().And.BeLessThan(TimeSpan.FromSeconds(1));
+        outcome.Duration.Should().BeGreaterThanOrEqualTo(TimeSpan.FromSeconds(2)).And.BeLessThanOrEqualTo(TimeSpan.FromSeconds(3), "the retransmission is the last send");
+        TransferSimulation.RunCell(setup).Duration.Should().Be(outcome.Duration, "a run is a function of its seed");
+    }
+
+    [Fact]
     public void AQBlock2DownloadReportsItsProgressAndNeedsARequestPerSetNotPerBlock()
     {
         // The simulation times a download by its progress reports (GetAsync with a reporter): Q-Block2 must report each
