@@ -23,8 +23,9 @@ namespace CoapNet.Messaging;
 /// Size2 there only when the request asks for it (RFC 7959 section 4), so that the first block is no larger than the
 /// rest. A client sends a request body that does not fit in Block1 blocks sized the same way, and asks for downloads in
 /// blocks that fit (an early Block2 on a GET or FETCH, RFC 7959 section 2.4), counting its token and the Block2 option:
-/// the server, which knows its own options, may answer with smaller ones. Over connections (TCP, TLS) the path is not
-/// used: they carry their own segmentation.
+/// the server, which knows its own options, may answer with smaller ones. Q-Block1 and Q-Block2 transfers (RFC 9177) are
+/// sized the same way, their Q-Block option, ETag, Size1 or Size2 and Request-Tag counted, since RFC 9177 section 4.4 puts
+/// them in every block. Over connections (TCP, TLS) the path is not used: they carry their own segmentation.
 /// </para>
 /// <para>
 /// <b>Tokens.</b> With <see cref="TokenLength"/> of 4 to 8 bytes, a request's token is that many random bytes, as the
