@@ -216,6 +216,7 @@ internal static class CoapConfiguration
             .Add(nameof(CoapEndpointOptions.Blockwise), CoapConfigurationKeys.Of<BlockwiseOptions>())
             .Add(nameof(CoapEndpointOptions.Echo), CoapConfigurationKeys.Of<EchoOptions>())
             .Add(nameof(CoapEndpointOptions.QBlock), CoapConfigurationKeys.Of<QBlockOptions>())
+            .AddList(nameof(CoapEndpointOptions.Paths), CoapConfigurationKeys.Of<CoapPathOptions>())
             .Add("Cocoa", CoapConfigurationKeys.Of<CocoaOptions>());
 
     private static CoapConfigurationKeys ClientKeys()

@@ -42,6 +42,12 @@ public sealed class InMemoryNetwork
     /// <summary>When true, a send delivers at once, re-entrantly, on the sender's thread; when false (the default) the test pumps.</summary>
     public bool DeliversImmediately { get; init; }
 
+    /// <summary>
+    /// True (the default) to keep every datagram sent, parsed, for <see cref="Sent"/>; false for a long simulation of many
+    /// endpoints that reads only the links' statistics, so that its memory does not grow with every datagram.
+    /// </summary>
+    public bool RecordsDatagrams { get; init; } = true;
+
     /// <summary>A snapshot of every datagram sent so far, in order, dropped ones included.</summary>
     public IReadOnlyList<Datagram> Sent
     {
@@ -121,7 +127,33 @@ public sealed class InMemoryNetwork
     /// <param name="seed">The seed both directions' random sources derive from.</param>
     /// <returns>The two directions.</returns>
     public (SimulatedLink AToB, SimulatedLink BToA) Connect(IPEndPoint a, IPEndPoint b, LinkProfile aToB, LinkProfile bToA, int seed)
-        => (Link(a, b).Simulate(aToB, Seeds.Derive(seed, 0)), Link(b, a).Simulate(bToA, Seeds.Derive(seed, 1)));
+        => Share([a], b, aToB, bToA, seed);
+
+    /// <summary>
+    /// Simulates one bottleneck shared by every path between <paramref name="clients"/> and <paramref name="server"/>, as a
+    /// radio cell and its backhaul are: all the clients' datagrams to the server queue in one buffer and cross one link
+    /// (<paramref name="up"/>), all the server's to them in another (<paramref name="down"/>), each first in, first out,
+    /// with one loss process per direction. With one client it is <see cref="Connect"/>.
+    /// </summary>
+    /// <param name="clients">The clients.</param>
+    /// <param name="server">The server.</param>
+    /// <param name="up">The direction toward the server.</param>
+    /// <param name="down">The direction toward the clients.</param>
+    /// <param name="seed">The seed both directions' random sources derive from.</param>
+    /// <returns>The two directions.</returns>
+    public (SimulatedLink Up, SimulatedLink Down) Share(IReadOnlyList<IPEndPoint> clients, IPEndPoint server, LinkProfile up, LinkProfile down, int seed)
+    {
+        ArgumentNullException.ThrowIfNull(clients);
+        SimulatedLink upModel = new(up, Seeds.Derive(seed, 0));
+        SimulatedLink downModel = new(down, Seeds.Derive(seed, 1));
+        foreach (IPEndPoint client in clients)
+        {
+            Link(client, server).Attach(upModel);
+            Link(server, client).Attach(downModel);
+        }
+
+        return (upModel, downModel);
+    }
 
     /// <summary>The datagrams sent from <paramref name="from"/> to <paramref name="to"/>, dropped ones included.</summary>
     /// <param name="from">The sender.</param>
@@ -215,7 +247,7 @@ public sealed class InMemoryNetwork
         lock (_gate)
         {
             NetworkLink link = GetLink(from.LocalEndPoint, to);
-            CoapMessage? message = CoapMessageSerializer.Udp.TryDeserialize(bytes.AsSpan(), out CoapMessage? parsed, out _) ? parsed : null;
+            CoapMessage? message = RecordsDatagrams && CoapMessageSerializer.Udp.TryDeserialize(bytes.AsSpan(), out CoapMessage? parsed, out _) ? parsed : null;
             TimeSpan now = _time.GetElapsedTime(_startTimestamp);
             datagram = new Datagram(_sent.Count + 1, now, from.LocalEndPoint, to, link.Count(), bytes, message, Dropped: false);
             if (link.ShouldDrop(datagram))
@@ -228,8 +260,11 @@ public sealed class InMemoryNetwork
                 datagram = drop == LinkDrop.None ? datagram with { ArrivesAt = arrivesAt } : datagram with { Dropped = true, Drop = drop };
             }
 
-            _sent.Add(datagram);
-            Monitor.PulseAll(_gate);
+            if (RecordsDatagrams)
+            {
+                _sent.Add(datagram);
+                Monitor.PulseAll(_gate);
+            }
             if (datagram.Dropped)
             {
                 return;

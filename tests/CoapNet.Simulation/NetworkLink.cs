@@ -104,9 +104,11 @@ public sealed class NetworkLink
     /// <param name="seed">The seed of the link's random sources (loss and extra delay).</param>
     /// <returns>The link model, whose statistics tell what it carried.</returns>
     /// <exception cref="ArgumentException">The profile is out of range.</exception>
-    public SimulatedLink Simulate(LinkProfile profile, int seed)
+    public SimulatedLink Simulate(LinkProfile profile, int seed) => Attach(new SimulatedLink(profile, seed));
+
+    /// <summary>Carries every later datagram over <paramref name="model"/>, which other paths may share: one bottleneck for several senders.</summary>
+    internal SimulatedLink Attach(SimulatedLink model)
     {
-        SimulatedLink model = new(profile, seed);
         lock (_gate)
         {
             Model = model;

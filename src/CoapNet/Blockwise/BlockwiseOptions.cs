@@ -10,6 +10,17 @@ public sealed class BlockwiseOptions
     /// </summary>
     public int BlockSize { get; set; } = 1024;
 
+    /// <summary>
+    /// The length of the ETag a server gives a body it cuts into blocks when the handler set none, 1 to 8 bytes (default
+    /// 4). The ETag lets a client tell the blocks of one version of a representation from another's (RFC 7959 section 2.4):
+    /// it must distinguish the version a transfer started with from the one the handler would give if the body were no
+    /// longer kept for the transfer and the handler ran again. It is a hash of the body, so a change goes unnoticed with a
+    /// chance of 1 in 2^(8 x length) and only when the body was dropped mid-transfer: 4 bytes make that 1 in 4 billion;
+    /// RFC 7252 section 5.10.6 asks for the most compact ETag that serves. A body given as a stream gets its length instead,
+    /// in as few bytes as it takes; an <see cref="Messages.CoapResponse.Immutable"/> body gets none.
+    /// </summary>
+    public int ETagLength { get; set; } = 4;
+
     /// <summary>How many response bodies a server keeps at once for follow-up block requests (default 1000).</summary>
     public int MaxStoredBodies { get; set; } = 1000;
 
@@ -54,11 +65,13 @@ public sealed class BlockwiseOptions
 
     /// <summary>
     /// How many Block2 requests a client keeps outstanding for one download (default 1: each block is asked for when
-    /// the previous one has arrived). Above 1, once the first block has told the body's size (Size2, RFC 7959 section 4),
-    /// the client asks for the following blocks by number (section 2.4) without waiting for each, up to this many at
-    /// once, and puts them back in order. The peer's NSTART (<see cref="Messaging.CoapTransmissionParameters.NStart"/>,
-    /// RFC 7252 section 4.7) still bounds how many requests are outstanding, so raise it as well: this sets the window,
-    /// NSTART keeps the congestion rule. A body whose first block carries no Size2 is fetched one block at a time.
+    /// the previous one has arrived). Above 1, once the first block has arrived, the client asks for the following blocks
+    /// by number (RFC 7959 section 2.4) without waiting for each, up to this many at once, and puts them back in order:
+    /// as many as the first block's Size2 (section 4) says there are, or, without Size2, ahead until a block arrives with
+    /// its M bit clear, after which the requests past it (at most this many less one) are ended. The peer's NSTART
+    /// (<see cref="Messaging.CoapTransmissionParameters.NStart"/>, RFC 7252 section 4.7) still bounds how many requests
+    /// are outstanding, so raise it as well: this sets the window, NSTART keeps the congestion rule (and with
+    /// <see cref="Messaging.Retransmission.CocoaOptions.CongestionWindow"/> adapts to the path).
     /// </summary>
     public int MaxBlocksInFlight { get; set; } = 1;
 
@@ -72,6 +85,11 @@ public sealed class BlockwiseOptions
         if (BlockSize is < 16 or > 1024 || (BlockSize & (BlockSize - 1)) != 0)
         {
             throw new ArgumentException("BlockSize must be a power of two from 16 to 1024 (RFC 7959 section 2.2).", nameof(BlockSize));
+        }
+
+        if (ETagLength is < 1 or > 8)
+        {
+            throw new ArgumentException("ETagLength must be from 1 to 8 bytes (RFC 7252 section 5.10.6).", nameof(ETagLength));
         }
 
         if (MaxStoredBodies < 0 || MaxStoredBytes < 0 || MaxBodySize < 1)

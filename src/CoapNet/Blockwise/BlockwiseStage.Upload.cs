@@ -15,11 +15,12 @@ internal sealed partial class BlockwiseStage
         BlockTransfer? transfer = Transfer(call);
         BlockSource? streamed = transfer?.Source;
         int bert = call.IsReliable ? call.BertBlockSize : 0;
+        int? budget = call.IsReliable ? null : _paths.MessageBudget(call.Peer);
         if (streamed is not null)
         {
             // A body from a stream: read as far as one block (the size the upload will use) to see whether it is more than one.
             ReadOnlyMemory<byte> head = streamed.Read(0, bert > 0 ? bert : _options.BlockSize, out bool more);
-            if (!more)
+            if (!more && FitsBudget(WithPayload(request, head), call.NextTokenLength, budget))
             {
                 request.Payload = head;
                 streamed = null;
@@ -28,16 +29,86 @@ internal sealed partial class BlockwiseStage
 
         if (streamed is null
             && (request.Payload.IsEmpty || request.Block1 is not null || !CarriesBody(request.Code)
-                || (!call.IsReliable && request.Payload.Length <= _options.BlockSize)
-                || call.FitsOneMessage(request)))
+                || (budget is not null ? FitsBudget(request, call.NextTokenLength, budget) && call.FitsOneMessage(request)
+                    : (!call.IsReliable && request.Payload.Length <= _options.BlockSize) || call.FitsOneMessage(request))))
         {
-            next(call, request);
+            next(call, EarlyBlock2(call, request, budget));
             return;
         }
 
         Upload upload = new(this, call, transfer, request, streamed ?? new MemoryBlockSource(request.Payload), bert);
         Slot<Upload>.Set(call.Features, this, upload);
         next(call, upload.First());
+    }
+
+    /// <summary>
+    /// On a path with an MTU, a GET or FETCH asks for a response body in blocks that fit it (an early Block2, RFC 7959
+    /// section 2.4): the largest size with which a response carrying the request's token, a Block2 option and nothing
+    /// else fits one packet. The server, which knows what else its response carries (an ETag, a Content-Format), may
+    /// answer with smaller blocks; the server's own largest, 1024 bytes, needs no asking.
+    /// </summary>
+    private CoapMessage EarlyBlock2(CoapClientCall call, CoapMessage request, int? budget)
+    {
+        if (budget is not int limit || !_serves || (request.Code != CoapCode.Get && request.Code != CoapCode.Fetch)
+            || request.Block2 is not null || request.Options.Contains(CoapOptionNumber.QBlock2))
+        {
+            return request;
+        }
+
+        int exponent = AskedExponent(Math.Min(_sizeExponent, 6), limit, call.NextTokenLength, CoapOptionNumber.Block2);
+        if (exponent == 6)
+        {
+            return request;
+        }
+
+        CoapMessage asking = request.CopyWithout(CoapOptionNumber.Block2);
+        asking.Block2 = new CoapBlock(0, false, exponent);
+        return asking;
+    }
+
+    /// <summary>
+    /// The largest block size, at most 2^(<paramref name="exponent"/> + 4), a client asks for on a path whose messages take
+    /// <paramref name="budget"/> bytes: a response with its token, <paramref name="blockOption"/> at its longest and
+    /// nothing else fits. What else the response carries only the server knows; it may answer with smaller blocks.
+    /// </summary>
+    internal static int AskedExponent(int exponent, int budget, int tokenLength, CoapOptionNumber blockOption)
+    {
+        CoapMessage bare = new() { Code = CoapCode.Content };
+        return FitExponent(exponent, budget, e => BlockMessageLength(bare, blockOption, new CoapBlock(CoapBlock.MaxNumber, true, e), long.MaxValue, tokenLength));
+    }
+
+    /// <summary>
+    /// The block size of an upload on a path with an MTU: the largest with which its first block (with Size1 and the
+    /// Request-Tag) and its last-numbered one (with the early Block2 it may carry) fit one packet, at most ours.
+    /// </summary>
+    private int UploadExponent(CoapClientCall call, CoapMessage original, byte[]? tag, long? length)
+    {
+        if (call.IsReliable || _paths.MessageBudget(call.Peer) is not int budget)
+        {
+            return _sizeExponent;
+        }
+
+        long total = length ?? long.MaxValue;
+        CoapMessage first = original.CopyWithout(CoapOptionNumber.Size1, CoapOptionNumber.Block2);
+        CoapMessage last = original.CopyWithout(CoapOptionNumber.Size1);
+        if (tag is not null)
+        {
+            first.RequestTag = tag;
+            last.RequestTag = tag;
+        }
+
+        first.Size1 = (uint)Math.Min(total, uint.MaxValue);
+        int tokenLength = call.NextTokenLength;
+        return FitExponent(_sizeExponent, budget, e => Math.Max(
+            BlockMessageLength(first, CoapOptionNumber.Block1, new CoapBlock(0, true, e), total, tokenLength),
+            BlockMessageLength(last, CoapOptionNumber.Block1, new CoapBlock(LastNumber(total, e), false, e), total, tokenLength)));
+    }
+
+    private static CoapMessage WithPayload(CoapMessage request, ReadOnlyMemory<byte> payload)
+    {
+        CoapMessage copy = request.CopyWithout(CoapOptionNumber.Block1);
+        copy.Payload = payload;
+        return copy;
     }
 
     /// <summary>
@@ -91,6 +162,12 @@ internal sealed partial class BlockwiseStage
         /// <summary>Block 0, with Size1 announcing the whole body (RFC 7959 section 4); the caller's token, if it set one.</summary>
         public CoapMessage First()
         {
+            if (bert == 0)
+            {
+                // On a path with an MTU every block must fit one packet, its Request-Tag and Size1 included.
+                _exponent = stage.UploadExponent(call, original, _tag, source.Length);
+            }
+
             CoapMessage block = Block(0, 0);
             block.Token = original.Token;
             return block;

@@ -23,6 +23,7 @@ namespace CoapNet.Blockwise;
 internal sealed partial class BlockwiseStage : CoapStage
 {
     private readonly BlockwiseOptions _options;
+    private readonly CoapPaths _paths;
     private readonly int _maxMessageSize;
     private readonly TimeProvider _time;
     private readonly int _sizeExponent;
@@ -31,26 +32,25 @@ internal sealed partial class BlockwiseStage : CoapStage
     private readonly bool _serves;
     private long _lastRequestTag;
 
-    /// <param name="options">Block size and the bounds on stored bodies.</param>
-    /// <param name="maxMessageSize">The endpoint's largest message.</param>
-    /// <param name="time">The endpoint's clock.</param>
+    /// <param name="endpoint">The endpoint's options: its block-wise settings, largest message, paths and clock.</param>
     /// <param name="uploadCheck">A server's check of an upload's first block, see <see cref="UploadCheck"/>; null on a client.</param>
     /// <param name="servesApplication">
     /// True for the endpoint's built-in block-wise stage, which carries the application's body: a caller's streamed body and
     /// progress (<see cref="BlockTransfer"/>), a handler's stream body and block size (<see cref="ResponseBody"/>). False for a
     /// second one outside OSCORE (RFC 8613 section 4.1.3.4), which cuts and joins the protected messages only.
     /// </param>
-    public BlockwiseStage(BlockwiseOptions options, int maxMessageSize, TimeProvider time, Func<CoapMessage, CoapMessage?>? uploadCheck = null, bool servesApplication = true)
+    public BlockwiseStage(CoapEndpointOptions endpoint, Func<CoapMessage, CoapMessage?>? uploadCheck = null, bool servesApplication = true)
     {
-        _options = options;
+        _options = endpoint.Blockwise;
+        _paths = CoapPaths.From(endpoint.Paths);
         _serves = servesApplication;
         UploadCheck = uploadCheck;
-        _maxMessageSize = maxMessageSize;
-        _time = time;
-        _sizeExponent = CoapBlock.GetSizeExponent(options.BlockSize);
+        _maxMessageSize = endpoint.MaxMessageSize;
+        _time = endpoint.TimeProvider;
+        _sizeExponent = CoapBlock.GetSizeExponent(_options.BlockSize);
 
         // Bounded: past the count or the bytes a body is not kept, and follow-up blocks run the handler again.
-        _bodies = new BodyStore<StoredBody>(options.MaxStoredBodies, options.MaxStoredBytes, time, static body => body.Owner?.Dispose());
+        _bodies = new BodyStore<StoredBody>(_options.MaxStoredBodies, _options.MaxStoredBytes, _time, static body => body.Owner?.Dispose());
     }
 
     /// <summary>The number of response bodies kept for follow-up block requests.</summary>
@@ -102,10 +102,11 @@ internal sealed partial class BlockwiseStage : CoapStage
         }
 
         // RFC 7959 section 3.1: fetch the rest block by block, each a new request that is the same but for Block2; with a
-        // window, several at once by number once Size2 has told how many there are.
-        if (_options.MaxBlocksInFlight > 1 && asked == 0 && first.More && first.SizeExponent != 7 && response.Size2 is uint size)
+        // window, several at once by number (section 2.4), as many as Size2 says there are, or ahead until a block says
+        // it is the last.
+        if (_options.MaxBlocksInFlight > 1 && asked == 0 && first.More && first.SizeExponent != 7)
         {
-            new WindowedDownload(this, call, template, response, size, next).Start();
+            new WindowedDownload(this, call, template, response, response.Size2, next).Start();
             return;
         }
 
@@ -141,32 +142,43 @@ internal sealed partial class BlockwiseStage : CoapStage
         CoapBlock? asked = exchange.Request.Block2;
         ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
         int? chosen = handlers?.BlockSize;
+        int? budget = exchange.IsReliable ? null : _paths.MessageBudget(exchange.Peer);
         if (handlers?.Stream is { } stream)
         {
-            SendStreamed(exchange, response, stream, chosen, asked, next);
+            SendStreamed(exchange, response, stream, handlers, asked, budget, next);
             return;
         }
 
-        // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks otherwise.
+        // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks
+        // otherwise; over UDP when it fits a datagram, and on a path with an MTU one IP packet of it.
+        int tokenLength = exchange.Request.Token.Length;
         if (!response.Code.IsSuccess || response.Block2 is not null
-            || (asked is null && (chosen is int size ? response.Payload.Length <= size
-                : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, exchange.Request.Token.Length))))
+            || (asked is null && (chosen is int size ? response.Payload.Length <= size && FitsBudget(response, tokenLength, budget)
+                : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, tokenLength, budget))))
         {
             next(exchange, response);
             return;
         }
 
-        (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
         ReadOnlyMemory<byte> payload = response.Payload;
-        if (response.ETag is null)
+        if (response.ETag is null && handlers?.Immutable != true)
         {
-            // Section 2.4: an ETag lets the client notice a representation that changes between blocks.
-            response.ETag = ComputeETag(payload.Span);
+            // Section 2.4: an ETag lets the client notice a representation that changes between blocks; one that never
+            // changes needs none.
+            response.ETag = ComputeETag(payload.Span, _options.ETagLength);
         }
 
         int number = asked?.Number ?? 0;
+        bool size2 = IncludesSize2(exchange, number, budget);
+        (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
+        if (budget is int limit && number == 0)
+        {
+            // The first block fixes the block size of the transfer (RFC 7959 section 2.4): every block must fit the path.
+            (exponent, bytes) = FitPath(response, payload.Length, exponent, limit, tokenLength, size2);
+        }
+
         MemoryBlockSource source = new(payload);
-        CoapMessage slice = Slice(response, source, payload.Length, number, exponent, bytes, includeSize2: exchange.Request.Size2 is not null || number == 0);
+        CoapMessage slice = Slice(response, source, payload.Length, number, exponent, bytes, size2);
         if (slice.Block2 is not null && payload.Length > bytes)
         {
             // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
@@ -182,16 +194,30 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// handler's, or one made from its length (a handler that wants changes of the same size noticed
     /// sets its own, such as one from the file's last write time).
     /// </summary>
-    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, int? chosen, CoapBlock? asked, Action<CoapExchange, CoapMessage> next)
+    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, ResponseBody handlers, CoapBlock? asked, int? budget, Action<CoapExchange, CoapMessage> next)
     {
         StreamBlockSource source = new(stream);
         long length = source.Length!.Value;
         bool stored = false;
         try
         {
-            // The same block size a byte-array body would get (the handler's, the client's, ours or BERT's);
-            // reading the first block at that size also tells whether there is more.
-            (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
+            // The same block size a byte-array body would get (the handler's, the client's, ours or BERT's, no larger than
+            // the path takes); reading the first block at that size also tells whether there is more.
+            int number = asked?.Number ?? 0;
+            bool size2 = IncludesSize2(exchange, number, budget);
+            CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
+            keyed.Payload = default;
+            if (!handlers.Immutable)
+            {
+                keyed.ETag ??= LengthETag(length);
+            }
+
+            (int exponent, int bytes) = ResponseBlocks(exchange, handlers.BlockSize, asked);
+            if (budget is int limit && number == 0 && response.Code.IsSuccess)
+            {
+                (exponent, bytes) = FitPath(keyed, length, exponent, limit, exchange.Request.Token.Length, size2);
+            }
+
             ReadOnlyMemory<byte> head = source.Read(0, bytes, out bool more);
             if (!response.Code.IsSuccess && more)
             {
@@ -210,12 +236,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 return;
             }
 
-            CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
-            keyed.Payload = default;
-            keyed.ETag ??= LengthETag(length);
-
-            int number = asked?.Number ?? 0;
-            CoapMessage slice = Slice(keyed, source, length, number, exponent, bytes, includeSize2: exchange.Request.Size2 is not null || number == 0);
+            CoapMessage slice = Slice(keyed, source, length, number, exponent, bytes, size2);
 
             if (slice.Block2 is { More: true } || number > 0)
             {
@@ -235,9 +256,74 @@ internal sealed partial class BlockwiseStage : CoapStage
 
     // A payload past the datagram size is not measured: the serializer refuses (throws) past 65,507 bytes. The response
     // goes out with its request's token, not its own (a handler's message has none), so that is the length measured.
-    private bool FitsOneDatagram(CoapMessage response, int tokenLength)
-        => response.Payload.Length <= _options.BlockSize
-            || (response.Payload.Length < _maxMessageSize && Serialization.CoapMessageSerializer.Udp.GetSerializedLength(response, tokenLength) <= _maxMessageSize);
+    private bool FitsOneDatagram(CoapMessage response, int tokenLength, int? budget)
+        => budget is int limit
+            ? response.Payload.Length < limit && SerializedLength(response, tokenLength) <= Math.Min(limit, _maxMessageSize)
+            : response.Payload.Length <= _options.BlockSize
+                || (response.Payload.Length < _maxMessageSize && SerializedLength(response, tokenLength) <= _maxMessageSize);
+
+    /// <summary>True when <paramref name="message"/> fits one IP packet of the path (<paramref name="budget"/> bytes), or there is no path limit.</summary>
+    internal static bool FitsBudget(CoapMessage message, int tokenLength, int? budget)
+        => budget is not int limit || (message.Payload.Length < limit && SerializedLength(message, tokenLength) <= limit);
+
+    private static int SerializedLength(CoapMessage message, int tokenLength) => Serialization.CoapMessageSerializer.Udp.GetSerializedLength(message, tokenLength);
+
+    /// <summary>
+    /// RFC 7959 section 4: Size2 goes where the request asks for it (Size2 0), and unasked with the first block so a client
+    /// can size its window. Toward a path with an MTU it goes only where asked: on the first block it would make that block
+    /// larger than the rest, and the block size of the whole transfer smaller to fit it.
+    /// </summary>
+    private static bool IncludesSize2(CoapExchange exchange, int number, int? budget)
+        => exchange.Request.Size2 is not null || (number == 0 && budget is null);
+
+    /// <summary>
+    /// The largest block size, at most 2^(<paramref name="exponent"/> + 4), with which every Block2 block of a body of
+    /// <paramref name="length"/> bytes fits <paramref name="budget"/> bytes: <paramref name="head"/>'s options (ETag,
+    /// Content-Format, ...), the token, Size2 when it goes, the Block2 option at the body's last block number (the longest
+    /// encoding) and a whole block of payload, as the serializer counts them. 16 bytes when even those do not fit.
+    /// </summary>
+    private static (int Exponent, int Bytes) FitPath(CoapMessage head, long length, int exponent, int budget, int tokenLength, bool size2)
+    {
+        CoapMessage sized = head;
+        if (size2)
+        {
+            sized = head.CopyWithout(CoapOptionNumber.Size2);
+            sized.Size2 = (uint)Math.Min(length, uint.MaxValue);
+        }
+
+        exponent = FitExponent(exponent, budget, e => BlockMessageLength(sized, CoapOptionNumber.Block2, new CoapBlock(LastNumber(length, e), true, e), length, tokenLength));
+        return (exponent, 1 << (exponent + 4));
+    }
+
+    /// <summary>The largest exponent from <paramref name="exponent"/> down to 0 (16-byte blocks) whose largest message, <paramref name="largestMessage"/>, fits <paramref name="budget"/>.</summary>
+    internal static int FitExponent(int exponent, int budget, Func<int, int> largestMessage)
+    {
+        while (exponent > 0 && largestMessage(exponent) > budget)
+        {
+            exponent--;
+        }
+
+        return exponent;
+    }
+
+    /// <summary>The number of the last block of a body of <paramref name="length"/> bytes in blocks of 2^(<paramref name="exponent"/> + 4).</summary>
+    internal static int LastNumber(long length, int exponent) => (int)Math.Min(CoapBlock.MaxNumber, Math.Max(0, (length - 1) >> (exponent + 4)));
+
+    /// <summary>
+    /// The size on the wire of <paramref name="head"/> carrying <paramref name="block"/> in option <paramref name="blockOption"/>
+    /// (Block1, Block2 or a Q-Block one) and a whole block of payload (less when the body, <paramref name="length"/> bytes, is
+    /// smaller), sent with a token of <paramref name="tokenLength"/> bytes.
+    /// </summary>
+    internal static int BlockMessageLength(CoapMessage head, CoapOptionNumber blockOption, CoapBlock block, long length, int tokenLength)
+    {
+        CoapMessage probe = head.CopyWithout(blockOption);
+        probe.Options.Set(blockOption, UIntCodec.Encode(block.Encoded));
+        probe.Payload = ProbePayload.AsMemory(0, (int)Math.Min(1 << (block.SizeExponent + 4), length));
+        return SerializedLength(probe, tokenLength);
+    }
+
+    // Zeros to stand in for a block's payload when only its length is measured.
+    private static readonly byte[] ProbePayload = new byte[1024];
 
     private static string Key(CoapExchange exchange)
     {
@@ -245,25 +331,36 @@ internal sealed partial class BlockwiseStage : CoapStage
         return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
     }
 
-    /// <summary>The ETag of a body read from a stream when the handler set none: its length, 8 bytes.</summary>
+    /// <summary>The ETag of a body read from a stream when the handler set none: its length, big-endian in as few bytes as it takes (at least 1).</summary>
     internal static byte[] LengthETag(long length)
     {
-        byte[] etag = new byte[8];
-        System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(etag, length);
+        ulong value = (ulong)length;
+        byte[] etag = new byte[Math.Max(1, 8 - (System.Numerics.BitOperations.LeadingZeroCount(value) / 8))];
+        for (int i = etag.Length - 1; i >= 0; i--, value >>= 8)
+        {
+            etag[i] = (byte)value;
+        }
+
         return etag;
     }
 
-    internal static byte[] ComputeETag(ReadOnlySpan<byte> payload)
+    /// <summary>The ETag of a body the server cuts into blocks: a hash of it, <paramref name="length"/> bytes (see <see cref="BlockwiseOptions.ETagLength"/>).</summary>
+    internal static byte[] ComputeETag(ReadOnlySpan<byte> payload, int length)
     {
-        // FNV-1a over the body: cheap, and different for different bodies with high probability; 8 bytes is the ETag maximum.
+        // FNV-1a over the body: cheap, and different for different bodies with high probability; folded into the length
+        // asked for, so that every bit of the hash counts in a short ETag.
         ulong hash = 14695981039346656037UL;
         foreach (byte b in payload)
         {
             hash = (hash ^ b) * 1099511628211UL;
         }
 
-        byte[] etag = new byte[8];
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(etag, hash);
+        byte[] etag = new byte[length];
+        for (int i = 0; i < 8; i++, hash >>= 8)
+        {
+            etag[i % length] ^= (byte)hash;
+        }
+
         return etag;
     }
 

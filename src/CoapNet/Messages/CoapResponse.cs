@@ -173,6 +173,15 @@ public sealed class CoapResponse
         }
     }
 
+    /// <summary>
+    /// True when the representation never changes, as a firmware image at a versioned URI does: cut into blocks (RFC 7959
+    /// section 2.4, "entirely static" representations), it goes without the ETag the server otherwise adds so a client
+    /// can tell a changed representation's blocks from the first one's, which saves its bytes in every block on a
+    /// constrained link. An ETag the handler sets itself still goes. Default false: the server adds an ETag
+    /// (<see cref="Blockwise.BlockwiseOptions.ETagLength"/> bytes).
+    /// </summary>
+    public bool Immutable { get; set; }
+
     /// <summary>The body as a stream, when the handler gave one (<see cref="Content(Stream, ushort)"/>).</summary>
     internal Stream? BodyStream { get; private init; }
 

@@ -60,6 +60,9 @@ public abstract class CoapClientCall : IFeatureOwner
     /// <inheritdoc/>
     ref FeatureEntry[]? IFeatureOwner.FeatureSlot => ref _features;
 
+    /// <summary>The length of the token a request of this call (a follow-up) gets when it has none: what its size is counted with.</summary>
+    internal abstract int NextTokenLength { get; }
+
     /// <summary>
     /// True when <paramref name="request"/> fits one message to the server: one datagram of the endpoint's size, or one
     /// frame within the server's CSM Max-Message-Size (its base value while none is known, RFC 8323 section 5.3.1); a

@@ -34,8 +34,18 @@ public sealed class CoapEndpointOptions
     /// <summary>How many peers the endpoint keeps state for (default 10000); idle ones are dropped first.</summary>
     public int MaxPeers { get; set; } = 10000;
 
-    /// <summary>The length of generated tokens, 4 to 8 bytes (default 8; RFC 9175 section 4.2 asks for enough randomness to be unguessable).</summary>
+    /// <summary>
+    /// The length of generated tokens, 4 to 8 bytes (default 8; RFC 9175 section 4.2 asks for enough randomness to be
+    /// unguessable). A path in <see cref="Paths"/> may set another length for its peers.
+    /// </summary>
     public int TokenLength { get; set; } = 8;
+
+    /// <summary>
+    /// What the endpoint knows of the network paths to some peers, for constrained links: each path's MTU (block-wise
+    /// messages to its peers then never fragment) and token length (short tokens are a counter that never wraps). Empty by
+    /// default: every peer is treated as one on the general Internet. See <see cref="CoapPathOptions"/>.
+    /// </summary>
+    public IList<CoapPathOptions> Paths { get; set; } = [];
 
     /// <summary>
     /// How long a client waits for a response that is not piggybacked: after the empty ACK of a
@@ -270,6 +280,21 @@ public sealed class CoapEndpointOptions
 
         ArgumentNullException.ThrowIfNull(QBlock);
         QBlock.Validate();
+        ValidatePaths();
+    }
+
+    private void ValidatePaths()
+    {
+        ArgumentNullException.ThrowIfNull(Paths);
+        HashSet<System.Net.IPNetwork> seen = [];
+        for (int i = 0; i < Paths.Count; i++)
+        {
+            CoapPathOptions path = Paths[i] ?? throw new ArgumentException($"Paths[{i}] is null.", nameof(Paths));
+            if (!seen.Add(path.Validate()))
+            {
+                throw new ArgumentException($"Two paths name the network {path.Network}: give each prefix one path.", nameof(Paths));
+            }
+        }
     }
 
     /// <summary>

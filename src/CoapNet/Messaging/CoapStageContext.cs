@@ -44,5 +44,5 @@ public sealed class CoapStageContext
     /// </summary>
     /// <returns>A stage to return from a factory.</returns>
     public CoapStage CreateBlockwiseStage()
-        => new Blockwise.BlockwiseStage(Options.Blockwise, Options.MaxMessageSize, Options.TimeProvider, uploadCheck: null, servesApplication: false);
+        => new Blockwise.BlockwiseStage(Options, uploadCheck: null, servesApplication: false);
 }

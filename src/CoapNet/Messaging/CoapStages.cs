@@ -29,7 +29,7 @@ internal static class CoapStages
     private static readonly (string Name, Func<CoapStageContext, CoapStage?> Factory)[] BuiltIn =
     [
         (CoapStageNames.QBlock, CreateQBlock),
-        (CoapStageNames.Blockwise, static context => new Blockwise.BlockwiseStage(context.Options.Blockwise, context.Options.MaxMessageSize, context.TimeProvider, context.UploadCheck)),
+        (CoapStageNames.Blockwise, static context => new Blockwise.BlockwiseStage(context.Options, context.UploadCheck)),
         (CoapStageNames.Observe, static context => new ObserveStage(context.TimeProvider, context.Observers)),
         (CoapStageNames.NoResponse, static _ => new NoResponse.NoResponseStage()),
         (CoapStageNames.Echo, static context => new Freshness.EchoStage(context.Options.Echo, context.TimeProvider)),
@@ -131,7 +131,8 @@ internal static class CoapStages
                 options.TimeProvider,
                 options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait,
                 options.Random ?? Random.Shared,
-                context.UploadCheck)
+                context.UploadCheck,
+                CoapPaths.From(options.Paths))
             : null;
     }
 }

@@ -88,6 +88,9 @@ internal sealed partial class ExchangeLayer
         public override bool IsReliable => _layer._lower.IsReliable;
 
         /// <inheritdoc/>
+        internal override int NextTokenLength => _layer.TokenLengthFor(Peer);
+
+        /// <inheritdoc/>
         public override string? TimeoutNote
         {
             get => Volatile.Read(ref _timeoutNote);

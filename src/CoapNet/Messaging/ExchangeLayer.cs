@@ -18,6 +18,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
     private readonly int _tokenLength;
+    private readonly CoapPaths _paths;
     private readonly TimeSpan _responseTimeout;
     private readonly CoapStage[] _stages;
     private readonly string[] _names;
@@ -37,6 +38,9 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     // Random bytes for tokens, drawn from the system's CSPRNG 256 at a time (see NextRandom); guarded by _gate.
     private readonly byte[] _random = new byte[256];
     private int _randomLeft;
+
+    // The sequence number of the next short token (a path's TokenLength below 4, RFC 9175 section 4.2); guarded by _gate.
+    private ulong _nextShortToken;
     private int _disposed;
 
     /// <param name="lower">The layer below.</param>
@@ -51,6 +55,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         _time = options.TimeProvider;
         _logger = logger;
         _tokenLength = options.TokenLength;
+        _paths = CoapPaths.From(options.Paths);
         _responseTimeout = options.ResponseTimeout ?? options.TransmissionParameters.MaxTransmitWait;
         _stages = stages;
         _names = names;
@@ -467,11 +472,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             TokenKey key;
             if (request.Token.IsEmpty)
             {
-                // RFC 9175 section 4.2: tokens are random and never reused while in use.
-                byte[] token = new byte[_tokenLength];
+                byte[] token;
+                int length = _paths.TokenLength(exchange.Peer) ?? _tokenLength;
                 do
                 {
-                    NextRandom(token);
+                    token = length < MinRandomTokenLength ? NextShortToken(length) : NextRandomToken(length);
                     key = TokenKey.From(exchange.Peer, token);
                 }
                 while (_exchanges.ContainsKey(key));
@@ -497,6 +502,55 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
         }
     }
 
+    /// <summary>RFC 7252 section 5.3.1: a token on the general Internet carries at least 32 bits of randomness; shorter ones are counted.</summary>
+    private const int MinRandomTokenLength = 4;
+
+    /// <summary>The token length of the next request to <paramref name="peer"/>: its path's, the short counter's now, or the endpoint's.</summary>
+    internal int TokenLengthFor(CoapPeer peer)
+    {
+        int length = _paths.TokenLength(peer) ?? _tokenLength;
+        if (length >= MinRandomTokenLength)
+        {
+            return length;
+        }
+
+        lock (_gate)
+        {
+            return Math.Max(length, BytesOf(_nextShortToken));
+        }
+    }
+
+    /// <summary>RFC 9175 section 4.2: a random token, never reused while in use (the caller checks the table).</summary>
+    private byte[] NextRandomToken(int length)
+    {
+        byte[] token = new byte[length];
+        NextRandom(token);
+        return token;
+    }
+
+    /// <summary>
+    /// A token too short to be unguessable: the next value of the endpoint's sequence number (RFC 9175 section 4.2 suggests
+    /// one), big-endian in <paramref name="length"/> bytes or as many more as the value needs, so the counter never wraps:
+    /// tokens of different lengths differ, and a 64-bit counter is not used up. No token is ever sent twice by this
+    /// endpoint, and so never twice within a security session. Called under <c>_gate</c>.
+    /// </summary>
+    private byte[] NextShortToken(int length)
+    {
+        // Checked: after 2^64 tokens (centuries at any rate) the endpoint fails the request rather than reuse one.
+        ulong value = _nextShortToken;
+        _nextShortToken = checked(value + 1);
+        byte[] token = new byte[Math.Max(length, BytesOf(value))];
+        for (int i = token.Length - 1; i >= 0; i--, value >>= 8)
+        {
+            token[i] = (byte)value;
+        }
+
+        return token;
+    }
+
+    /// <summary>How many bytes <paramref name="value"/> takes, at least 1.</summary>
+    private static int BytesOf(ulong value) => Math.Max(1, 8 - (System.Numerics.BitOperations.LeadingZeroCount(value) / 8));
+
     /// <summary>
     /// Fills <paramref name="destination"/> (at most 8 bytes, a token) with bytes from the system's CSPRNG, as
     /// RFC 7252 section 5.3.1 and RFC 9175 section 4.2 ask of tokens, drawn 256 at a time: one call per request
@@ -519,7 +573,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private bool CheckSize(CoapPeer peer, CoapMessage request, bool throwWhenTooLarge)
     {
         // Measured with the token it will carry: Register draws one when the request has none yet.
-        int tokenLength = request.Token.IsEmpty ? _tokenLength : request.Token.Length;
+        int tokenLength = request.Token.IsEmpty ? TokenLengthFor(peer) : request.Token.Length;
         if (!throwWhenTooLarge)
         {
             return _lower.Fits(peer, request, tokenLength);

@@ -24,7 +24,9 @@ internal sealed partial class QBlockStage
         }
 
         int bytes = 1 << (_sizeExponent + 4);
-        if (CarriesBody(request.Code) && transfer is null && request.Payload.Length > bytes && !call.FitsOneMessage(request))
+        bool whole = (request.Payload.Length <= bytes || call.FitsOneMessage(request))
+            && BlockwiseStage.FitsBudget(request, call.NextTokenLength, _paths.MessageBudget(call.Peer));
+        if (CarriesBody(request.Code) && transfer is null && !whole)
         {
             new Upload(this, call, request, probing: supports is null).Start(next);
             return;
@@ -52,6 +54,15 @@ internal sealed partial class QBlockStage
 
         next(call, response);
     }
+
+    /// <summary>
+    /// The block size a Q-Block2 offer asks for: ours, or on a path with an MTU the largest whose response fits one packet
+    /// with the token and the Q-Block2 option (the server fits its own options, RFC 9177 section 4.4).
+    /// </summary>
+    private int OfferedExponent(CoapClientCall call)
+        => _paths.MessageBudget(call.Peer) is int budget
+            ? BlockwiseStage.AskedExponent(_sizeExponent, budget, call.NextTokenLength, CoapOptionNumber.QBlock2)
+            : _sizeExponent;
 
     private static bool CarriesBody(CoapCode code)
         => code == CoapCode.Put || code == CoapCode.Post || code == CoapCode.Fetch || code == CoapCode.Patch || code == CoapCode.IPatch;

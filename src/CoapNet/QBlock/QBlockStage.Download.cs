@@ -44,7 +44,7 @@ internal sealed partial class QBlockStage
                 request.Type = CoapMessageType.Confirmable;
             }
 
-            SetBlock(request, CoapOptionNumber.QBlock2, new CoapBlock(0, true, Stage._sizeExponent));
+            SetBlock(request, CoapOptionNumber.QBlock2, new CoapBlock(0, true, Stage.OfferedExponent(Call)));
             Begin(request, next);
             lock (_lock)
             {

@@ -41,7 +41,11 @@ internal sealed partial class QBlockStage
         int bytes = 1 << (exponent + 4);
         Stream? stream = exchange.Features.Get<ResponseBody>()?.Stream;
         bool whole = offer.Asked.Length == 1 && offer.Asked[0].Number == 0 && offer.Asked[0].More;
-        if (whole && (stream is null ? response.Payload.Length <= bytes || exchange.FitsOneMessage(response) : stream.Length - stream.Position <= bytes))
+        int? budget = _paths.MessageBudget(exchange.Peer);
+        if (whole && (stream is null
+            ? (budget is not null ? exchange.FitsOneMessage(response) && BlockwiseStage.FitsBudget(response, exchange.Request.Token.Length, budget)
+                : response.Payload.Length <= bytes || exchange.FitsOneMessage(response))
+            : stream.Length - stream.Position <= bytes))
         {
             // One message carries it: no Q-Block2 at all (block-wise below sends a small stream body whole).
             next(exchange, response);
@@ -60,8 +64,16 @@ internal sealed partial class QBlockStage
         head.Payload = default;
 
         // RFC 9177 section 4.4: every block of one body carries the same ETag, and no other body that one.
-        head.ETag ??= stream is null ? BlockwiseStage.ComputeETag(response.Payload.Span) : BlockwiseStage.LengthETag(length);
+        head.ETag ??= stream is null ? BlockwiseStage.ComputeETag(response.Payload.Span, _bounds.ETagLength) : BlockwiseStage.LengthETag(length);
         head.Size2 = (uint)Math.Min(length, uint.MaxValue);
+        if (budget is int packet)
+        {
+            // Every block, its ETag, Size2 and Q-Block2 option included, fits one packet of the path (RFC 9177 section 4.4
+            // puts them in each); the first response fixes the size for the body.
+            int tokenLength = exchange.Request.Token.Length;
+            exponent = BlockwiseStage.FitExponent(exponent, packet, e => BlockwiseStage.BlockMessageLength(head, CoapOptionNumber.QBlock2, new CoapBlock(BlockwiseStage.LastNumber(length, e), true, e), length, tokenLength));
+            bytes = 1 << (exponent + 4);
+        }
         int count = (int)Math.Max(1, (length + bytes - 1) / bytes);
         if (count - 1 > CoapBlock.MaxNumber)
         {

@@ -33,13 +33,23 @@ internal sealed partial class QBlockStage
         {
             _body = original.Payload;
             _probing = probing;
-            _exponent = stage._sizeExponent;
-            _count = (_body.Length + Size - 1) / Size;
             _pause = stage.NonTimeoutRandom();
 
             // RFC 9177 section 4.3: every block of one body carries the same Request-Tag, which no other body of ours
             // carries while it is in use (RFC 9175 section 3.4); a caller's own is kept.
             _tag = original.RequestTag is { } own ? own.ToArray() : RandomNumberGenerator.GetBytes(8);
+            _exponent = stage._sizeExponent;
+            if (stage._paths.MessageBudget(call.Peer) is int budget)
+            {
+                // On a path with an MTU every block fits one packet: its Q-Block1 option, Size1 and Request-Tag included.
+                CoapMessage head = original.CopyWithout(CoapOptionNumber.Size1, CoapOptionNumber.RequestTag);
+                head.Size1 = (uint)_body.Length;
+                head.RequestTag = _tag;
+                int tokenLength = call.NextTokenLength;
+                _exponent = Blockwise.BlockwiseStage.FitExponent(_exponent, budget, e => Blockwise.BlockwiseStage.BlockMessageLength(head, CoapOptionNumber.QBlock1, new CoapBlock(Blockwise.BlockwiseStage.LastNumber(_body.Length, e), true, e), _body.Length, tokenLength));
+            }
+
+            _count = (_body.Length + Size - 1) / Size;
         }
 
         private int Size => 1 << (_exponent + 4);

@@ -39,6 +39,7 @@ internal sealed partial class QBlockStage : CoapStage
     private readonly Dictionary<CoapPeer, bool> _support = [];
     private readonly BodyStore<Transmission> _transmissions;
     private readonly Func<CoapMessage, CoapMessage?>? _uploadCheck;
+    private readonly CoapPaths _paths;
 
     /// <param name="options">MAX_PAYLOADS and the timers of RFC 9177 section 7.2.</param>
     /// <param name="bounds">The block size and the bounds on stored bodies and uploads.</param>
@@ -46,8 +47,10 @@ internal sealed partial class QBlockStage : CoapStage
     /// <param name="responseTimeout">How long a client waits for the first response to a request.</param>
     /// <param name="random">Draws NON_TIMEOUT_RANDOM.</param>
     /// <param name="uploadCheck">A server's check of an upload's first block, as block-wise has it; null on a client.</param>
-    public QBlockStage(QBlockOptions options, BlockwiseOptions bounds, TimeProvider time, TimeSpan responseTimeout, Random random, Func<CoapMessage, CoapMessage?>? uploadCheck = null)
+    /// <param name="paths">The endpoint's paths: blocks to a peer on one with an MTU fit one packet (<see cref="CoapPathOptions"/>).</param>
+    public QBlockStage(QBlockOptions options, BlockwiseOptions bounds, TimeProvider time, TimeSpan responseTimeout, Random random, Func<CoapMessage, CoapMessage?>? uploadCheck = null, CoapPaths? paths = null)
     {
+        _paths = paths ?? CoapPaths.None;
         _uploadCheck = uploadCheck;
         _options = options;
         _bounds = bounds;

@@ -437,9 +437,9 @@ public sealed partial class CoapServer
     private void Answer(CoapExchange exchange, CoapResponse response)
     {
         // A stream body is read by the block-wise stage (or Q-Block's), block by block, on the way down.
-        if (response.BodyStream is not null || response.BlockSize is not null)
+        if (response.BodyStream is not null || response.BlockSize is not null || response.Immutable)
         {
-            exchange.Features.Set(new Blockwise.ResponseBody(response.BodyStream, response.BlockSize));
+            exchange.Features.Set(new Blockwise.ResponseBody(response.BodyStream, response.BlockSize, response.Immutable));
         }
 
         try

@@ -64,6 +64,32 @@ public class WindowedDownloadTests
         arrived.Distinct().Should().HaveCount(20);
     }
 
+    [Fact]
+    public void WithoutSize2TheWindowAsksAheadUntilABlockSaysItIsTheLast()
+    {
+        // On a path with an MTU the server sends Size2 only when asked: the window asks ahead, learns the end from block
+        // 19 (M clear), and ends the requests past it; the rounds are those of a window that knew the size.
+        TransferOutcome outcome = TransferSimulation.Run(new TransferSetup
+        {
+            BodyBytes = 20 * 256,
+            BlocksInFlight = 4,
+            Parameters = CoapTransmissionParameters.Default with { NStart = 4 },
+            Uplink = TenthOfASecond,
+            Downlink = TenthOfASecond,
+            PathMtu = 1500,
+            TokenLength = 2,
+            Seed = 5,
+        });
+
+        outcome.Completed.Should().BeTrue("the body is compared with the resource byte for byte: {0}", outcome.Failure);
+        outcome.Trace.Where(d => d.From.Equals(TransferSimulation.ServerAddress) && d.Message?.Block2 is not null)
+            .Should().OnlyContain(d => d.Parsed.Size2 == null, "no Size2 unasked toward a path with an MTU");
+        List<int> asked = [.. Requests(outcome).Select(d => d.Parsed.Block2!.Value.Number)];
+        asked.Where(n => n > 19).Should().HaveCount(3, "at most the window less one past the end");
+        asked.Should().OnlyHaveUniqueItems("nothing was lost, so nothing was asked twice");
+        outcome.CompletionTime.Should().Be(TimeSpan.FromMilliseconds(200 * 6), "block 0, then 19 blocks four at a time, as with Size2");
+    }
+
     private static TransferOutcome Download(int window, int nstart, LinkProfile up, LinkProfile down) => TransferSimulation.Run(new TransferSetup
     {
         BodyBytes = 20 * 256,

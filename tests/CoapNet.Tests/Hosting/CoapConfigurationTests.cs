@@ -177,4 +177,27 @@ public sealed class CoapConfigurationTests
         options.Udp.SocketReceiveBufferSize.Should().Be(65536);
         options.Connections.ConnectTimeout.Should().Be(TimeSpan.FromSeconds(5));
     }
+
+    [Fact]
+    public void BindsThePathsOfConstrainedLinks()
+    {
+        // A list of sections, one per path, on the client and on a server's endpoint alike.
+        CoapClientOptions client = BoundOptions.Client(new()
+        {
+            ["Coap:Client:Endpoint:Paths:0:Network"] = "10.64.0.0/10",
+            ["Coap:Client:Endpoint:Paths:0:Mtu"] = "296",
+            ["Coap:Client:Endpoint:Paths:0:TokenLength"] = "2",
+            ["Coap:Client:Endpoint:Paths:1:Network"] = "2001:db8::/32",
+            ["Coap:Client:Endpoint:Paths:1:Mtu"] = "1280",
+        });
+        CoapServerOptions server = BoundOptions.Server(new()
+        {
+            ["Coap:Endpoints:udp:Url"] = "coap://[::]:5683",
+            ["Coap:Endpoint:Paths:0:Network"] = "10.64.0.0/10",
+            ["Coap:Endpoint:Paths:0:Mtu"] = "296",
+        });
+
+        client.Endpoint.Paths.Select(path => (path.Network, path.Mtu, path.TokenLength)).Should().Equal(("10.64.0.0/10", 296, 2), ("2001:db8::/32", 1280, null));
+        server.Endpoint.Paths.Select(path => (path.Network, path.Mtu, path.TokenLength)).Should().Equal(("10.64.0.0/10", 296, (int?)null));
+    }
 }

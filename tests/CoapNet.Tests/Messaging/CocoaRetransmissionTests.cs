@@ -283,14 +283,4 @@ public class CocoaRetransmissionTests
     }
 
     private static TimeSpan[] Seconds(params double[] seconds) => seconds.Select(s => TimeSpan.FromTicks((long)Math.Round(s * TimeSpan.TicksPerSecond))).ToArray();
-
-    /// <summary>A random source that always draws the same value, so the jitter is known.</summary>
-    private sealed class FixedRandom(double value) : Random
-    {
-        public override double NextDouble() => value;
-
-        public override int Next(int minValue, int maxValue) => minValue;
-
-        protected override double Sample() => value;
-    }
 }

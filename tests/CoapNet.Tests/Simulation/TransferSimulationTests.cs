@@ -72,6 +72,56 @@ public class TransferSimulationTests
     }
 
     [Fact]
+    public void ACellsDevicesShareOneBottleneckAndEachGetsTheWholeImage()
+    {
+        TransferSetup setup = new()
+        {
+            BodyBytes = 20 * 256,
+            Uplink = NbIot.Uplink(GilbertElliott.None),
+            Downlink = NbIot.Downlink(GilbertElliott.None),
+            PathMtu = 296,
+            TokenLength = 2,
+            Immutable = true,
+            Seed = 3,
+        };
+
+        TransferOutcome alone = TransferSimulation.Run(setup);
+        CellOutcome three = TransferSimulation.RunCell(setup with { Clients = 3 });
+        CellOutcome twelve = TransferSimulation.RunCell(setup with { Clients = 12 });
+
+        three.Failures.Should().OnlyContain(f => f == null);
+        three.CompletionTimes.Should().HaveCount(3).And.OnlyContain(t => t != null);
+        three.Downlink.Datagrams.Should().Be(3 * alone.Downlink.Datagrams, "one queue carries every device's blocks");
+        three.CompletionTimes.Max()!.Value.TotalSeconds.Should().BeLessThan(alone.CompletionTime!.Value.TotalSeconds * 1.2, "three stop-and-wait downloads use little of the link");
+        twelve.Failures.Should().OnlyContain(f => f == null);
+        twelve.CompletionTimes.Min()!.Value.Should().BeGreaterThan(alone.CompletionTime!.Value * 1.2, "twelve at once fill the 30 kbit/s link: each waits for the others' blocks");
+        TransferSimulation.RunCell(setup with { Clients = 3 }).Should().BeEquivalentTo(three, "a run is a function of its seed");
+    }
+
+    [Fact]
+    public void ACellInWhichADeviceGivesUpEndsWhereItLastSentOnEveryRun()
+    {
+        // Device 0 hears nothing: it sends its request at 0 and once more after ACK_TIMEOUT (2-3 s), and gives up after the
+        // doubled timeout (6-9 s in all). Its task fails on the thread pool, which the virtual clock does not wait for, so the
+        // cell's duration is its last send, not the moment the failure happens to be seen; device 1 is done long before.
+        TransferSetup setup = new()
+        {
+            BodyBytes = 8 * 256,
+            Parameters = CoapTransmissionParameters.Default with { MaxRetransmit = 1 },
+            Clients = 2,
+            DropFromServer = _ => true,
+            Seed = 5,
+        };
+
+        CellOutcome outcome = TransferSimulation.RunCell(setup);
+
+        outcome.Failures[0].Should().NotBeNull();
+        outcome.CompletionTimes[1].Should().NotBeNull().And.BeLessThan(TimeSpan.FromSeconds(1));
+        outcome.Duration.Should().BeGreaterThanOrEqualTo(TimeSpan.FromSeconds(2)).And.BeLessThanOrEqualTo(TimeSpan.FromSeconds(3), "the retransmission is the last send");
+        TransferSimulation.RunCell(setup).Duration.Should().Be(outcome.Duration, "a run is a function of its seed");
+    }
+
+    [Fact]
     public void AQBlock2DownloadReportsItsProgressAndNeedsARequestPerSetNotPerBlock()
     {
         // The simulation times a download by its progress reports (GetAsync with a reporter): Q-Block2 must report each

@@ -58,7 +58,7 @@ internal sealed partial class DatagramMessageLayer
             }
 
             _request.OnAwaitingResponse();
-            next?.StartWithSlot();
+            StartWaiting(next);
         }
 
         public void OnReset()
@@ -94,7 +94,7 @@ internal sealed partial class DatagramMessageLayer
                 }
             }
 
-            next?.StartWithSlot();
+            StartWaiting(next);
         }
 
         /// <summary>Runs when the request holds an NSTART slot: now, or when an earlier one frees it.</summary>
@@ -124,7 +124,7 @@ internal sealed partial class DatagramMessageLayer
 
             if (!start)
             {
-                next?.StartWithSlot();
+                StartWaiting(next);
                 return;
             }
 
@@ -153,6 +153,19 @@ internal sealed partial class DatagramMessageLayer
             }
 
             _layer.SendRaw(_channel, bytes, request);
+        }
+
+        /// <summary>Starts <paramref name="next"/>, which holds a slot, and then every other waiting request the peer's NSTART now lets start.</summary>
+        private void StartWaiting(ISlotWaiter? next)
+        {
+            while (next is not null)
+            {
+                next.StartWithSlot();
+                lock (_layer._gate)
+                {
+                    next = Peer!.TakeWaiter();
+                }
+            }
         }
 
         // Caller holds the lock.

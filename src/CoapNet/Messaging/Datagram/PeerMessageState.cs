@@ -68,15 +68,26 @@ internal sealed class PeerMessageState
         return false;
     }
 
-    /// <summary>Frees a slot; returns the next waiting request (which now holds the slot), if any.</summary>
+    /// <summary>Frees a slot; returns the next waiting request (which now holds the slot) when NSTART allows it to start, if any.</summary>
     public ISlotWaiter? ReleaseSlot()
     {
-        if (_waiting.TryDequeue(out ISlotWaiter? next))
+        Outstanding--;
+        return TakeWaiter();
+    }
+
+    /// <summary>
+    /// A waiting request that may start now (it takes a slot), or null. NSTART is read each time, as the policy says it
+    /// now: a congestion window that shrank holds the queue back until enough slots have freed, one that grew lets more
+    /// than one start when a slot frees.
+    /// </summary>
+    public ISlotWaiter? TakeWaiter()
+    {
+        if (_waiting.Count > 0 && Outstanding < Math.Max(1, Retransmission.NStart))
         {
-            return next;
+            Outstanding++;
+            return _waiting.Dequeue();
         }
 
-        Outstanding--;
         return null;
     }
 

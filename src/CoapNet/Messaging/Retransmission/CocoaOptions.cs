@@ -22,6 +22,18 @@ public sealed class CocoaOptions
     /// </summary>
     public bool WeakEstimator { get; set; } = true;
 
+    /// <summary>
+    /// False (the default) for NSTART outstanding messages per peer, as the draft has it. True to make NSTART the ceiling
+    /// of a congestion window per peer, counted in messages as TCP's is in segments (RFC 5681): it starts at one, grows by
+    /// one per message acknowledged without retransmission up to a threshold (doubling each round trip) and by one per
+    /// round trip past it, and keeps 0.8 of itself, at most once per RTO, when a message times out. For a client that keeps
+    /// several requests outstanding (<see cref="Blockwise.BlockwiseOptions.MaxBlocksInFlight"/> with NSTART above 1) on a
+    /// link other devices share: it fills the link alone and comes down to its share when many do, where a fixed NSTART
+    /// overruns the bottleneck until transfers give up (benchmarks/RESULTS.md, constrained links). With NSTART 1 it
+    /// changes nothing.
+    /// </summary>
+    public bool CongestionWindow { get; set; }
+
     /// <summary>Checks that the settings make sense.</summary>
     /// <exception cref="ArgumentException">A setting is out of range; the message names it.</exception>
     public void Validate()

@@ -22,6 +22,8 @@ namespace CoapNet.Messaging.Retransmission;
 /// under 1 s, by 1.5 when it was over 3 s, by 2 otherwise; no timeout exceeds 32 s.</item>
 /// <item>RTO ageing: an RTO under 1 s that no sample updated for 16 x RTO is doubled; one over 3 s not updated for
 /// 4 x RTO becomes 1 s + 0.5 x RTO, so it moves back toward the default after a burst.</item>
+/// <item>With <see cref="CocoaOptions.CongestionWindow"/> (not in the draft), NSTART is the ceiling of a window that
+/// grows with each message acknowledged without retransmission and shrinks when one times out (<see cref="CongestionWindow"/>).</item>
 /// </list>
 /// </para>
 /// <para>
@@ -56,6 +58,7 @@ internal sealed class CocoaPeerRetransmission : CoapPeerRetransmission
     private readonly TimeProvider _time;
     private readonly double _maxTimeout;
     private readonly bool _weakEstimator;
+    private readonly CongestionWindow? _window;
     private Estimator _strong;
     private Estimator _weak;
     private double _rto;
@@ -63,8 +66,9 @@ internal sealed class CocoaPeerRetransmission : CoapPeerRetransmission
     private long _updatedAt;
     private int _outstanding;
 
-    public CocoaPeerRetransmission(CoapTransmissionParameters parameters, TimeProvider time, TimeSpan maxTimeout, bool weakEstimator)
+    public CocoaPeerRetransmission(CoapTransmissionParameters parameters, TimeProvider time, TimeSpan maxTimeout, bool weakEstimator, CongestionWindow? window = null)
     {
+        _window = window;
         _parameters = parameters;
         _time = time;
         _maxTimeout = maxTimeout.TotalSeconds;
@@ -73,7 +77,7 @@ internal sealed class CocoaPeerRetransmission : CoapPeerRetransmission
         _updatedAt = time.GetTimestamp();
     }
 
-    public override int NStart => _parameters.NStart;
+    public override int NStart => _window?.Size ?? _parameters.NStart;
 
     public override int MaxRetransmit => _parameters.MaxRetransmit;
 
@@ -97,6 +101,8 @@ internal sealed class CocoaPeerRetransmission : CoapPeerRetransmission
     {
         // The variable back-off factor: a short first timeout backs off faster so the retransmissions spread out, a long
         // one slower so they still fit MAX_TRANSMIT_WAIT; between 1 s and 3 s it is RFC 7252's doubling.
+        // A timeout is the loss a congestion window shrinks for (RFC 5681 section 3.1).
+        _window?.OnTimeout(_rto);
         double first = initialTimeout.TotalSeconds;
         double factor = first < 1 ? 3 : first > 3 ? 1.5 : 2;
         return FromSeconds(Math.Min(timeout.TotalSeconds * factor, _maxTimeout));
@@ -109,6 +115,7 @@ internal sealed class CocoaPeerRetransmission : CoapPeerRetransmission
         if (retransmissions == 0)
         {
             Update(_strong.Add(sample, StrongK), StrongWeight);
+            _window?.OnAcknowledged();
         }
         else if (retransmissions <= 2 && _weakEstimator)
         {
