@@ -57,6 +57,12 @@ public enum CoapPeerIdentityKind
 
     /// <summary>An X.509 certificate (RFC 7252 section 9.1.3.3).</summary>
     Certificate,
+
+    /// <summary>
+    /// An OSCORE security context (RFC 8613): the peer protected the message with the keys derived for its Sender ID
+    /// (the 'kid'), within an ID Context where there is one.
+    /// </summary>
+    Oscore,
 }
 
 /// <summary>
@@ -85,8 +91,8 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
     public CoapPeerIdentityKind Kind { get; }
 
     /// <summary>
-    /// The identifying bytes: the PSK identity, the DER SubjectPublicKeyInfo of a raw public key, or the DER
-    /// encoding of a certificate.
+    /// The identifying bytes: the PSK identity, the DER SubjectPublicKeyInfo of a raw public key, the DER
+    /// encoding of a certificate, or an OSCORE peer's Sender ID (its ID Context is in <see cref="Name"/>).
     /// </summary>
     public ReadOnlyMemory<byte> Value => _bytes;
 
@@ -95,7 +101,8 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
 
     /// <summary>
     /// A readable name: the PSK identity as UTF-8 (hexadecimal when it is not text), "rpk:" and the SHA-256 of the
-    /// public key in hexadecimal, or the certificate's subject.
+    /// public key in hexadecimal, the certificate's subject, or an OSCORE peer's kid in hexadecimal (after its ID Context
+    /// and a colon where there is one).
     /// </summary>
     public string Name { get; }
 
@@ -138,9 +145,41 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
         return new CoapPeerIdentity(CoapPeerIdentityKind.Certificate, certificate.RawData, certificate, certificate.Subject);
     }
 
+    /// <summary>
+    /// The identity of a peer that protected its messages with the OSCORE security context of Sender ID
+    /// <paramref name="kid"/> (RFC 8613 section 3), which has no ID Context: "oscore:" and the kid in hexadecimal.
+    /// </summary>
+    /// <param name="kid">The peer's Sender ID, this side's Recipient ID (may be empty).</param>
+    /// <returns>The identity.</returns>
+    public static CoapPeerIdentity FromOscore(ReadOnlySpan<byte> kid)
+    {
+        byte[] bytes = kid.ToArray();
+        return new CoapPeerIdentity(CoapPeerIdentityKind.Oscore, bytes, null, Convert.ToHexString(bytes).ToLowerInvariant());
+    }
+
+    /// <summary>
+    /// The identity of a peer that protected its messages with the OSCORE security context of Sender ID
+    /// <paramref name="kid"/> within <paramref name="idContext"/> (RFC 8613 sections 3.1, 5.1): "oscore:", the ID Context
+    /// and the kid in hexadecimal, separated by a colon.
+    /// </summary>
+    /// <param name="kid">The peer's Sender ID, this side's Recipient ID (may be empty).</param>
+    /// <param name="idContext">The context's ID Context (may be empty, which is not the same as none).</param>
+    /// <returns>The identity; equal to another only with the same kid and ID Context.</returns>
+    public static CoapPeerIdentity FromOscore(ReadOnlySpan<byte> kid, ReadOnlySpan<byte> idContext)
+    {
+        byte[] bytes = kid.ToArray();
+        return new CoapPeerIdentity(
+            CoapPeerIdentityKind.Oscore,
+            bytes,
+            null,
+            Convert.ToHexString(idContext).ToLowerInvariant() + ":" + Convert.ToHexString(bytes).ToLowerInvariant());
+    }
+
     /// <inheritdoc/>
+    /// <remarks>The name is compared too: two OSCORE identities with one kid in different ID Contexts differ.</remarks>
     public bool Equals(CoapPeerIdentity? other)
-        => other is not null && (ReferenceEquals(this, other) || (Kind == other.Kind && _hashCode == other._hashCode && _bytes.AsSpan().SequenceEqual(other._bytes)));
+        => other is not null && (ReferenceEquals(this, other)
+            || (Kind == other.Kind && _hashCode == other._hashCode && _bytes.AsSpan().SequenceEqual(other._bytes) && string.Equals(Name, other.Name, StringComparison.Ordinal)));
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is CoapPeerIdentity other && Equals(other);
@@ -154,6 +193,7 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
     {
         CoapPeerIdentityKind.PreSharedKey => "psk:" + Name,
         CoapPeerIdentityKind.Certificate => "cert:" + Name,
+        CoapPeerIdentityKind.Oscore => "oscore:" + Name,
         _ => Name,
     };
 

@@ -12,7 +12,7 @@ namespace CoapNet.Messaging;
 /// <remarks>
 /// Thread-safe: the handler may answer from any thread, once. A <see cref="CoapStage"/> sees the exchange pass both ways:
 /// it may answer it itself (<see cref="RespondFrom"/>), put a request of its own in place of the received one
-/// (<see cref="ReplaceRequest"/>), end it without an answer (<see cref="EndWithoutResponse"/>), answer the request again
+/// (<see cref="ReplaceRequest(CoapMessage)"/>), end it without an answer (<see cref="EndWithoutResponse"/>), answer the request again
 /// later (<see cref="ForFurtherResponse"/>), and keep its state for it in <see cref="Features"/>.
 /// </remarks>
 public sealed class CoapExchange : IFeatureOwner
@@ -189,6 +189,27 @@ public sealed class CoapExchange : IFeatureOwner
     }
 
     /// <summary>
+    /// Puts <paramref name="request"/> in place of the received one, as <see cref="ReplaceRequest(CoapMessage)"/> does, for a
+    /// stage that authenticated the request itself, end to end (OSCORE, RFC 8613 section 8.2): the handler then sees the
+    /// sender as the transport's peer with <paramref name="securityContext"/> in place of the transport's own
+    /// (<c>request.Peer.Identity</c>, which routes that require authorization check). <see cref="Peer"/>, which the stages
+    /// and the layers below key their state by, stays the transport's.
+    /// </summary>
+    /// <param name="request">The stage's own request message, with a request code.</param>
+    /// <param name="securityContext">
+    /// What authenticated the request and whom; the stage keeps one per security association, since peers compare
+    /// security contexts by reference.
+    /// </param>
+    /// <exception cref="ArgumentException">A message or context is null, or the code is not a request method.</exception>
+    public void ReplaceRequest(CoapMessage request, CoapSecurityContext securityContext)
+    {
+        ArgumentNullException.ThrowIfNull(securityContext);
+        ReplaceRequest(request);
+        CoapPeer transport = Peer;
+        Features.SetCore(typeof(AuthenticatedPeerKey), new CoapPeer(transport.Scheme, transport.EndPoint, securityContext));
+    }
+
+    /// <summary>
     /// Ends the exchange without a response, for a stage that answers nothing (RFC 7967 section 2.1, a Q-Block1 block that
     /// gets no answer of its own): a confirmable request not yet acknowledged gets its empty ACK, recorded for its
     /// duplicates as a reply would be (RFC 7252 sections 4.2, 4.5); a NON gets nothing; on a connection the request stops
@@ -300,6 +321,17 @@ public sealed class CoapExchange : IFeatureOwner
     private static uint Microseconds(long timestamp) => unchecked((uint)(timestamp / TicksPerMicrosecond));
 
     private static readonly long TicksPerMicrosecond = Math.Max(1, System.Diagnostics.Stopwatch.Frequency / 1_000_000);
+
+    /// <summary>
+    /// The sender as the handler sees it: the transport's peer, or the one a stage authenticated end to end
+    /// (<see cref="ReplaceRequest(CoapMessage, CoapSecurityContext)"/>).
+    /// </summary>
+    internal CoapPeer ApplicationPeer => Features.GetCore(typeof(AuthenticatedPeerKey)) as CoapPeer ?? Peer;
+
+    /// <summary>The key of the peer a stage authenticated in <see cref="Features"/>: a type no one outside can name.</summary>
+    private static class AuthenticatedPeerKey
+    {
+    }
 
     /// <summary>The key of a further response's listener in <see cref="Features"/>: a type no one outside can name, so no stage sets it by mistake.</summary>
     private static class FurtherResponseKey

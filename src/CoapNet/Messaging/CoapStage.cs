@@ -118,7 +118,7 @@ public abstract class CoapStage
 
     /// <summary>
     /// A received request on its way up to the handler: pass it on with <paramref name="next"/> (after
-    /// <see cref="CoapExchange.ReplaceRequest"/> for a request of the stage's own, as a joined upload or a decrypted one);
+    /// <see cref="CoapExchange.ReplaceRequest(CoapMessage)"/> for a request of the stage's own, as a joined upload or a decrypted one);
     /// or answer it yourself with <see cref="CoapExchange.RespondFrom"/>; or end it without an answer
     /// (<see cref="CoapExchange.EndWithoutResponse"/>), as a Q-Block1 block that is kept for the body it belongs to.
     /// </summary>

@@ -22,9 +22,13 @@ public readonly struct CoapRequest : IEquatable<CoapRequest>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
     public CoapMessage Message => Exchange.Request;
 
-    /// <summary>Who sent the request: the transport (by scheme), the address and any security context.</summary>
+    /// <summary>
+    /// Who sent the request: the transport (by scheme), the address and any security context: the transport's (DTLS, TLS),
+    /// or the one a stage authenticated the request with end to end (OSCORE, RFC 8613), whose identity routes that require
+    /// authorization check.
+    /// </summary>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>
-    public CoapPeer Peer => Exchange.Peer;
+    public CoapPeer Peer => Exchange.ApplicationPeer;
 
     /// <summary>The sender's address (<see cref="CoapPeer.EndPoint"/> of <see cref="Peer"/>).</summary>
     /// <exception cref="InvalidOperationException">This is a <c>default</c> value, not a request the server made.</exception>

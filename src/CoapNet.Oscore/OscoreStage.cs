@@ -1,0 +1,207 @@
+using System.Runtime.CompilerServices;
+using CoapNet.Messages;
+using CoapNet.Messaging;
+using CoapNet.Oscore.Cose;
+using CoapNet.Oscore.Protection;
+
+namespace CoapNet.Oscore;
+
+/// <summary>
+/// OSCORE (RFC 8613) as a stage: below Observe and between the inner block-wise stage (the built-in one, on plaintext)
+/// and an outer one (on OSCORE messages), section 4.1.3.4. A client protects each request to a server it has a context
+/// for and verifies its responses; a server verifies each protected request, hands the decrypted one up with the
+/// client's identity, and protects the responses to it.
+/// </summary>
+internal sealed class OscoreStage : CoapStage
+{
+    private readonly OscoreOptions _options;
+
+    // A notification goes out on an exchange of its own (CoapExchange.ForFurtherResponse), whose features start empty; it
+    // shares the decrypted registration request, which keys its binding here for as long as the observation holds it.
+    private readonly ConditionalWeakTable<CoapMessage, RequestBinding> _observations = new();
+
+    public OscoreStage(OscoreOptions options) => _options = options;
+
+    /// <inheritdoc/>
+    public override bool Processes(CoapOptionNumber number) => number == CoapOptionNumber.Oscore;
+
+    /// <inheritdoc/>
+    public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
+    {
+        if (_options.ForServer(call.Peer.EndPoint) is not { } context || request.Options.Contains(CoapOptionNumber.Oscore))
+        {
+            next(call, request);
+            return;
+        }
+
+        CoapMessage outer;
+        RequestBinding binding;
+        try
+        {
+            outer = OscoreProtection.ProtectRequest(context, request, out binding);
+        }
+        catch (InvalidOperationException e)
+        {
+            // The sequence numbers are used up (section 7.2.1): nothing may go out under this context.
+            call.Fail(e);
+            return;
+        }
+
+        call.Features.Set(binding);
+        next(call, outer);
+    }
+
+    /// <inheritdoc/>
+    public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
+    {
+        if (call.Features.Get<RequestBinding>() is not { } binding)
+        {
+            next(call, response);
+            return;
+        }
+
+        if (!response.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
+        {
+            // Section 8: an OSCORE error (unknown context, replay, decryption) comes back as a plain error response; it
+            // carries no content of the resource, so the caller may see it. Anything else unprotected is refused.
+            if (response.Code.IsClientError || response.Code.IsServerError)
+            {
+                next(call, response);
+            }
+            else
+            {
+                Refuse(call, $"{call.Peer.EndPoint} answered a protected request with an unprotected {response.Code}; it is not accepted (RFC 8613 section 8.4).");
+            }
+
+            return;
+        }
+
+        if (!OscoreOptionValue.TryRead(entry.Value, out OscoreOptionValue value)
+            || OscoreProtection.OpenResponse(binding, response, value) is not { } inner)
+        {
+            Refuse(call, $"The response from {call.Peer.EndPoint} failed OSCORE verification (RFC 8613 section 8.4).");
+            return;
+        }
+
+        bool notification = inner.Options.Contains(CoapOptionNumber.Observe);
+        if (notification && !binding.Observe)
+        {
+            Refuse(call, $"{call.Peer.EndPoint} sent a notification for a request that did not observe (RFC 8613 section 4.1.3.5.2).");
+            return;
+        }
+
+        long partialIv = value.PartialIv.IsEmpty ? -1 : OscoreAlgorithm.SequenceNumber(value.PartialIv.Span);
+        if (binding.Observe && partialIv >= 0 && !binding.TryAdvanceNotification(partialIv))
+        {
+            // Section 7.4.1: a notification no newer than the Notification Number is a replay or stale; dropped.
+            return;
+        }
+
+        inner.Type = response.Type;
+        inner.MessageId = response.MessageId;
+        inner.Token = response.Token;
+        if (notification)
+        {
+            // Section 4.1.3.5.2: the order is the Partial IV's; the Observe stage above orders by its three low bytes,
+            // and a notification without one is the oldest.
+            inner.Options.RemoveAll(CoapOptionNumber.Observe);
+            inner.Options.Add(CoapOptionNumber.Observe, (uint)(Math.Max(partialIv, 0) & 0xFFFFFF));
+        }
+
+        next(call, inner);
+    }
+
+    /// <inheritdoc/>
+    public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+    {
+        CoapMessage request = exchange.Request;
+        if (!request.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
+        {
+            next(exchange);
+            return;
+        }
+
+        // Section 8.2: each failure is answered with a plain, unprotected error that tells nothing of the resource.
+        if (!OscoreOptionValue.TryRead(entry.Value, out OscoreOptionValue value) || value.Kid is not { } kid || value.PartialIv.IsEmpty)
+        {
+            Fail(exchange, CoapCode.BadOption, "Malformed OSCORE option");
+            return;
+        }
+
+        if (_options.ForClient(kid.Span, value.KidContext) is not { } context)
+        {
+            Fail(exchange, CoapCode.Unauthorized, "Security context not found");
+            return;
+        }
+
+        long partialIv = OscoreAlgorithm.SequenceNumber(value.PartialIv.Span);
+        if (!context.IsFresh(partialIv))
+        {
+            Fail(exchange, CoapCode.Unauthorized, "Replay detected");
+            return;
+        }
+
+        if (OscoreProtection.OpenRequest(context, request, kid.Span, value.PartialIv.Span) is not { } inner)
+        {
+            Fail(exchange, CoapCode.BadRequest, "Decryption failed");
+            return;
+        }
+
+        if (!context.TryAccept(partialIv))
+        {
+            Fail(exchange, CoapCode.Unauthorized, "Replay detected");
+            return;
+        }
+
+        RequestBinding binding = new(context, kid.ToArray(), value.PartialIv.ToArray(), inner.Options.Contains(CoapOptionNumber.Observe));
+        exchange.ReplaceRequest(inner, context.PeerSecurityContext);
+        exchange.Features.Set(binding);
+        if (binding.Observe)
+        {
+            _observations.AddOrUpdate(inner, binding);
+        }
+
+        next(exchange);
+    }
+
+    /// <inheritdoc/>
+    public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+    {
+        RequestBinding? binding = exchange.Features.Get<RequestBinding>();
+        if (binding is null && exchange.IsFurtherResponse && _observations.TryGetValue(exchange.Request, out RequestBinding? observed))
+        {
+            binding = observed;
+        }
+
+        if (binding is null)
+        {
+            next(exchange, response);
+            return;
+        }
+
+        // Section 4.1.3.5: every response to an Observe registration has a Partial IV of its own, so the client orders
+        // them; any other response reuses the request's nonce (section 8.3).
+        next(exchange, OscoreProtection.ProtectResponse(binding, response, withPartialIv: binding.Observe));
+    }
+
+    private void Fail(CoapExchange exchange, CoapCode code, string diagnostic)
+    {
+        CoapMessage error = exchange.Request.CreateResponse(code);
+
+        // Section 4.1.3.1: an outer Max-Age of 0, so no proxy caches the error.
+        error.Options.Add(CoapOptionNumber.MaxAge, 0u);
+        error.SetPayload(diagnostic);
+        exchange.RespondFrom(this, error);
+    }
+
+    private static void Refuse(CoapClientCall call, string reason)
+    {
+        if (call.ExpectedResponses == CoapExpectedResponses.Several)
+        {
+            // An observation goes on: one bad notification is dropped, as a replay would be (section 8.4).
+            return;
+        }
+
+        call.Fail(new CoapException(reason, call.Peer.EndPoint));
+    }
+}
