@@ -71,7 +71,7 @@ public static class CoapEndpointRouteBuilderExtensions
         ArgumentNullException.ThrowIfNull(handler);
         return new InvalidOperationException(
             $"{method}(\"{template}\", ...) was not compiled by CoapNet's source generator, which writes the binding code of a handler with parameters "
-            + "(CoapNet does not bind by reflection). Reference the CoapNet package, or add CoapNet.Generators as an analyzer, with C# 12 or later and "
+            + "(CoapNet does not bind by reflection). Reference the NetCoap package, or add CoapNet.Generators as an analyzer, with C# 12 or later and "
             + "'CoapNet.Generated' in the InterceptorsNamespaces property (the package's build props add it); the handler must be a lambda or a method, "
             + "not a Delegate variable. A handler of a CoapRequest returning a CoapResponse needs no generator: use CoapServer.MapGet's own overloads.");
     }

@@ -58,9 +58,17 @@ public sealed partial class CoapMessageSerializer
         }
     }
 
-    /// <inheritdoc cref="Deserialize(Stream)"/>
+    /// <summary>
+    /// Reads the next message from <paramref name="stream"/>, as <see cref="Deserialize(Stream)"/> does, without blocking a
+    /// thread. With stream framing, reads exactly one frame; with datagram framing, reads the stream to its end as one datagram.
+    /// </summary>
     /// <param name="stream">The stream.</param>
     /// <param name="cancellationToken">Cancels the read; the stream is then left inside a message and should be closed.</param>
+    /// <returns>The message, or null when the stream ended cleanly before its first byte.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="stream"/> is null.</exception>
+    /// <exception cref="CoapFormatException">
+    /// The bytes are malformed, or the stream ended inside a message (<see cref="CoapFormatErrorReason.UnexpectedEndOfStream"/>).
+    /// </exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     /// <remarks>
     /// While the stream completes its reads synchronously (a <see cref="MemoryStream"/>, a buffered stream,
@@ -246,7 +254,12 @@ public sealed partial class CoapMessageSerializer
         }
     }
 
-    /// <inheritdoc cref="Serialize(CoapMessage, Stream)"/>
+    /// <summary>
+    /// Writes one message to <paramref name="stream"/>, as <see cref="Serialize(CoapMessage, Stream)"/> does, without blocking
+    /// a thread: a frame, or (datagram framing) the datagram's bytes.
+    /// </summary>
+    /// <exception cref="ArgumentNullException">An argument is null.</exception>
+    /// <exception cref="ArgumentException">The message cannot be serialized (see <see cref="Serialize(CoapMessage)"/>).</exception>
     /// <param name="message">The message.</param>
     /// <param name="stream">The stream.</param>
     /// <param name="cancellationToken">Cancels the write.</param>

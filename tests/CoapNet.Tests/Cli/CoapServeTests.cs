@@ -173,12 +173,12 @@ public sealed class CoapServeTests : IDisposable
             serve._child = ChildProcess.StartDll(CoapTool.Dll, ["serve", root, "--port", "0", "--tcp-port", "0", "--address", "127.0.0.1"], serve.OnLine);
             try
             {
-                await Task.WhenAll(serve._udp.Task, serve._tcp.Task).WaitAsync(CoapTool.Liveness);
+                await serve._child.UntilAsync(Task.WhenAll(serve._udp.Task, serve._tcp.Task), CoapTool.Liveness, "print its 'Serving ... on' lines");
             }
-            catch (TimeoutException)
+            catch
             {
                 serve.Dispose();
-                throw new TimeoutException("coap serve printed no 'Serving ... on' lines: " + serve.Output);
+                throw;
             }
 
             return serve;

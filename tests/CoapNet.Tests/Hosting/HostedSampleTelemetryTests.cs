@@ -17,9 +17,10 @@ public sealed class HostedSampleTelemetryTests
     {
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
+        using HostedSampleSettings settings = new();
         TaskCompletionSource<Uri> listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
         TaskCompletionSource traced = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess sample = ChildProcess.StartDll(dll, [.. HostedSampleTests.LoopbackEndpoints(), "--Telemetry:Console", "true"], line =>
+        using ChildProcess sample = ChildProcess.StartDll(dll, [.. settings.Arguments, "--Telemetry:Console", "true"], line =>
         {
             int at = line.IndexOf("listening on ", StringComparison.Ordinal);
             if (at >= 0)
@@ -33,12 +34,13 @@ public sealed class HostedSampleTelemetryTests
                 traced.TrySetResult();
             }
         });
-        Uri server = await listening.Task.WaitAsync(Liveness);
+        await sample.UntilAsync(listening.Task, Liveness, "say where it listens");
+        Uri server = await listening.Task;
         await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
 
         (await client.GetAsync(new Uri(server, "/hello"))).IsSuccess.Should().BeTrue();
 
-        await traced.Task.WaitAsync(Liveness);
+        await sample.UntilAsync(traced.Task, Liveness, "export a trace naming its service");
         await sample.SignalAsync("TERM");
         (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
     }

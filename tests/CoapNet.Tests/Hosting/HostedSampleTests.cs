@@ -1,5 +1,4 @@
 using System.Net;
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using CoapNet.Client;
 using CoapNet.Messages;
@@ -8,8 +7,8 @@ using CoapNet.Tests.Infrastructure;
 namespace CoapNet.Tests.Hosting;
 
 /// <summary>
-/// The hosted sample run as a process with its own appsettings.json: the endpoints the file lists, each
-/// moved to 127.0.0.1 at a free port on the command line; it serves /hello through its scoped greeter
+/// The hosted sample run as a process with its own appsettings.json, whose endpoints are replaced whole by ones on
+/// 127.0.0.1 at ports the OS picks (<see cref="HostedSampleSettings"/>); it serves /hello through its scoped greeter
 /// and stops gracefully on SIGTERM; a start it cannot make (ports held, a misspelled key) says why in one line.
 /// </summary>
 public sealed class HostedSampleTests
@@ -21,10 +20,11 @@ public sealed class HostedSampleTests
     {
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
-        List<string> schemes = [.. FileEndpoints().Values.Select(url => url[..url.IndexOf("://", StringComparison.Ordinal)])];
+        using HostedSampleSettings settings = new();
+        List<string> schemes = [.. settings.Endpoints.Values];
         List<Uri> listening = [];
         TaskCompletionSource allListening = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess sample = ChildProcess.StartDll(dll, LoopbackEndpoints(), line =>
+        using ChildProcess sample = ChildProcess.StartDll(dll, settings.Arguments, line =>
         {
             int at = line.IndexOf("listening on ", StringComparison.Ordinal);
             if (at >= 0)
@@ -39,7 +39,7 @@ public sealed class HostedSampleTests
                 }
             }
         });
-        await allListening.Task.WaitAsync(Liveness);
+        await sample.UntilAsync(allListening.Task, Liveness, "say it listens on every endpoint of its file");
         listening.Select(u => u.Scheme).Should().BeEquivalentTo(schemes);
         await using CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0) });
 
@@ -58,11 +58,12 @@ public sealed class HostedSampleTests
     {
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         using CoapNet.Tests.Tls.PemFiles pem = new();
+        using HostedSampleSettings settings = new();
 
         // What the sample's header says to add to turn coaps+tcp on.
         List<string> arguments =
         [
-            .. LoopbackEndpoints(),
+            .. settings.Arguments,
             "--Coap:Endpoints:secure:Url", "coaps+tcp://127.0.0.1:0",
             "--Coap:Endpoints:secure:Tls:CertificateFile", pem["server.pem"],
             "--Coap:Endpoints:secure:Tls:CertificateKeyFile", pem["server.key"],
@@ -76,7 +77,8 @@ public sealed class HostedSampleTests
                 coapsTcp.TrySetResult(new Uri(line[(at + "listening on ".Length)..].Trim()));
             }
         });
-        Uri listening = await coapsTcp.Task.WaitAsync(Liveness);
+        await sample.UntilAsync(coapsTcp.Task, Liveness, "say it listens on coaps+tcp");
+        Uri listening = await coapsTcp.Task;
         await using CoapClient client = CoapNet.Tests.Tls.TlsLoopback.Client();
 
         CoapResponse hello = await client.GetAsync(new Uri(listening, "/hello"));
@@ -99,8 +101,10 @@ public sealed class HostedSampleTests
         tcpHolder.Listen();
         int udpPort = ((IPEndPoint)udpHolder.LocalEndPoint!).Port, tcpPort = ((IPEndPoint)tcpHolder.LocalEndPoint!).Port;
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll");
+        using HostedSampleSettings settings = new();
+        settings.Endpoints.Keys.Should().BeEquivalentTo(["udp", "tcp"]);
 
-        using ChildProcess refused = ChildProcess.StartDll(dll, ["--Coap:Endpoints:udp:Url", $"coap://127.0.0.1:{udpPort}", "--Coap:Endpoints:tcp:Url", $"coap+tcp://127.0.0.1:{tcpPort}"], _ => { });
+        using ChildProcess refused = ChildProcess.StartDll(dll, [.. settings.Arguments, "--Coap:Endpoints:udp:Url", $"coap://127.0.0.1:{udpPort}", "--Coap:Endpoints:tcp:Url", $"coap+tcp://127.0.0.1:{tcpPort}"], _ => { });
 
         (await refused.WaitForExitAsync(Liveness)).Should().Be(1, refused.Output);
         refused.Output.Should().Contain("Cannot bind 2 endpoints: ")
@@ -112,14 +116,14 @@ public sealed class HostedSampleTests
         // The hint, as written, starts the sample with both endpoints while the first ports are still held.
         int listening = 0;
         TaskCompletionSource both = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess moved = ChildProcess.StartDll(dll, hint, line =>
+        using ChildProcess moved = ChildProcess.StartDll(dll, [.. settings.Arguments, .. hint], line =>
         {
             if (line.Contains("listening on ", StringComparison.Ordinal) && Interlocked.Increment(ref listening) == 2)
             {
                 both.TrySetResult();
             }
         });
-        await both.Task.WaitAsync(Liveness);
+        await moved.UntilAsync(both.Task, Liveness, "listen on both moved endpoints");
         await moved.SignalAsync("TERM");
         (await moved.WaitForExitAsync(Liveness)).Should().Be(0, moved.Output);
     }
@@ -127,57 +131,26 @@ public sealed class HostedSampleTests
     [Fact]
     public async Task AMisspelledKeyInTheSamplesSettingsStopsTheStartNamingItAndTheKeyItMeant()
     {
-        string folder = Directory.CreateTempSubdirectory("coapnet-hosted-").FullName;
-        try
+        using HostedSampleSettings settings = new(text =>
         {
-            string settings = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "appsettings.json"));
-            settings.Should().Contain("\"MaxPendingRequests\"");
-            File.WriteAllText(Path.Combine(folder, "appsettings.json"), settings.Replace("\"MaxPendingRequests\"", "\"MaxPendingRequest\"", StringComparison.Ordinal));
+            text.Should().Contain("\"MaxPendingRequests\"");
+            return text.Replace("\"MaxPendingRequests\"", "\"MaxPendingRequest\"", StringComparison.Ordinal);
+        });
 
-            using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), ["--contentRoot", folder, .. LoopbackEndpoints()], _ => { });
+        using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), settings.Arguments, _ => { });
 
-            (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
-            sample.Output.Should().Contain("Coap:MaxPendingRequest is not a setting; did you mean MaxPendingRequests?").And.NotContain("listening on");
-        }
-        finally
-        {
-            Directory.Delete(folder, recursive: true);
-        }
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
+        sample.Output.Should().Contain("Coap:MaxPendingRequest is not a setting; did you mean MaxPendingRequests?").And.NotContain("listening on");
     }
 
     [Fact]
-    public void TheReadmeShowsTheSamplesProgram()
+    public void TheHostingGuideShowsTheSamplesProgram()
     {
-        string readme = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "README.md")).ReplaceLineEndings("\n");
+        string guide = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "hosting.md")).ReplaceLineEndings("\n");
         string program = File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "ReadmeCheck", "HostedProgram.cs.txt")).ReplaceLineEndings("\n");
 
         string code = program[(program.IndexOf("\nusing ", StringComparison.Ordinal) + 1)..].TrimEnd('\n');
-        readme.Should().Contain("```csharp\n" + code + "\n```", "the README's hosting example is the sample's code");
+        guide.Should().Contain("```csharp\n" + code + "\n```", "docs/hosting.md's example is the sample's code");
     }
 
-    /// <summary>
-    /// Arguments that move every endpoint of the sample's appsettings.json to 127.0.0.1 at a port the OS picks, over the
-    /// same scheme: the file's endpoints are overridden whole, so no test binds the fixed ports a running sample holds.
-    /// </summary>
-    public static List<string> LoopbackEndpoints()
-    {
-        List<string> arguments = [];
-        foreach ((string name, string url) in FileEndpoints())
-        {
-            arguments.AddRange([$"--Coap:Endpoints:{name}:Url", $"{url[..url.IndexOf("://", StringComparison.Ordinal)]}://127.0.0.1:0"]);
-        }
-
-        return arguments;
-    }
-
-    // The sample's own appsettings.json, copied next to the tests with the sample: each endpoint's name and Url.
-    private static Dictionary<string, string> FileEndpoints()
-    {
-        string path = Path.Combine(AppContext.BaseDirectory, "appsettings.json");
-        using JsonDocument settings = JsonDocument.Parse(File.ReadAllText(path));
-        Dictionary<string, string> endpoints = settings.RootElement.GetProperty("Coap").GetProperty("Endpoints").EnumerateObject()
-            .ToDictionary(endpoint => endpoint.Name, endpoint => endpoint.Value.GetProperty("Url").GetString()!);
-        endpoints.Should().NotBeEmpty();
-        return endpoints;
-    }
 }

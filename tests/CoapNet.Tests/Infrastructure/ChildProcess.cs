@@ -101,6 +101,36 @@ internal sealed class ChildProcess : IDisposable
         return _process.ExitCode;
     }
 
+    /// <summary>
+    /// Waits for <paramref name="awaited"/> (a line it prints, say), and fails the test at once with everything it printed
+    /// when the process exits first (a port it could not bind, a setting it refused), rather than after
+    /// <paramref name="liveness"/>, which bounds a process that neither says it nor exits.
+    /// </summary>
+    /// <param name="awaited">What the test waits for.</param>
+    /// <param name="liveness">How long to wait.</param>
+    /// <param name="what">What <paramref name="awaited"/> is, for the failure's message.</param>
+    public async Task UntilAsync(Task awaited, TimeSpan liveness, string what)
+    {
+        // WaitForExitAsync completes once the redirected output has been read to its end too, so Output is whole.
+        Task exited = _process.WaitForExitAsync();
+        Task first;
+        try
+        {
+            first = await Task.WhenAny(awaited, exited).WaitAsync(liveness);
+        }
+        catch (TimeoutException)
+        {
+            throw new TimeoutException($"{_process.StartInfo.FileName} {string.Join(' ', _process.StartInfo.ArgumentList)} did not {what} within {liveness}; it printed:\n{Output}");
+        }
+
+        if (first != awaited)
+        {
+            throw new Xunit.Sdk.XunitException($"{_process.StartInfo.FileName} {string.Join(' ', _process.StartInfo.ArgumentList)} exited with {_process.ExitCode} before it did {what}; it printed:\n{Output}");
+        }
+
+        await awaited;
+    }
+
     /// <summary>Kills the process if it still runs.</summary>
     public void Dispose()
     {

@@ -12,12 +12,37 @@ public sealed class PackedPackageTests(PackedPackages packages)
     private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(60);
 
     [Fact]
+    public void PackingTheSolutionMakesEveryPackageAndNothingElse()
+    {
+        packages.PackedIds().Should().Equal(PackedPackages.Ids, $"`{PackedPackages.Command} DIR` packs the library, its secure transport, OSCORE, hosting and the tool, and no test, benchmark or sample");
+        Directory.GetFiles(packages.Folder, "*.snupkg").Should().HaveCount(4, "the four libraries carry symbols packages; the tool does not");
+    }
+
+    [Theory]
+    [InlineData("NetCoap.Dtls")]
+    [InlineData("NetCoap.Hosting")]
+    [InlineData("NetCoap.Oscore")]
+    public void APackageOnNetCoapBringsItsGeneratorAndBuildProps(string id)
+    {
+        using System.IO.Compression.ZipArchive package = System.IO.Compression.ZipFile.OpenRead(Path.Combine(packages.Folder, $"{id}.{packages.Version}.nupkg"));
+        using StreamReader nuspec = new(package.GetEntry($"{id}.nuspec")!.Open());
+        List<System.Xml.Linq.XElement> dependencies = [.. System.Xml.Linq.XDocument.Parse(nuspec.ReadToEnd()).Descendants()
+            .Where(e => e.Name.LocalName == "dependency" && (string?)e.Attribute("id") == "NetCoap")];
+
+        dependencies.Should().HaveCount(2, "one for each target framework");
+        foreach (System.Xml.Linq.XElement dependency in dependencies)
+        {
+            ((string?)dependency.Attribute("exclude") ?? string.Empty).Should().NotContainAny(["Build", "Analyzers"], "an application that adds only this package still compiles its handlers' binding");
+        }
+    }
+
+    [Fact]
     public async Task TheTransportSampleBuildsAgainstThePackedPackageAloneAndServesOverItsOwnScheme()
     {
         string dll = await packages.BuildAsync("samples/CoapNet.Samples.Transport");
 
-        Directory.GetDirectories(packages.Restored("CoapNet")).Select(Path.GetFileName).Should().Equal(
-            [packages.Version], "CoapNet came from the packed folder, at the version just packed, and from nowhere else");
+        Directory.GetDirectories(packages.Restored("NetCoap")).Select(Path.GetFileName).Should().Equal(
+            [packages.Version], "NetCoap came from the packed folder, at the version just packed, and from nowhere else");
         File.Exists(Path.Combine(Path.GetDirectoryName(dll)!, "CoapNet.dll")).Should().BeTrue("the package's assembly is what the sample runs on");
         using ChildProcess sample = ChildProcess.StartDll(dll, [], _ => { });
         (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
