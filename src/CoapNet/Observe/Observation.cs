@@ -33,6 +33,9 @@ internal sealed class Observation : ICoapDeliveryListener
         Path = registration.Request.UriPath;
         _sequence = firstSequence;
         _aliveAt = now;
+
+        // The registration's response is the first notification in progress; RegistrationAnswered ends it.
+        _busy = true;
     }
 
     /// <summary>The observer and its token.</summary>
@@ -142,6 +145,13 @@ internal sealed class Observation : ICoapDeliveryListener
             _dirty = false;
         }
     }
+
+    /// <summary>
+    /// The response that established the observation has gone down (or was dropped): notifications may go now, and one
+    /// with the latest state at once when the resource changed meanwhile. The registration itself proved the observer
+    /// alive (RFC 7641 section 4.5), so nothing more is recorded.
+    /// </summary>
+    public void RegistrationAnswered() => Finish(provedAlive: false);
 
     /// <inheritdoc/>
     public void OnDelivered() => Finish(provedAlive: true);

@@ -79,10 +79,15 @@ internal sealed partial class ObservationRegistry
 
     /// <summary>
     /// Adds the observer of <paramref name="exchange"/>'s request, or renews the one with its peer and
-    /// token (RFC 7641 section 4.1: replaced, never added twice); null when a bound refuses it.
+    /// token (RFC 7641 section 4.1: replaced, never added twice); null when a bound refuses it. A new observation
+    /// (<paramref name="created"/>) starts with its registration's response as the notification in progress: a change
+    /// before that response has gone down only marks it dirty, so no notification overtakes the response that
+    /// establishes the observation (on TCP the client would otherwise see a newer state, then the older one).
+    /// The caller ends it with <see cref="Observation.RegistrationAnswered"/>.
     /// </summary>
-    public Observation? Register(CoapExchange exchange, object target)
+    public Observation? Register(CoapExchange exchange, object target, out bool created)
     {
+        created = false;
         TokenKey key = TokenKey.From(exchange.Peer, exchange.Request.Token.Span);
         long now = Now;
         Observation observation;
@@ -112,6 +117,7 @@ internal sealed partial class ObservationRegistry
             }
 
             observation = new Observation(this, key, exchange, target, FirstSequence, now);
+            created = true;
             _byKey.Add(key, observation);
             Volatile.Write(ref _count, _byKey.Count);
             _perPeer[exchange.Peer] = ofPeer + 1;

@@ -65,11 +65,26 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
         CoapMessage request = exchange.Request;
         if (Registry is { } registry && request.Code == CoapCode.Get && request.Observe == 0)
         {
-            Observation? registered = exchange.Features.Get<ObserveTarget>() is { } target && response.Code.IsSuccess ? registry.Register(exchange, target.Target) : null;
+            bool created = false;
+            Observation? registered = exchange.Features.Get<ObserveTarget>() is { } target && response.Code.IsSuccess ? registry.Register(exchange, target.Target, out created) : null;
             if (registered is not null)
             {
                 // RFC 7641 section 4.1: the response that adds the observer carries the Observe option.
                 response = WithObserve(response, registered.NextSequence());
+                if (created)
+                {
+                    // A new observation holds its notifications until this response has gone down (see Register).
+                    try
+                    {
+                        next(exchange, response);
+                    }
+                    finally
+                    {
+                        registered.RegistrationAnswered();
+                    }
+
+                    return;
+                }
             }
             else if (registry.Find(exchange.Peer, request.Token.Span) is { } previous)
             {

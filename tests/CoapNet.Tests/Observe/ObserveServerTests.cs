@@ -69,6 +69,24 @@ public sealed class ObserveServerTests : IAsyncLifetime
     }
 
     [Fact]
+    public void AChangeWhileTheRegistrationsResponseIsOnItsWayDownIsNotifiedAfterThatResponseNotBeforeIt()
+    {
+        // The resource changes after the registration was recorded and before its response left: on TCP a notification
+        // sent at once would reach the client ahead of the response, newer state first (seen in CI, 2026-11-28).
+        Start(stages: options => options.UseStage("ChangeOnTheWayDown", _ => new ChangeOnTheWayDown(this), CoapStagePosition.Below(CoapStageNames.Observe)));
+        TestPeer observer = Peer("10.0.0.1");
+
+        CoapMessage registration = Register(observer, "/counter", token: 0x1A);
+        CoapMessage notification = WaitForMessage(observer, m => m.Type == CoapMessageType.NonConfirmable && m.Observe is not null);
+
+        registration.GetPayloadString().Should().Be("0");
+        notification.GetPayloadString().Should().Be("1", "one notification with the state that changed follows the response");
+        List<string> order = [.. observer.Received.Select(d => d.Message).Where(m => m?.Observe is not null).Select(m => m!.GetPayloadString())];
+        order.Should().Equal(["0", "1"], "the response that establishes the observation goes down first");
+        notification.Observe!.Value.Should().BeGreaterThan(registration.Observe!.Value);
+    }
+
+    [Fact]
     public void TheSequenceWrapsAt24BitsAndStaysNewerByTheRuleOfSection34()
     {
         Start();
@@ -366,16 +384,40 @@ public sealed class ObserveServerTests : IAsyncLifetime
         return peer;
     }
 
-    private void Start(ObserveOptions? observe = null)
+    private void Start(ObserveOptions? observe = null, Action<CoapEndpointOptions>? stages = null)
     {
+        CoapEndpointOptions endpoint = new() { TimeProvider = _time };
+        stages?.Invoke(endpoint);
         _server = new CoapServer(new CoapServerOptions
         {
             Observe = observe ?? new ObserveOptions(),
             Scheduler = _scheduler,
-            Endpoint = new CoapEndpointOptions { TimeProvider = _time },
+            Endpoint = endpoint,
         }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/counter", _ => _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.MapGet("/plain", _ => CoapResponse.Content("plain"));
         _server.Start();
+    }
+
+    /// <summary>
+    /// Below Observe on the server: while the first response with Observe goes down, the counter changes and the server
+    /// is told, and whatever that starts is run to the end before the response passes on, as a notifier on another
+    /// thread could.
+    /// </summary>
+    private sealed class ChangeOnTheWayDown(ObserveServerTests test) : CoapStage
+    {
+        private int _done;
+
+        public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+        {
+            if (!exchange.IsFurtherResponse && response.Observe is not null && Interlocked.Exchange(ref _done, 1) == 0)
+            {
+                Interlocked.Increment(ref test._counter);
+                test.Server.NotifyObservers("/counter");
+                test._scheduler.RunUntilIdle();
+            }
+
+            next(exchange, response);
+        }
     }
 }
