@@ -47,6 +47,9 @@ internal sealed class ClientObservation : IDisposable
 
     private readonly object _gate = new();
 
+    // Orders the writes of the first response and the notifications to the channel; taken before _gate, never inside it.
+    private readonly object _delivery = new();
+
     // The deregistration sent when the observation ended (null inside when none was): set once, by End.
     private readonly TaskCompletionSource<Task<CoapMessage>?> _deregistration = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private CancellationTokenSource? _current;
@@ -224,25 +227,18 @@ internal sealed class ClientObservation : IDisposable
 
     private void OnFirst(Task<CoapMessage> task, CancellationTokenSource cancel)
     {
-        CoapMessage? early;
-        lock (_gate)
-        {
-            if (!IsCurrent(cancel))
-            {
-                return;
-            }
-
-            if (task.IsCompletedSuccessfully)
-            {
-                _firstDelivered = true;
-            }
-
-            early = _early;
-            _early = null;
-        }
-
         if (!task.IsCompletedSuccessfully)
         {
+            lock (_gate)
+            {
+                if (!IsCurrent(cancel))
+                {
+                    return;
+                }
+
+                _early = null;
+            }
+
             Exception failure = task.Exception?.InnerException ?? new OperationCanceledException();
             if (TakeRetryAfterLoss(failure))
             {
@@ -254,31 +250,61 @@ internal sealed class ClientObservation : IDisposable
             return;
         }
 
-        Deliver(task.Result);
-        if (early is not null)
+        // The first response's task completes on a pool thread while the receive thread goes on to the next message: a
+        // notification seen after _firstDelivered is set must not reach the channel before the first response does, so
+        // marking it delivered and writing it (and an early notification after it) are one step (RFC 7641 section 3.4).
+        bool ended;
+        lock (_delivery)
         {
-            Deliver(early);
+            CoapMessage? early;
+            lock (_gate)
+            {
+                if (!IsCurrent(cancel))
+                {
+                    return;
+                }
+
+                _firstDelivered = true;
+                early = _early;
+                _early = null;
+            }
+
+            ended = Deliver(task.Result) || (early is not null && Deliver(early));
+        }
+
+        if (ended)
+        {
+            End(null, deregister: false);
         }
     }
 
     private void OnLater(CancellationTokenSource cancel, CoapMessage notification)
     {
-        lock (_gate)
+        bool ended;
+        lock (_delivery)
         {
-            if (!IsCurrent(cancel))
+            lock (_gate)
             {
-                return;
+                if (!IsCurrent(cancel))
+                {
+                    return;
+                }
+
+                if (!_firstDelivered)
+                {
+                    // A notification overtook the registration's response on its way to us: it follows it.
+                    _early = notification;
+                    return;
+                }
             }
 
-            if (!_firstDelivered)
-            {
-                // A notification overtook the registration's response on its way to us: it follows it.
-                _early = notification;
-                return;
-            }
+            ended = Deliver(notification);
         }
 
-        Deliver(notification);
+        if (ended)
+        {
+            End(null, deregister: false);
+        }
     }
 
     /// <summary>The path to the server was lost after the registration (a connection closed, a DTLS session ended): register again.</summary>
@@ -316,22 +342,25 @@ internal sealed class ClientObservation : IDisposable
         }
     }
 
-    private void Deliver(CoapMessage message)
+    /// <summary>
+    /// Writes <paramref name="message"/> to the channel; true when it ends the observation (no Observe option), which the
+    /// caller then does outside the delivery lock. Called holding <see cref="_delivery"/>.
+    /// </summary>
+    private bool Deliver(CoapMessage message)
     {
         CoapResponse response = new(message, Peer.EndPoint);
         if (message.Observe is null)
         {
             // RFC 7641 sections 3.2 and 4.2: a response without Observe (the server would not, or an error) ends the observation.
             _channel.Writer.TryWrite(response);
-            End(null, deregister: false);
-            return;
+            return true;
         }
 
         lock (_gate)
         {
             if (_ended)
             {
-                return;
+                return false;
             }
 
             _accepted = true;
@@ -344,6 +373,7 @@ internal sealed class ClientObservation : IDisposable
         }
 
         _channel.Writer.TryWrite(response);
+        return false;
     }
 
     private void Reregister()
