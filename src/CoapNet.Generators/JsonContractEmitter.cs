@@ -130,41 +130,39 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
     /// converters and unmapped-member handling apply as to any object), then makes the object as the CBOR reader does;
     /// it writes through the object's own metadata.
     /// </summary>
-    private static void EmitInitOnlyConverter(StringBuilder text)
-    {
-        const string Json = "global::System.Text.Json";
-        text.AppendLine();
-        text.AppendLine($"        private sealed class InitOnlyConverter<T, TMembers> : {Json}.Serialization.JsonConverter<T> where TMembers : struct");
-        text.AppendLine("        {");
-        text.AppendLine($"            private readonly {Metadata}.JsonTypeInfo<T> _write;");
-        text.AppendLine($"            private readonly {Metadata}.JsonPropertyInfo[] _members;");
-        text.AppendLine($"            private readonly {Metadata}.JsonTypeInfo<TMembers> _read;");
-        text.AppendLine("            private readonly global::System.Func<TMembers, int> _missing;");
-        text.AppendLine("            private readonly global::System.Func<TMembers, T> _make;");
-        text.AppendLine();
-        text.AppendLine($"            public InitOnlyConverter({Options} o, {Metadata}.JsonTypeInfo<T> write, {Metadata}.JsonPropertyInfo[] members, global::System.Func<TMembers, int> missing, global::System.Func<TMembers, T> make)");
-        text.AppendLine("            {");
-        text.AppendLine("                _write = write;");
-        text.AppendLine("                _members = members;");
-        text.AppendLine("                _missing = missing;");
-        text.AppendLine("                _make = make;");
-        text.AppendLine($"                _read = {Services}.CreateObjectInfo<TMembers>(o, new {Metadata}.JsonObjectInfoValues<TMembers> {{ ObjectCreator = static () => default, PropertyMetadataInitializer = _ => members }});");
-        text.AppendLine("            }");
-        text.AppendLine();
-        text.AppendLine($"            public override T Read(ref {Json}.Utf8JsonReader reader, global::System.Type typeToConvert, {Options} options)");
-        text.AppendLine("            {");
-        text.AppendLine("                // Anything but an object (null too, for a struct) is refused as System.Text.Json refuses it: an exception");
-        text.AppendLine("                // without a message gets the serializer's own, naming the type and the path.");
-        text.AppendLine($"                if (reader.TokenType != {Json}.JsonTokenType.StartObject) throw new {Json}.JsonException();");
-        text.AppendLine($"                TMembers read = {Json}.JsonSerializer.Deserialize(ref reader, _read);");
-        text.AppendLine("                int missing = _missing(read);");
-        text.AppendLine($"                if (missing >= 0) throw new {Json}.JsonException(\"The JSON object of \" + typeof(T) + \" has no '\" + _members[missing].Name + \"', which it requires.\");");
-        text.AppendLine("                return _make(read);");
-        text.AppendLine("            }");
-        text.AppendLine();
-        text.AppendLine($"            public override void Write({Json}.Utf8JsonWriter writer, T value, {Options} options) => {Json}.JsonSerializer.Serialize(writer, value, _write);");
-        text.AppendLine("        }");
-    }
+    private static void EmitInitOnlyConverter(StringBuilder text) => text.AppendLine().Append($$"""
+                private sealed class InitOnlyConverter<T, TMembers> : global::System.Text.Json.Serialization.JsonConverter<T> where TMembers : struct
+                {
+                    private readonly {{Metadata}}.JsonTypeInfo<T> _write;
+                    private readonly {{Metadata}}.JsonPropertyInfo[] _members;
+                    private readonly {{Metadata}}.JsonTypeInfo<TMembers> _read;
+                    private readonly global::System.Func<TMembers, int> _missing;
+                    private readonly global::System.Func<TMembers, T> _make;
+
+                    public InitOnlyConverter({{Options}} o, {{Metadata}}.JsonTypeInfo<T> write, {{Metadata}}.JsonPropertyInfo[] members, global::System.Func<TMembers, int> missing, global::System.Func<TMembers, T> make)
+                    {
+                        _write = write;
+                        _members = members;
+                        _missing = missing;
+                        _make = make;
+                        _read = {{Services}}.CreateObjectInfo<TMembers>(o, new {{Metadata}}.JsonObjectInfoValues<TMembers> { ObjectCreator = static () => default, PropertyMetadataInitializer = _ => members });
+                    }
+
+                    public override T Read(ref global::System.Text.Json.Utf8JsonReader reader, global::System.Type typeToConvert, {{Options}} options)
+                    {
+                        // Anything but an object (null too, for a struct) is refused as System.Text.Json refuses it: an exception
+                        // without a message gets the serializer's own, naming the type and the path.
+                        if (reader.TokenType != global::System.Text.Json.JsonTokenType.StartObject) throw new global::System.Text.Json.JsonException();
+                        TMembers read = global::System.Text.Json.JsonSerializer.Deserialize(ref reader, _read);
+                        int missing = _missing(read);
+                        if (missing >= 0) throw new global::System.Text.Json.JsonException("The JSON object of " + typeof(T) + " has no '" + _members[missing].Name + "', which it requires.");
+                        return _make(read);
+                    }
+
+                    public override void Write(global::System.Text.Json.Utf8JsonWriter writer, T value, {{Options}} options) => global::System.Text.Json.JsonSerializer.Serialize(writer, value, _write);
+                }
+
+        """);
 
     /// <summary>A type's name for a message: its key without the global:: alias.</summary>
     public static string Name(string key) => key.StartsWith("global::", StringComparison.Ordinal) ? key.Substring("global::".Length) : key;
