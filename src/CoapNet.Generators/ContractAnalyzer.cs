@@ -147,7 +147,7 @@ internal sealed class ContractAnalyzer
 
             // A required member is set in the object initializer, as C# demands of whoever makes the object, whether its
             // setter is init-only or not (unless the constructor sets the required members itself); another init-only
-            // one after the object is made, only when the payload has it, so its initializer's value stays otherwise.
+            // one there too, with a fresh instance's value when the payload lacks it, so its initializer's value stays.
             string assign = index >= 0 ? "ctor"
                 : property.SetMethod is not { DeclaredAccessibility: Accessibility.Public } ? "none"
                 : property.IsRequired && !setsRequired ? "required"

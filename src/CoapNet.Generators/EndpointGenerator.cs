@@ -372,7 +372,11 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
         _text.AppendLine("        }");
         foreach (ContractType type in registered.Where(t => t.Kind is not (ContractKind.Primitive or ContractKind.Enum)))
         {
-            EmitInitSetters(type);
+            if (type.Kind == ContractKind.Object && type.CanRead)
+            {
+                EmitMake(type);
+            }
+
             EmitWriter(type);
             if (Readable(type.Key))
             {
@@ -387,32 +391,91 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
         _text.AppendLine("        private static string ReadString(global::System.Formats.Cbor.CborReader r) => IsNull(r) ? null : r.ReadTextString();");
         _text.AppendLine("        private static byte[] ReadBytes(global::System.Formats.Cbor.CborReader r) => IsNull(r) ? null : r.ReadByteString();");
         _text.AppendLine("        private static int Capacity(int? count) => count is int n && n < 64 ? n : 64;");
+        _text.AppendLine("        private static global::System.InvalidOperationException Missing(string type, string key) => new(\"The CBOR map of \" + type + \" has no '\" + key + \"', which it requires.\");");
         _text.AppendLine("    }");
         json.Emit(_text, registered);
         _text.AppendLine("#nullable enable");
     }
 
-    /// <summary>The name of the accessor of an init-only member's setter, which the CBOR readers and the JSON metadata share.</summary>
-    public static string InitSetter(int typeId, int member) => $"CoapContracts.I{typeId}_{member}";
+    /// <summary>The struct an object's members are read into, each with whether the payload had it (CBOR and JSON share it).</summary>
+    public static string MembersType(int typeId) => $"CoapContracts.Members{typeId}";
 
-    private string InitSetter(ContractType type, ContractMember member) => InitSetter(Id(type.Key), type.Members.Items.IndexOf(member));
+    /// <summary>The method that makes an object from its members as read (CBOR and JSON share it).</summary>
+    public static string Make(int typeId) => $"CoapContracts.Make{typeId}";
 
     /// <summary>
-    /// An UnsafeAccessor of each init-only member's setter (.NET 8): outside an object initializer C# cannot call it,
-    /// and setting it there would overwrite the initializer's value of a member the payload does not have.
+    /// The members of an object as read (m: the value, h: whether the payload had it), and the one way the object is made
+    /// from them: through its constructor, its required members and its init-only ones in the object initializer (C#
+    /// allows init-only ones nowhere else), its settable ones after. An init-only member the payload lacks keeps its
+    /// initializer's value: the object initializer gives it what a freshly made instance holds (the same constructor,
+    /// arguments and required members, so an initializer that reads a constructor parameter gives the same value). That
+    /// instance is made only when the payload has some init-only members and lacks others; with none of them it is the
+    /// result itself, with all of them it is not needed. So the constructor runs twice in that mixed case, and an absent
+    /// init-only member is set to what its getter returned on the fresh instance (its initializer's value for an
+    /// auto-property).
     /// </summary>
-    private void EmitInitSetters(ContractType type)
+    private void EmitMake(ContractType type)
     {
+        int id = Id(type.Key);
+        string t = type.TypeName;
+        _text.AppendLine();
+        _text.AppendLine($"        public struct Members{id}");
+        _text.AppendLine("        {");
+        for (int i = 0; i < type.Members.Count; i++)
+        {
+            _text.AppendLine($"            public {types[type.Members[i].Type].TypeName} m{i}; public bool h{i};");
+        }
+
+        _text.AppendLine("        }");
+        _text.AppendLine();
+        _text.AppendLine($"        public static {t} Make{id}(in Members{id} s)");
+        _text.AppendLine("        {");
+        string[] arguments = new string[type.CtorParameters];
+        List<string> required = [];
+        List<int> inits = [];
         for (int i = 0; i < type.Members.Count; i++)
         {
             ContractMember member = type.Members[i];
-            if (member.Assign == "init")
+            switch (member.Assign)
             {
-                _text.AppendLine();
-                _text.AppendLine($"        [global::System.Runtime.CompilerServices.UnsafeAccessor(global::System.Runtime.CompilerServices.UnsafeAccessorKind.Method, Name = {Symbols.Literal("set_" + member.Name)})]");
-                _text.AppendLine($"        public static extern void I{Id(type.Key)}_{i}({(type.IsValueType ? "ref " : string.Empty)}{type.TypeName} target, {types[member.Type].TypeName} value);");
+                case "ctor":
+                    arguments[member.CtorIndex] = $"s.m{i}";
+                    break;
+                case "required":
+                    required.Add($"{member.Name} = s.m{i}");
+                    break;
+                case "init":
+                    inits.Add(i);
+                    break;
             }
         }
+
+        string made = $"new {t}({string.Join(", ", arguments)})";
+        if (inits.Count == 0)
+        {
+            _text.AppendLine($"            var value = {made}{Initializer(required)};");
+        }
+        else
+        {
+            string all = string.Join(" && ", inits.Select(i => $"s.h{i}"));
+            string none = string.Join(" && ", inits.Select(i => $"!s.h{i}"));
+            IEnumerable<string> kept = inits.Select(i => $"{type.Members[i].Name} = s.h{i} ? s.m{i} : fresh.{type.Members[i].Name}");
+            _text.AppendLine($"            var fresh = {all} ? default({t}) : {made}{Initializer(required)};");
+            _text.AppendLine($"            var value = {none} ? fresh : {made}{Initializer([.. required, .. kept])};");
+        }
+
+        for (int i = 0; i < type.Members.Count; i++)
+        {
+            if (type.Members[i].Assign == "set")
+            {
+                _text.AppendLine($"            if (s.h{i}) value.{type.Members[i].Name} = s.m{i};");
+            }
+        }
+
+        _text.AppendLine("            return value;");
+        _text.AppendLine("        }");
+
+        static string Initializer(List<string> assignments) => assignments.Count == 0 ? string.Empty : " { " + string.Join(", ", assignments) + " }";
     }
 
     private string WriteStatement(string typeKey, string value)
@@ -530,21 +593,20 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
 
     private void EmitObjectReader(ContractType type)
     {
+        int id = Id(type.Key);
         _text.AppendLine("            if (r.PeekState() == global::System.Formats.Cbor.CborReaderState.Null) { r.ReadNull(); return default; }");
-        List<ContractMember> read = type.Members.Where(m => m.Assign != "none").ToList();
-        for (int i = 0; i < read.Count; i++)
-        {
-            _text.AppendLine($"            {types[read[i].Type].TypeName} m{i} = default; bool h{i} = false;");
-        }
-
+        _text.AppendLine($"            var s = new Members{id}();");
         _text.AppendLine("            r.ReadStartMap();");
         _text.AppendLine("            while (r.PeekState() != global::System.Formats.Cbor.CborReaderState.EndMap)");
         _text.AppendLine("            {");
         _text.AppendLine("                switch (r.ReadTextString())");
         _text.AppendLine("                {");
-        for (int i = 0; i < read.Count; i++)
+        for (int i = 0; i < type.Members.Count; i++)
         {
-            _text.AppendLine($"                    case {Symbols.Literal(read[i].Key)}: m{i} = {ReadExpression(read[i].Type)}; h{i} = true; break;");
+            if (type.Members[i].Assign != "none")
+            {
+                _text.AppendLine($"                    case {Symbols.Literal(type.Members[i].Key)}: s.m{i} = {ReadExpression(type.Members[i].Type)}; s.h{i} = true; break;");
+            }
         }
 
         _text.AppendLine("                    default: r.SkipValue(); break;");
@@ -552,30 +614,16 @@ internal sealed class SourceEmitter(Dictionary<string, ContractType> types, Hash
         _text.AppendLine("            }");
         _text.AppendLine();
         _text.AppendLine("            r.ReadEndMap();");
-        string[] arguments = new string[type.CtorParameters];
-        for (int i = 0; i < read.Count; i++)
+
+        // C#'s required (or [JsonRequired]) is the payload's: a map without the member does not bind, in CBOR as in JSON.
+        for (int i = 0; i < type.Members.Count; i++)
         {
-            if (read[i].Assign == "ctor")
+            if (type.Members[i].Required && type.Members[i].Assign != "none")
             {
-                arguments[read[i].CtorIndex] = "m" + i;
+                _text.AppendLine($"            if (!s.h{i}) throw Missing({Symbols.Literal(JsonContractEmitter.Name(type.Key))}, {Symbols.Literal(type.Members[i].Key)});");
             }
         }
 
-        IEnumerable<string> inits = read.Select((m, i) => (m, i)).Where(x => x.m.Assign == "required").Select(x => $"{x.m.Name} = m{x.i}");
-        string initializer = inits.Any() ? " { " + string.Join(", ", inits) + " }" : string.Empty;
-        _text.AppendLine($"            var value = new {type.TypeName}({string.Join(", ", arguments)}){initializer};");
-        for (int i = 0; i < read.Count; i++)
-        {
-            if (read[i].Assign == "set")
-            {
-                _text.AppendLine($"            if (h{i}) value.{read[i].Name} = m{i};");
-            }
-            else if (read[i].Assign == "init")
-            {
-                _text.AppendLine($"            if (h{i}) {InitSetter(type, read[i])}({(type.IsValueType ? "ref " : string.Empty)}value, m{i});");
-            }
-        }
-
-        _text.AppendLine("            return value;");
+        _text.AppendLine($"            return Make{id}(in s);");
     }
 }

@@ -107,10 +107,65 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
         text.AppendLine();
         text.AppendLine($"        private static global::System.Text.Json.Serialization.JsonConverter Expand<T>(global::System.Text.Json.Serialization.JsonConverter converter, {Options} o)");
         text.AppendLine("            => converter is global::System.Text.Json.Serialization.JsonConverterFactory factory ? factory.CreateConverter(typeof(T), o) : converter;");
+        if (ready.Any(MadeByConverter))
+        {
+            EmitInitOnlyConverter(text);
+        }
+
         text.AppendLine("    }");
     }
 
-    private static string Name(string key) => key.StartsWith("global::", StringComparison.Ordinal) ? key.Substring("global::".Length) : key;
+    /// <summary>
+    /// True for an object read through <c>InitOnlyConverter</c>: one with an init-only member that is neither required nor
+    /// a constructor parameter. System.Text.Json's own object path cannot keep such a member's initializer's value when
+    /// the JSON lacks it (it passes a constructor parameter's default for an absent member, dotnet/runtime#84484), and
+    /// outside the object initializer only an accessor of its setter could set it.
+    /// </summary>
+    private static bool MadeByConverter(ContractType type)
+        => type.Kind == ContractKind.Object && type.CanRead && type.JsonConverter.Length == 0 && type.Members.Any(m => m.Assign == "init");
+
+    /// <summary>
+    /// The converter of the objects <see cref="MadeByConverter"/> picks. It reads the members through System.Text.Json
+    /// metadata of the struct the CBOR reader fills too (the options' naming policy, case-insensitive matching, member
+    /// converters and unmapped-member handling apply as to any object), then makes the object as the CBOR reader does;
+    /// it writes through the object's own metadata.
+    /// </summary>
+    private static void EmitInitOnlyConverter(StringBuilder text) => text.AppendLine().Append($$"""
+                private sealed class InitOnlyConverter<T, TMembers> : global::System.Text.Json.Serialization.JsonConverter<T> where TMembers : struct
+                {
+                    private readonly {{Metadata}}.JsonTypeInfo<T> _write;
+                    private readonly {{Metadata}}.JsonPropertyInfo[] _members;
+                    private readonly {{Metadata}}.JsonTypeInfo<TMembers> _read;
+                    private readonly global::System.Func<TMembers, int> _missing;
+                    private readonly global::System.Func<TMembers, T> _make;
+
+                    public InitOnlyConverter({{Options}} o, {{Metadata}}.JsonTypeInfo<T> write, {{Metadata}}.JsonPropertyInfo[] members, global::System.Func<TMembers, int> missing, global::System.Func<TMembers, T> make)
+                    {
+                        _write = write;
+                        _members = members;
+                        _missing = missing;
+                        _make = make;
+                        _read = {{Services}}.CreateObjectInfo<TMembers>(o, new {{Metadata}}.JsonObjectInfoValues<TMembers> { ObjectCreator = static () => default, PropertyMetadataInitializer = _ => members });
+                    }
+
+                    public override T Read(ref global::System.Text.Json.Utf8JsonReader reader, global::System.Type typeToConvert, {{Options}} options)
+                    {
+                        // Anything but an object (null too, for a struct) is refused as System.Text.Json refuses it: an exception
+                        // without a message gets the serializer's own, naming the type and the path.
+                        if (reader.TokenType != global::System.Text.Json.JsonTokenType.StartObject) throw new global::System.Text.Json.JsonException();
+                        TMembers read = global::System.Text.Json.JsonSerializer.Deserialize(ref reader, _read);
+                        int missing = _missing(read);
+                        if (missing >= 0) throw new global::System.Text.Json.JsonException("The JSON object of " + typeof(T) + " has no '" + _members[missing].Name + "', which it requires.");
+                        return _make(read);
+                    }
+
+                    public override void Write(global::System.Text.Json.Utf8JsonWriter writer, T value, {{Options}} options) => global::System.Text.Json.JsonSerializer.Serialize(writer, value, _write);
+                }
+
+        """);
+
+    /// <summary>A type's name for a message: its key without the global:: alias.</summary>
+    public static string Name(string key) => key.StartsWith("global::", StringComparison.Ordinal) ? key.Substring("global::".Length) : key;
 
     private void EmitTypeInfo(StringBuilder text, ContractType type)
     {
@@ -162,8 +217,16 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
                     _ => $"            return {Services}.CreateIReadOnlyDictionaryInfo<{t}, string, {element}>(o, {values}());",
                 });
                 break;
+            case ContractKind.Object when MadeByConverter(type):
+                text.AppendLine($"            return {Services}.CreateValueInfo<{t}>(o, new InitOnlyConverter<{t}, {SourceEmitter.MembersType(n)}>(o, O{n}(o), M{n}(o), static s => {FirstMissing(type)}, static s => {SourceEmitter.Make(n)}(in s)));");
+                text.AppendLine("        }");
+                text.AppendLine();
+                text.AppendLine($"        private static {Metadata}.JsonTypeInfo<{t}> O{n}({Options} o)");
+                text.AppendLine("        {");
+                EmitObject(text, type, n, readable: false);
+                break;
             default:
-                EmitObject(text, type, n);
+                EmitObject(text, type, n, type.CanRead);
                 break;
         }
 
@@ -172,36 +235,53 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
         {
             EmitProperties(text, type, n);
         }
+
+        if (MadeByConverter(type))
+        {
+            EmitMemberProperties(text, type, n);
+        }
+    }
+
+    /// <summary>The index of the first required member the struct read has not, or -1: an expression over <c>s</c>.</summary>
+    private static string FirstMissing(ContractType type)
+    {
+        StringBuilder expression = new();
+        for (int i = 0; i < type.Members.Count; i++)
+        {
+            if (type.Members[i].Required && type.Members[i].Assign != "none")
+            {
+                expression.Append($"!s.h{i} ? {i} : ");
+            }
+        }
+
+        return expression.Append("-1").ToString();
     }
 
     /// <summary>
-    /// An object's metadata: made through the constructor the contract table chose, its required members set in the
-    /// object initializer (C# demands them there), each of those a constructor parameter to System.Text.Json, which
-    /// matches a parameter to the property of its name; init-only members are set through their setters' accessors.
+    /// An object's metadata: made as the CBOR reader makes it (<see cref="SourceEmitter.Make"/>), from its constructor's
+    /// parameters and its required members, each of those a constructor parameter to System.Text.Json, which matches a
+    /// parameter to the property of its name. Without <paramref name="readable"/> it only writes.
     /// </summary>
-    private void EmitObject(StringBuilder text, ContractType type, int n)
+    private void EmitObject(StringBuilder text, ContractType type, int n, bool readable)
     {
         string t = type.TypeName;
-        List<ContractMember> initialized = type.Members.Where(m => m.Assign == "required").ToList();
         ContractMember[] byCtor = new ContractMember[type.CtorParameters];
         foreach (ContractMember member in type.Members.Where(m => m.Assign == "ctor"))
         {
             byCtor[member.CtorIndex] = member;
         }
 
-        List<ContractMember> parameters = [.. byCtor, .. initialized];
+        List<ContractMember> parameters = [.. byCtor, .. type.Members.Where(m => m.Assign == "required")];
         text.AppendLine($"            var values = new {Metadata}.JsonObjectInfoValues<{t}>");
         text.AppendLine("            {");
-        if (type.CanRead && parameters.Count == 0)
+        if (readable && parameters.Count == 0)
         {
-            text.AppendLine($"                ObjectCreator = static () => new {t}(),");
+            text.AppendLine($"                ObjectCreator = static () => {SourceEmitter.Make(n)}(new {SourceEmitter.MembersType(n)}()),");
         }
-        else if (type.CanRead)
+        else if (readable)
         {
-            string arguments = string.Join(", ", byCtor.Select((m, i) => $"({types[m.Type].TypeName})args[{i}]"));
-            string initializer = initialized.Count == 0 ? string.Empty
-                : " { " + string.Join(", ", initialized.Select((m, i) => $"{m.Name} = ({types[m.Type].TypeName})args[{type.CtorParameters + i}]")) + " }";
-            text.AppendLine($"                ObjectWithParameterizedConstructorCreator = static args => new {t}({arguments}){initializer},");
+            string fields = string.Join(", ", parameters.Select((m, i) => $"m{type.Members.Items.IndexOf(m)} = ({types[m.Type].TypeName})args[{i}]"));
+            text.AppendLine($"                ObjectWithParameterizedConstructorCreator = static args => {SourceEmitter.Make(n)}(new {SourceEmitter.MembersType(n)} {{ {fields} }}),");
             text.AppendLine($"                ConstructorParameterMetadataInitializer = static () => new {Metadata}.JsonParameterInfoValues[]");
             text.AppendLine("                {");
             for (int i = 0; i < parameters.Count; i++)
@@ -217,25 +297,46 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
         text.AppendLine($"            return {Services}.CreateObjectInfo<{t}>(o, values);");
     }
 
+    /// <summary>The object's properties: how System.Text.Json reads (when <see cref="MadeByConverter"/> does not pick it) and writes it.</summary>
     private void EmitProperties(StringBuilder text, ContractType type, int n)
     {
         string t = type.TypeName;
+        EmitPropertyInfos(text, type, $"P{n}", t, i => $"static obj => (({t})obj).{type.Members[i].Name}", i =>
+        {
+            ContractMember m = type.Members[i];
+
+            // A member the constructor or the object initializer sets is a parameter to System.Text.Json, never set
+            // through this; a setter that says so makes it one JSON may carry (and require), as its own generator does.
+            // An init-only one is read through InitOnlyConverter, which never sets it through this either.
+            return m.Assign is "ctor" or "required" or "init" ? "static (obj, value) => throw new global::System.InvalidOperationException(\"Set when the object is made.\")"
+                : m.Assign != "set" ? "null"
+                : type.IsValueType ? $"static (obj, value) => global::System.Runtime.CompilerServices.Unsafe.Unbox<{t}>(obj).{m.Name} = value"
+                : $"static (obj, value) => (({t})obj).{m.Name} = value";
+        }, ofObject: true);
+    }
+
+    /// <summary>
+    /// The same properties on the struct InitOnlyConverter reads into: each setter records that the JSON had the member;
+    /// a member with no public setter has none here either, so the JSON's value of it is skipped as it is for the object.
+    /// Required members are the converter's to check, so its message names the object's type.
+    /// </summary>
+    private void EmitMemberProperties(StringBuilder text, ContractType type, int n)
+    {
+        string members = SourceEmitter.MembersType(n);
+        EmitPropertyInfos(text, type, $"M{n}", members, i => $"static obj => (({members})obj).m{i}", i => type.Members[i].Assign == "none" ? "null"
+            : $"static (obj, value) => {{ ref var s = ref global::System.Runtime.CompilerServices.Unsafe.Unbox<{members}>(obj); s.m{i} = value; s.h{i} = true; }}", ofObject: false);
+    }
+
+    private void EmitPropertyInfos(StringBuilder text, ContractType type, string method, string declaringType, Func<int, string> getter, Func<int, string> setter, bool ofObject)
+    {
         text.AppendLine();
-        text.AppendLine($"        private static {Metadata}.JsonPropertyInfo[] P{n}({Options} o)");
+        text.AppendLine($"        private static {Metadata}.JsonPropertyInfo[] {method}({Options} o)");
         text.AppendLine("        {");
         text.AppendLine($"            var properties = new {Metadata}.JsonPropertyInfo[{type.Members.Count}];");
         for (int i = 0; i < type.Members.Count; i++)
         {
             ContractMember m = type.Members[i];
             string p = types[m.Type].TypeName;
-            // A member the constructor or the object initializer sets is a parameter to System.Text.Json, never set
-            // through this; a setter that says so makes it one JSON may carry (and require), as its own generator does.
-            string setter = m.Assign is "ctor" or "required" ? "static (obj, value) => throw new global::System.InvalidOperationException(\"Set when the object is made.\")"
-                : m.Assign == "init" && type.IsValueType ? $"static (obj, value) => {SourceEmitter.InitSetter(n, i)}(ref global::System.Runtime.CompilerServices.Unsafe.Unbox<{t}>(obj), value)"
-                : m.Assign == "init" ? $"static (obj, value) => {SourceEmitter.InitSetter(n, i)}(({t})obj, value)"
-                : m.Assign != "set" ? "null"
-                : type.IsValueType ? $"static (obj, value) => global::System.Runtime.CompilerServices.Unsafe.Unbox<{t}>(obj).{m.Name} = value"
-                : $"static (obj, value) => (({t})obj).{m.Name} = value";
             string converter = m.JsonConverter.Length > 0 ? $"({"global::System.Text.Json.Serialization.JsonConverter"}<{p}>)Expand<{p}>(new {m.JsonConverter}(), o)" : "null";
             string ignore = m.JsonIgnore.Length > 0 ? "global::System.Text.Json.Serialization.JsonIgnoreCondition." + m.JsonIgnore : "null";
             string jsonName = m.JsonName.Length > 0 ? Symbols.Literal(m.JsonName) : "null";
@@ -243,20 +344,20 @@ internal sealed class JsonContractEmitter(Dictionary<string, ContractType> types
             text.AppendLine("            {");
             text.AppendLine("                IsProperty = true,");
             text.AppendLine("                IsPublic = true,");
-            text.AppendLine($"                DeclaringType = typeof({t}),");
+            text.AppendLine($"                DeclaringType = typeof({declaringType}),");
             text.AppendLine($"                Converter = {converter},");
-            text.AppendLine($"                Getter = static obj => (({t})obj).{m.Name},");
-            text.AppendLine($"                Setter = {setter},");
+            text.AppendLine($"                Getter = {getter(i)},");
+            text.AppendLine($"                Setter = {setter(i)},");
             text.AppendLine($"                IgnoreCondition = {ignore},");
             text.AppendLine($"                PropertyName = {Symbols.Literal(m.Name)},");
             text.AppendLine($"                JsonPropertyName = {jsonName},");
             text.AppendLine("            });");
-            if (m.Required)
+            if (ofObject && m.Required)
             {
                 text.AppendLine($"            properties[{i}].IsRequired = true;");
             }
 
-            if (m.Order != 0)
+            if (ofObject && m.Order != 0)
             {
                 text.AppendLine($"            properties[{i}].Order = {m.Order};");
             }

@@ -128,7 +128,8 @@ internal enum ContractKind
 /// <param name="Type">Its type's key in the type table.</param>
 /// <param name="Assign">
 /// How the reader sets it: "ctor" (a constructor parameter), "required" (C#'s required: in the object initializer),
-/// "init" (init-only: through an UnsafeAccessor of its setter, once the object is made), "set", or "none".
+/// "init" (init-only: in the object initializer too, with a fresh instance's value when the payload lacks it), "set"
+/// (after the object is made, only when the payload has it), or "none".
 /// </param>
 /// <param name="CtorIndex">Its position in the constructor, for "ctor".</param>
 /// <param name="JsonName">Its [JsonPropertyName], or empty: then the JSON options' naming policy names it.</param>

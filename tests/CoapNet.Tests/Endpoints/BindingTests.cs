@@ -203,6 +203,89 @@ public sealed class BindingTests : IDisposable
     }
 
     [Fact]
+    public void AnInitOnlyMemberTheCborMapHasOverridesItsInitializer()
+    {
+        LampOrder? received = null;
+        _host.Server.MapPost("/orders", (LampOrder order) => { received = order; });
+
+        CoapMessage response = _host.Send(CoapCode.Post, "/orders", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Cbor(("Name", "hall"), ("Level", 80));
+        });
+
+        response.Code.Should().Be(CoapCode.Changed);
+        received!.Level.Should().Be(80);
+    }
+
+    [Fact]
+    public void ACborMapWithoutARequiredMemberIsABadRequestNamingIt()
+    {
+        bool called = false;
+        _host.Server.MapPost("/orders", (LampOrder order) => { called = true; });
+
+        CoapMessage response = _host.Send(CoapCode.Post, "/orders", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Cbor(("Level", 80));
+        });
+
+        response.Code.Should().Be(CoapCode.BadRequest);
+        response.GetPayloadString().Should().Contain("'order'").And.Contain("'Name'", "C#'s required is the payload's, in CBOR as in JSON");
+        called.Should().BeFalse();
+    }
+
+    [Theory]
+    [InlineData(false, false, 29, "chime")]
+    [InlineData(false, true, 29, "bell")]
+    [InlineData(true, false, 5, "chime")]
+    [InlineData(true, true, 5, "bell")]
+    public void ARecordsInitOnlyMembersTheCborMapLacksKeepInitializersThatReadItsConstructor(bool warnAt, bool sound, int expectedWarnAt, string expectedSound)
+    {
+        LampTimer? received = null;
+        _host.Server.MapPost("/timers", (LampTimer timer) => { received = timer; });
+        List<(string, object)> members = [("Lamp", "desk"), ("Minutes", 30)];
+        if (warnAt)
+        {
+            members.Add(("WarnAt", 5));
+        }
+
+        if (sound)
+        {
+            members.Add(("Sound", "bell"));
+        }
+
+        CoapMessage response = _host.Send(CoapCode.Post, "/timers", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Cbor([.. members]);
+        });
+
+        response.Code.Should().Be(CoapCode.Changed);
+        received.Should().Be(new LampTimer("desk", 30) { WarnAt = expectedWarnAt, Sound = expectedSound });
+    }
+
+    [Fact]
+    public void AStructsInitOnlyMemberTheCborMapLacksKeepsItsInitializer()
+    {
+        List<LampDim> received = [];
+        _host.Server.MapPut("/dim", (LampDim dim) => { received.Add(dim); });
+
+        _host.Send(CoapCode.Put, "/dim", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Cbor(("Level", 3));
+        });
+        _host.Send(CoapCode.Put, "/dim", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Cbor;
+            r.Payload = Cbor(("Level", 3), ("Steps", 2));
+        });
+
+        received.Should().Equal(new LampDim { Level = 3 }, new LampDim { Level = 3, Steps = 2 });
+    }
+
+    [Fact]
     public void TextBytesAndStreamPayloadsAreBoundAsTheyAre()
     {
         _host.Server.MapPost("/text", ([FromBody] string text) => text.ToUpperInvariant());
@@ -213,6 +296,28 @@ public sealed class BindingTests : IDisposable
         _host.Send(CoapCode.Post, "/bytes", r => r.Payload = new byte[] { 1, 2, 3 }).GetPayloadString().Should().Be("3");
         _host.Send(CoapCode.Post, "/stream", r => r.Payload = "streamed"u8.ToArray()).GetPayloadString().Should().Be("streamed");
         _host.Send(CoapCode.Post, "/text", r => r.Payload = new byte[] { 0xFF, 0xFE }).Code.Should().Be(CoapCode.BadRequest);
+    }
+
+    /// <summary>A CBOR map of text keys to text or integer values, in the order given (RFC 8949 section 3.1).</summary>
+    private static byte[] Cbor(params (string Key, object Value)[] members)
+    {
+        System.Formats.Cbor.CborWriter writer = new();
+        writer.WriteStartMap(members.Length);
+        foreach ((string key, object value) in members)
+        {
+            writer.WriteTextString(key);
+            if (value is int number)
+            {
+                writer.WriteInt32(number);
+            }
+            else
+            {
+                writer.WriteTextString((string)value);
+            }
+        }
+
+        writer.WriteEndMap();
+        return writer.Encode();
     }
 }
 

@@ -67,7 +67,52 @@ public sealed class JsonTests : IDisposable
         full.Color.Should().Be(LampColor.Red);
         partial!.Level.Should().Be(50, "an init-only member the body does not have keeps its initializer's value");
         missing.Code.Should().Be(CoapCode.BadRequest);
-        missing.GetPayloadString().Should().Contain("'sent'").And.Contain("name", "the diagnostic names the member that is missing");
+        missing.GetPayloadString().Should().Contain("'sent'").And.Contain("'name'", "the diagnostic names the member that is missing, by its JSON name");
+    }
+
+    [Theory]
+    [InlineData("""{"lamp":"desk","minutes":30}""", 29, "chime")]
+    [InlineData("""{"lamp":"desk","minutes":30,"sound":"bell"}""", 29, "bell")]
+    [InlineData("""{"lamp":"desk","minutes":30,"WARNAT":5}""", 5, "chime")]
+    [InlineData("""{"sound":"bell","warnAt":5,"minutes":30,"lamp":"desk"}""", 5, "bell")]
+    public void ARecordsInitOnlyMembersTheBodyLacksKeepInitializersThatReadItsConstructor(string body, int warnAt, string sound)
+    {
+        LampTimer? received = null;
+        _host.Server.MapPost("/timers", (LampTimer timer) => { received = timer; });
+
+        CoapMessage response = Send(CoapCode.Post, "/timers", body);
+
+        response.Code.Should().Be(CoapCode.Changed);
+        received.Should().Be(new LampTimer("desk", 30) { WarnAt = warnAt, Sound = sound });
+    }
+
+    [Fact]
+    public void ATypeWithInitOnlyMembersIsWrittenInCamelCaseAndIsRefusedWhenNotAnObject()
+    {
+        _host.Server.MapPost("/timers", (LampTimer timer) => timer);
+        _host.Server.MapPut("/dim", (LampDim dim) => dim);
+
+        CoapMessage timer = _host.Send(CoapCode.Post, "/timers", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Json;
+            r.Accept = CoapContentFormat.Json;
+            r.Payload = """{"lamp":"desk","minutes":10}"""u8.ToArray();
+        });
+        CoapMessage dim = _host.Send(CoapCode.Put, "/dim", r =>
+        {
+            r.ContentFormat = CoapContentFormat.Json;
+            r.Accept = CoapContentFormat.Json;
+            r.Payload = """{"level":3}"""u8.ToArray();
+        });
+        CoapMessage nullDim = Send(CoapCode.Put, "/dim", "null");
+        CoapMessage arrayTimer = Send(CoapCode.Post, "/timers", "[1]");
+
+        timer.GetPayloadString().Should().Be("""{"lamp":"desk","minutes":10,"warnAt":9,"sound":"chime"}""");
+        dim.GetPayloadString().Should().Be("""{"level":3,"steps":4}""");
+        nullDim.Code.Should().Be(CoapCode.BadRequest);
+        nullDim.GetPayloadString().Should().Contain("'dim'").And.Contain(typeof(LampDim).FullName!, "System.Text.Json's reason names the handler's type");
+        arrayTimer.Code.Should().Be(CoapCode.BadRequest);
+        arrayTimer.GetPayloadString().Should().Contain("'timer'").And.Contain(typeof(LampTimer).FullName!);
     }
 
     [Fact]

@@ -30,6 +30,29 @@ public sealed class LampOrder
     public LampColor Color { get; set; }
 }
 
+/// <summary>
+/// A record read through its primary constructor whose init-only members have initializers, one reading the
+/// constructor's parameter: a payload without them keeps those values, whatever it has of the others.
+/// </summary>
+public sealed record LampTimer(string Lamp, int Minutes)
+{
+    public int WarnAt { get; init; } = Minutes - 1;
+
+    public string Sound { get; init; } = "chime";
+}
+
+/// <summary>A struct read through its parameterless constructor, which runs the initializers (default(LampDim) would not).</summary>
+public readonly record struct LampDim
+{
+    public LampDim()
+    {
+    }
+
+    public int Level { get; init; }
+
+    public int Steps { get; init; } = 4;
+}
+
 /// <summary>A type that only a CoapResults.Content call names: the generator finds it there.</summary>
 public sealed record LampOwner(string Name, int Lamps);
 
