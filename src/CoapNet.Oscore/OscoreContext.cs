@@ -1,7 +1,6 @@
 using System.Security.Cryptography;
 using CoapNet.Channels;
 using CoapNet.Oscore.Cose;
-using CoapNet.Oscore.Protection;
 
 namespace CoapNet.Oscore;
 
@@ -22,8 +21,15 @@ public sealed class OscoreContext
 
     private readonly object _senderLock = new();
     private readonly object _recipientLock = new();
-    private readonly ReplayWindow _window = new();
+    /// <summary>The Replay Window's size (RFC 8613 section 7.4).</summary>
+    private const int ReplayWindowSize = 32;
+
     private readonly IOscoreSequenceStore? _store;
+
+    // The Recipient Context's replay window (section 7.4), guarded by _recipientLock: null while unknown (Appendix B.1.2),
+    // until a verified request echoes _echo, the value this endpoint last sent in a 4.01 for that purpose.
+    private CoapReplayWindow? _window;
+    private byte[]? _echo;
     private long _sequenceNumber;
     private long _reservedUntil;
 
@@ -81,6 +87,11 @@ public sealed class OscoreContext
 
             _reservedUntil = _sequenceNumber;
         }
+
+        // Appendix B.1.2: a context that sent messages in an earlier run (its store holds a number past 0) may have
+        // accepted requests then too, which a window made now would take again.
+        bool usedBefore = _sequenceNumber > 0;
+        _window = options.ReplayWindowKnown && !usedBefore ? new CoapReplayWindow(ReplayWindowSize) : null;
     }
 
     /// <summary>This endpoint's Sender ID.</summary>
@@ -152,28 +163,58 @@ public sealed class OscoreContext
         }
     }
 
-    /// <summary>True when <paramref name="partialIv"/> is not a replay (RFC 8613 section 7.4); checked before decryption.</summary>
+    /// <summary>
+    /// True when <paramref name="partialIv"/> is not a replay (RFC 8613 section 7.4); checked before decryption. While the
+    /// window is unknown (Appendix B.1.2) any number may be fresh: <see cref="Accept"/> decides once the request verified.
+    /// </summary>
     internal bool IsFresh(long partialIv)
     {
         lock (_recipientLock)
         {
-            return _window.IsFresh(partialIv);
+            return _window?.IsFresh(partialIv) ?? true;
         }
     }
 
-    /// <summary>Accepts <paramref name="partialIv"/> after the request verified, unless another copy of it got in first.</summary>
-    /// <returns>False for a replay.</returns>
-    internal bool TryAccept(long partialIv)
+    /// <summary>
+    /// Accepts <paramref name="partialIv"/> after its request verified, unless another copy of it got in first. While the
+    /// replay window is unknown (RFC 8613 Appendix B.1.2) it accepts only a request that echoes the value of the last
+    /// challenge, and starts the window at its Partial IV, so that nothing sent before it is accepted; any other request is
+    /// not processed and gets <paramref name="challenge"/>, the Echo value to answer it with in a protected 4.01.
+    /// </summary>
+    /// <param name="partialIv">The request's Partial IV as a number.</param>
+    /// <param name="echo">The request's (inner) Echo option, or null.</param>
+    /// <param name="challenge">The Echo value to send when the result is <see cref="ReplayCheck.Challenge"/>.</param>
+    /// <returns>Whether the request is accepted, a replay, or to be challenged.</returns>
+    internal ReplayCheck Accept(long partialIv, ReadOnlyMemory<byte>? echo, out byte[]? challenge)
     {
+        challenge = null;
         lock (_recipientLock)
         {
-            if (!_window.IsFresh(partialIv))
+            if (_window is { } window)
             {
-                return false;
+                if (!window.IsFresh(partialIv))
+                {
+                    return ReplayCheck.Replay;
+                }
+
+                window.Accept(partialIv);
+                return ReplayCheck.Accepted;
             }
 
-            _window.Accept(partialIv);
-            return true;
+            if (echo is { } echoed && _echo is { } sent && echoed.Span.SequenceEqual(sent))
+            {
+                // Appendix B.1.2, step 3: this request is fresh, and it is the oldest this context accepts from now on.
+                _window = new CoapReplayWindow(ReplayWindowSize, partialIv);
+                _echo = null;
+                return ReplayCheck.Accepted;
+            }
+
+            // One value until a request echoes it: every request in flight meanwhile is challenged with the same.
+            challenge = _echo ??= RandomNumberGenerator.GetBytes(EchoLength);
+            return ReplayCheck.Challenge;
         }
     }
+
+    /// <summary>The length of the Echo values of Appendix B.1.2: 8 random bytes, which no one can guess (RFC 9175 section 2.2).</summary>
+    private const int EchoLength = 8;
 }

@@ -33,4 +33,13 @@ public sealed class OscoreContextOptions
     /// keeps it in memory only, which is safe only for a context that is never used again after a restart.
     /// </summary>
     public IOscoreSequenceStore? SequenceStore { get; set; }
+
+    /// <summary>
+    /// False when this endpoint may have accepted requests under the context before and no longer knows which: a server
+    /// that restarted without its replay window. It then processes no request until one proves fresh: it answers the first
+    /// with a protected 4.01 carrying an Echo value, and the request repeated with that value starts the window, from
+    /// which on nothing older is accepted (RFC 8613 Appendix B.1.2; our client repeats it by itself). True by default, for
+    /// a new context. A <see cref="SequenceStore"/> holding a number from an earlier run makes the window unknown too.
+    /// </summary>
+    public bool ReplayWindowKnown { get; set; } = true;
 }

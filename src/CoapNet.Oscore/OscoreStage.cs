@@ -17,7 +17,8 @@ internal sealed class OscoreStage : CoapStage
     private readonly OscoreOptions _options;
 
     // A notification goes out on an exchange of its own (CoapExchange.ForFurtherResponse), whose features start empty; it
-    // shares the decrypted registration request, which keys its binding here for as long as the observation holds it.
+    // sees the protected registration request as this stage did (CoapExchange.RequestAt), which keys its binding here for
+    // as long as the observation holds it.
     private readonly ConditionalWeakTable<CoapMessage, RequestBinding> _observations = new();
 
     public OscoreStage(OscoreOptions options) => _options = options;
@@ -34,21 +35,30 @@ internal sealed class OscoreStage : CoapStage
             return;
         }
 
-        CoapMessage outer;
-        RequestBinding binding;
+        if (Protect(call, context, request, out RequestBinding? binding) is { } outer)
+        {
+            call.Features.Set(binding);
+            next(call, outer);
+        }
+    }
+
+    /// <summary>The OSCORE message of <paramref name="request"/> and its binding; null when the call failed.</summary>
+    private static CoapMessage? Protect(CoapClientCall call, OscoreContext context, CoapMessage request, out RequestBinding? binding)
+    {
         try
         {
-            outer = OscoreProtection.ProtectRequest(context, request, out binding);
+            CoapMessage outer = OscoreProtection.ProtectRequest(context, request, out RequestBinding made);
+            made.Request = request;
+            binding = made;
+            return outer;
         }
         catch (InvalidOperationException e)
         {
             // The sequence numbers are used up (section 7.2.1): nothing may go out under this context.
             call.Fail(e);
-            return;
+            binding = null;
+            return null;
         }
-
-        call.Features.Set(binding);
-        next(call, outer);
     }
 
     /// <inheritdoc/>
@@ -60,41 +70,82 @@ internal sealed class OscoreStage : CoapStage
             return;
         }
 
+        if (Open(call, binding, response) is not { } inner)
+        {
+            return;
+        }
+
+        if (inner.Code == CoapCode.Unauthorized && inner.Echo is { } echo && binding.Request is { Echo: null } sent
+            && call.ExpectedResponses != CoapExpectedResponses.Several)
+        {
+            // Appendix B.1.2: the server does not know its replay window and asks for the request again with its Echo
+            // value (Class E, inside the plaintext), under a new Partial IV. Once: the repetition's answer goes up whatever
+            // it is. An observation is not repeated (its notifications would come for the repetition's token); its caller
+            // sees the 4.01.
+            CoapMessage again = new() { Type = sent.Type, Code = sent.Code, Payload = sent.Payload };
+            foreach (CoapOptionEntry option in sent.Options)
+            {
+                again.Options.Add(option);
+            }
+
+            again.Echo = echo;
+            if (Protect(call, binding.Context, again, out RequestBinding? repeated) is { } outer)
+            {
+                call.SendFollowUp(this, outer, answer =>
+                {
+                    if (Open(call, repeated!, answer) is { } opened)
+                    {
+                        next(call, opened);
+                    }
+                });
+            }
+
+            return;
+        }
+
+        next(call, inner);
+    }
+
+    /// <summary>
+    /// The plaintext of <paramref name="response"/> to the request of <paramref name="binding"/> (RFC 8613 section 8.4), with
+    /// the response's type, Message ID and token; a plain error passed as it is (section 8: an OSCORE error carries nothing
+    /// of the resource). Null when the response is refused (the call fails, or an observation drops it) or is a stale
+    /// notification.
+    /// </summary>
+    private static CoapMessage? Open(CoapClientCall call, RequestBinding binding, CoapMessage response)
+    {
         if (!response.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
         {
             // Section 8: an OSCORE error (unknown context, replay, decryption) comes back as a plain error response; it
             // carries no content of the resource, so the caller may see it. Anything else unprotected is refused.
             if (response.Code.IsClientError || response.Code.IsServerError)
             {
-                next(call, response);
-            }
-            else
-            {
-                Refuse(call, $"{call.Peer.EndPoint} answered a protected request with an unprotected {response.Code}; it is not accepted (RFC 8613 section 8.4).");
+                return response;
             }
 
-            return;
+            Refuse(call, $"{call.Peer.EndPoint} answered a protected request with an unprotected {response.Code}; it is not accepted (RFC 8613 section 8.4).");
+            return null;
         }
 
         if (!OscoreOptionValue.TryRead(entry.Value, out OscoreOptionValue value)
             || OscoreProtection.OpenResponse(binding, response, value) is not { } inner)
         {
             Refuse(call, $"The response from {call.Peer.EndPoint} failed OSCORE verification (RFC 8613 section 8.4).");
-            return;
+            return null;
         }
 
         bool notification = inner.Options.Contains(CoapOptionNumber.Observe);
         if (notification && !binding.Observe)
         {
             Refuse(call, $"{call.Peer.EndPoint} sent a notification for a request that did not observe (RFC 8613 section 4.1.3.5.2).");
-            return;
+            return null;
         }
 
         long partialIv = value.PartialIv.IsEmpty ? -1 : OscoreAlgorithm.SequenceNumber(value.PartialIv.Span);
         if (binding.Observe && partialIv >= 0 && !binding.TryAdvanceNotification(partialIv))
         {
             // Section 7.4.1: a notification no newer than the Notification Number is a replay or stale; dropped.
-            return;
+            return null;
         }
 
         inner.Type = response.Type;
@@ -108,13 +159,13 @@ internal sealed class OscoreStage : CoapStage
             inner.Options.Add(CoapOptionNumber.Observe, (uint)(Math.Max(partialIv, 0) & 0xFFFFFF));
         }
 
-        next(call, inner);
+        return inner;
     }
 
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         if (!request.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
         {
             next(exchange);
@@ -147,18 +198,30 @@ internal sealed class OscoreStage : CoapStage
             return;
         }
 
-        if (!context.TryAccept(partialIv))
+        ReplayCheck check = context.Accept(partialIv, inner.Echo, out byte[]? challenge);
+        if (check == ReplayCheck.Replay)
         {
             Fail(exchange, CoapCode.Unauthorized, "Replay detected");
             return;
         }
 
         RequestBinding binding = new(context, kid.ToArray(), value.PartialIv.ToArray(), inner.Options.Contains(CoapOptionNumber.Observe));
-        exchange.ReplaceRequest(inner, context.PeerSecurityContext);
+        if (check == ReplayCheck.Challenge)
+        {
+            // Appendix B.1.2: the window is unknown, so this request may be a replay; it is not processed. A 4.01 with the
+            // Echo value, protected with a Partial IV of this endpoint's own (the request's may have been used before),
+            // asks the client to send it again with that value.
+            CoapMessage unauthorized = new() { Code = CoapCode.Unauthorized };
+            unauthorized.Echo = challenge;
+            exchange.RespondFrom(this, OscoreProtection.ProtectResponse(binding, unauthorized, withPartialIv: true));
+            return;
+        }
+
+        exchange.ReplaceRequest(this, inner, context.PeerSecurityContext);
         exchange.Features.Set(binding);
         if (binding.Observe)
         {
-            _observations.AddOrUpdate(inner, binding);
+            _observations.AddOrUpdate(request, binding);
         }
 
         next(exchange);
@@ -168,7 +231,7 @@ internal sealed class OscoreStage : CoapStage
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
         RequestBinding? binding = exchange.Features.Get<RequestBinding>();
-        if (binding is null && exchange.IsFurtherResponse && _observations.TryGetValue(exchange.Request, out RequestBinding? observed))
+        if (binding is null && exchange.IsFurtherResponse && _observations.TryGetValue(exchange.RequestAt(this), out RequestBinding? observed))
         {
             binding = observed;
         }
@@ -186,7 +249,7 @@ internal sealed class OscoreStage : CoapStage
 
     private void Fail(CoapExchange exchange, CoapCode code, string diagnostic)
     {
-        CoapMessage error = exchange.Request.CreateResponse(code);
+        CoapMessage error = exchange.RequestAt(this).CreateResponse(code);
 
         // Section 4.1.3.1: an outer Max-Age of 0, so no proxy caches the error.
         error.Options.Add(CoapOptionNumber.MaxAge, 0u);

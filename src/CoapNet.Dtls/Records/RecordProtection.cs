@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Security.Cryptography;
+using CoapNet.Channels;
 using Org.BouncyCastle.Tls;
 using Org.BouncyCastle.Tls.Crypto;
 using Org.BouncyCastle.Tls.Crypto.Impl;
@@ -29,6 +30,7 @@ internal sealed class RecordProtection : IDisposable
     private const int ExplicitNonceLength = 8;
     private const int SaltLength = 4;
     private const long MaxSequence = (1L << 48) - 1;
+    private const int ReplayWindowSize = 64;
     private static readonly byte[] Version = [0xFE, 0xFD];
 
     private readonly bool _gcm;
@@ -45,7 +47,8 @@ internal sealed class RecordProtection : IDisposable
     private AesGcm? _encryptGcm;
     private AesGcm? _decryptGcm;
     private long _nextWrite;
-    private ReplayWindow _window;
+    // RFC 6347 section 4.1.2.6: a window of 64 records, set when the epoch's keys are activated.
+    private CoapReplayWindow _window = new(ReplayWindowSize);
 
     // The keys wait as bytes until Activate: a session quiet since its handshake keeps BouncyCastle's layer for up to
     // 240 s, and should not hold expanded ciphers twice meanwhile.
@@ -144,7 +147,7 @@ internal sealed class RecordProtection : IDisposable
         _encryptKey = null;
         _decryptKey = null;
         _nextWrite = nextWrite;
-        _window = new ReplayWindow(highestRead);
+        _window = new CoapReplayWindow(ReplayWindowSize, highestRead);
     }
 
     /// <summary>

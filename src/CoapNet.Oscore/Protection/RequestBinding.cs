@@ -1,3 +1,5 @@
+using CoapNet.Messages;
+
 namespace CoapNet.Oscore.Protection;
 
 /// <summary>
@@ -22,6 +24,9 @@ internal sealed class RequestBinding
     public ReadOnlyMemory<byte> RequestKid { get; }
 
     public byte[] RequestPiv { get; }
+
+    /// <summary>On a client, the request as the stages above passed it, before protection: what Appendix B.1.2 repeats with an Echo value.</summary>
+    public CoapMessage? Request { get; set; }
 
     /// <summary>True when the request carried an (inner) Observe option.</summary>
     public bool Observe { get; }

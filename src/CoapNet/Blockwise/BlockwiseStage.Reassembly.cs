@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using CoapNet.Channels;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 
@@ -49,14 +50,14 @@ internal sealed partial class BlockwiseStage
     /// <summary>A request carrying Block1: joined into the upload it belongs to, or passed on as it is (non-atomic).</summary>
     private void ReceiveBlock(CoapExchange exchange, CoapBlock block, Action<CoapExchange> next)
     {
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
 
         // RFC 7959 section 4: a Size1 over the limit is refused at once, before any block is kept.
         if (request.Size1 is uint announced && announced > _options.MaxUploadSize)
         {
             lock (_gate)
             {
-                Forget(UploadKey(exchange));
+                Forget(UploadKey(exchange.Peer, request));
             }
 
             exchange.RespondFrom(this, TooLarge(_options.MaxUploadSize, $"The body announced ({announced} bytes) exceeds"));
@@ -85,7 +86,7 @@ internal sealed partial class BlockwiseStage
             body = default;
             lock (_gate)
             {
-                Forget(UploadKey(exchange));
+                Forget(UploadKey(exchange.Peer, request));
             }
         }
         else if (block.Number == 0 && UploadCheck?.Invoke(request) is { } refusal)
@@ -95,12 +96,12 @@ internal sealed partial class BlockwiseStage
             body = default;
             lock (_gate)
             {
-                Forget(UploadKey(exchange));
+                Forget(UploadKey(exchange.Peer, request));
             }
         }
         else
         {
-            string key = UploadKey(exchange);
+            string key = UploadKey(exchange.Peer, request);
             lock (_gate)
             {
                 long now = _time.GetTimestamp();
@@ -119,7 +120,7 @@ internal sealed partial class BlockwiseStage
         // Block1 with M=0 (section 2.3); a large response still goes out in Block2 blocks (section 3.3).
         CoapMessage whole = request.CopyWithout(CoapOptionNumber.Block1, CoapOptionNumber.Size1);
         whole.Payload = body;
-        exchange.ReplaceRequest(whole);
+        exchange.ReplaceRequest(this, whole);
         Slot<JoinedUpload>.Set(exchange.Features, this, new JoinedUpload(new CoapBlock(block.Number, false, EchoExponent(block))));
         next(exchange);
     }
@@ -230,7 +231,7 @@ internal sealed partial class BlockwiseStage
         {
             echo = joined.Echo;
         }
-        else if (exchange.Request.Block1 is { } block)
+        else if (exchange.RequestAt(this).Block1 is { } block)
         {
             echo = new CoapBlock(block.Number, block.More, EchoExponent(block));
         }
@@ -280,11 +281,10 @@ internal sealed partial class BlockwiseStage
     private static CoapMessage Diagnostic(CoapCode code, string text) => new() { Code = code, Payload = Encoding.UTF8.GetBytes(text) };
 
     /// <summary>An upload is told apart by its peer, method, URI and Request-Tag (RFC 7959 section 2.5, RFC 9175 section 3).</summary>
-    private static string UploadKey(CoapExchange exchange)
+    private static string UploadKey(CoapPeer peer, CoapMessage request)
     {
-        CoapMessage request = exchange.Request;
         StringBuilder key = new();
-        key.Append(exchange.Peer.ToString()).Append('|').Append(request.Code.Value.ToString(CultureInfo.InvariantCulture))
+        key.Append(peer.ToString()).Append('|').Append(request.Code.Value.ToString(CultureInfo.InvariantCulture))
             .Append('|').Append(request.UriPath).Append('?').Append(request.UriQuery);
         foreach (CoapOptionEntry option in request.ReadOptions())
         {

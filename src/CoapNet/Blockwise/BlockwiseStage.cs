@@ -68,10 +68,10 @@ internal sealed partial class BlockwiseStage : CoapStage
         if (response.Code == CoapCode.Continue && response.Block1 is not null)
         {
             // RFC 7959 section 2.3: 2.31 Continue answers a Block1 block, which this request was not.
-            throw new CoapException($"{call.Peer.EndPoint} answered {call.Request.Code} with 2.31 Continue and a Block1 option, but the request was not sent in blocks (RFC 7959 section 2.3).", call.Peer.EndPoint);
+            throw new CoapException($"{call.Peer.EndPoint} answered {call.RequestAt(this).Code} with 2.31 Continue and a Block1 option, but the request was not sent in blocks (RFC 7959 section 2.3).", call.Peer.EndPoint);
         }
 
-        ReceiveBody(call, call.Request, response, next);
+        ReceiveBody(call, call.RequestAt(this), response, next);
     }
 
     /// <summary>Passes <paramref name="response"/> up, after fetching the rest of its body when it is the first of several Block2 blocks; follow-ups copy <paramref name="template"/>.</summary>
@@ -117,7 +117,8 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        if (exchange.Request.Block1 is { } part)
+        CoapMessage request = exchange.RequestAt(this);
+        if (request.Block1 is { } part)
         {
             ReceiveBlock(exchange, part, next);
             return;
@@ -125,10 +126,10 @@ internal sealed partial class BlockwiseStage : CoapStage
 
         // RFC 7959 section 2.4: a request for a later block of a body already produced is answered from
         // it, without running the handler again.
-        if (exchange.Request.Block2 is { Number: > 0 } asked && _bodies.TryGet(Key(exchange), out StoredBody? body))
+        if (request.Block2 is { Number: > 0 } asked && _bodies.TryGet(Key(exchange.Peer, request), out StoredBody? body))
         {
             (int exponent, int bytes) = ResponseBlocks(exchange, null, asked);
-            exchange.RespondFrom(this, Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, exchange.Request.Size2 is not null));
+            exchange.RespondFrom(this, Slice(body.Head, body.Source, body.Length, asked.Number, exponent, bytes, request.Size2 is not null));
             return;
         }
 
@@ -139,19 +140,20 @@ internal sealed partial class BlockwiseStage : CoapStage
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
         response = EchoBlock1(exchange, response);
-        CoapBlock? asked = exchange.Request.Block2;
+        CoapMessage request = exchange.RequestAt(this);
+        CoapBlock? asked = request.Block2;
         ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
         int? chosen = handlers?.BlockSize;
         int? budget = exchange.IsReliable ? null : _paths.MessageBudget(exchange.Peer);
         if (handlers?.Stream is { } stream)
         {
-            SendStreamed(exchange, response, stream, handlers, asked, budget, next);
+            SendStreamed(exchange, request, response, stream, handlers, budget, next);
             return;
         }
 
         // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks
         // otherwise; over UDP when it fits a datagram, and on a path with an MTU one IP packet of it.
-        int tokenLength = exchange.Request.Token.Length;
+        int tokenLength = request.Token.Length;
         if (!response.Code.IsSuccess || response.Block2 is not null
             || (asked is null && (chosen is int size ? response.Payload.Length <= size && FitsBudget(response, tokenLength, budget)
                 : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, tokenLength, budget))))
@@ -169,7 +171,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         }
 
         int number = asked?.Number ?? 0;
-        bool size2 = IncludesSize2(exchange, number, budget);
+        bool size2 = IncludesSize2(request, number, budget);
         (int exponent, int bytes) = ResponseBlocks(exchange, chosen, asked);
         if (budget is int limit && number == 0)
         {
@@ -182,7 +184,7 @@ internal sealed partial class BlockwiseStage : CoapStage
         if (slice.Block2 is not null && payload.Length > bytes)
         {
             // The payload may be a slice of a buffer the handler reuses: keep a copy of its own.
-            Store(Key(exchange), response, new MemoryBlockSource(payload.ToArray()), payload.Length, payload.Length, null);
+            Store(Key(exchange.Peer, request), response, new MemoryBlockSource(payload.ToArray()), payload.Length, payload.Length, null);
         }
 
         next(exchange, slice);
@@ -194,8 +196,9 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// handler's, or one made from its length (a handler that wants changes of the same size noticed
     /// sets its own, such as one from the file's last write time).
     /// </summary>
-    private void SendStreamed(CoapExchange exchange, CoapMessage response, Stream stream, ResponseBody handlers, CoapBlock? asked, int? budget, Action<CoapExchange, CoapMessage> next)
+    private void SendStreamed(CoapExchange exchange, CoapMessage request, CoapMessage response, Stream stream, ResponseBody handlers, int? budget, Action<CoapExchange, CoapMessage> next)
     {
+        CoapBlock? asked = request.Block2;
         StreamBlockSource source = new(stream);
         long length = source.Length!.Value;
         bool stored = false;
@@ -204,7 +207,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             // The same block size a byte-array body would get (the handler's, the client's, ours or BERT's, no larger than
             // the path takes); reading the first block at that size also tells whether there is more.
             int number = asked?.Number ?? 0;
-            bool size2 = IncludesSize2(exchange, number, budget);
+            bool size2 = IncludesSize2(request, number, budget);
             CoapMessage keyed = response.CopyWithout(CoapOptionNumber.Block2, CoapOptionNumber.Block1);
             keyed.Payload = default;
             if (!handlers.Immutable)
@@ -215,7 +218,7 @@ internal sealed partial class BlockwiseStage : CoapStage
             (int exponent, int bytes) = ResponseBlocks(exchange, handlers.BlockSize, asked);
             if (budget is int limit && number == 0 && response.Code.IsSuccess)
             {
-                (exponent, bytes) = FitPath(keyed, length, exponent, limit, exchange.Request.Token.Length, size2);
+                (exponent, bytes) = FitPath(keyed, length, exponent, limit, request.Token.Length, size2);
             }
 
             ReadOnlyMemory<byte> head = source.Read(0, bytes, out bool more);
@@ -240,7 +243,7 @@ internal sealed partial class BlockwiseStage : CoapStage
 
             if (slice.Block2 is { More: true } || number > 0)
             {
-                stored = Store(Key(exchange), keyed, source, length, 0, stream);
+                stored = Store(Key(exchange.Peer, request), keyed, source, length, 0, stream);
             }
 
             next(exchange, EchoBlock1(exchange, slice));
@@ -273,8 +276,8 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// can size its window. Toward a path with an MTU it goes only where asked: on the first block it would make that block
     /// larger than the rest, and the block size of the whole transfer smaller to fit it.
     /// </summary>
-    private static bool IncludesSize2(CoapExchange exchange, int number, int? budget)
-        => exchange.Request.Size2 is not null || (number == 0 && budget is null);
+    private static bool IncludesSize2(CoapMessage request, int number, int? budget)
+        => request.Size2 is not null || (number == 0 && budget is null);
 
     /// <summary>
     /// The largest block size, at most 2^(<paramref name="exponent"/> + 4), with which every Block2 block of a body of
@@ -325,11 +328,8 @@ internal sealed partial class BlockwiseStage : CoapStage
     // Zeros to stand in for a block's payload when only its length is measured.
     private static readonly byte[] ProbePayload = new byte[1024];
 
-    private static string Key(CoapExchange exchange)
-    {
-        CoapMessage request = exchange.Request;
-        return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
-    }
+    private static string Key(CoapPeer peer, CoapMessage request)
+        => $"{peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
 
     /// <summary>The ETag of a body read from a stream when the handler set none: its length, big-endian in as few bytes as it takes (at least 1).</summary>
     internal static byte[] LengthETag(long length)

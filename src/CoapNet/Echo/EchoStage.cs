@@ -80,7 +80,7 @@ internal sealed class EchoStage : CoapStage
             return;
         }
 
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         CoapPeer peer = exchange.Peer;
         long now = _time.GetTimestamp();
 
@@ -117,13 +117,13 @@ internal sealed class EchoStage : CoapStage
         // out: a 4.01 in place of a registration's response would leave the observer registered above this stage, and our
         // client does not repeat a registration.
         if (!_options.LimitAmplification || exchange.IsReliable || response.Code == CoapCode.Unauthorized
-            || exchange.Request.Observe is not null)
+            || exchange.RequestAt(this).Observe is not null)
         {
             next(exchange, response);
             return;
         }
 
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         int tokenLength = request.Token.Length;
 
         // The request as it is now: after block-wise joined an upload, its whole body, which the client did send.
@@ -155,13 +155,13 @@ internal sealed class EchoStage : CoapStage
         // request, never a loop. An Observe registration is not repeated: its notifications would come for the
         // repetition's token, which a follow-up does not keep; its caller sees the 4.01.
         if (response.Code != CoapCode.Unauthorized || !response.HasOptions || response.Echo is not { } echo
-            || call.Request.Observe is not null)
+            || call.RequestAt(this).Observe is not null)
         {
             next(call, response);
             return;
         }
 
-        CoapMessage again = call.Request.CopyWithout(CoapOptionNumber.Echo);
+        CoapMessage again = call.RequestAt(this).CopyWithout(CoapOptionNumber.Echo);
 
         // A new token (section 2.3 allows it; the exchange layer draws one): the challenged request's is still in use.
         again.Token = default;

@@ -25,7 +25,10 @@ public abstract class CoapClientCall : IFeatureOwner
         Peer = peer;
     }
 
-    /// <summary>The request as it went down (its token assigned once sent): for a block-wise upload, its first block.</summary>
+    /// <summary>
+    /// The request as it went on the wire (its token assigned once sent): for a block-wise upload, its first block; for an
+    /// OSCORE request, the protected one. A stage reads <see cref="RequestAt"/> instead.
+    /// </summary>
     public CoapMessage Request { get; private protected set; }
 
     /// <summary>The server, with the session the call goes in.</summary>
@@ -62,6 +65,18 @@ public abstract class CoapClientCall : IFeatureOwner
 
     /// <summary>The length of the token a request of this call (a follow-up) gets when it has none: what its size is counted with.</summary>
     internal abstract int NextTokenLength { get; }
+
+    /// <summary>
+    /// The request as <paramref name="stage"/> passed it on: the one the responses coming up to it answer, which its
+    /// follow-ups repeat with changes (a Block2 number, an Echo value). Stages below it may have put messages of their own
+    /// in its place (OSCORE a protected one, RFC 8613 section 4.1.3), which they see and it does not; only the one on the
+    /// wire (<see cref="Request"/>) carries the token. For a stage the request has not reached yet, or one above the stage
+    /// that sent this follow-up, the request as it was sent.
+    /// </summary>
+    /// <param name="stage">A stage of this call's endpoint.</param>
+    /// <returns>The request as that stage passed it on.</returns>
+    /// <exception cref="ArgumentException"><paramref name="stage"/> is not a stage of this call's endpoint, or is null.</exception>
+    public abstract CoapMessage RequestAt(CoapStage stage);
 
     /// <summary>
     /// True when <paramref name="request"/> fits one message to the server: one datagram of the endpoint's size, or one

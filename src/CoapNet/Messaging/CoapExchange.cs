@@ -11,8 +11,9 @@ namespace CoapNet.Messaging;
 /// </summary>
 /// <remarks>
 /// Thread-safe: the handler may answer from any thread, once. A <see cref="CoapStage"/> sees the exchange pass both ways:
-/// it may answer it itself (<see cref="RespondFrom"/>), put a request of its own in place of the received one
-/// (<see cref="ReplaceRequest(CoapMessage)"/>), end it without an answer (<see cref="EndWithoutResponse"/>), answer the request again
+/// it may answer it itself (<see cref="RespondFrom"/>), put a request of its own in place of the received one for the
+/// stages above it and the handler (<see cref="ReplaceRequest(CoapStage, CoapMessage)"/>; each stage reads the request as it
+/// came up to it with <see cref="RequestAt"/>), end it without an answer (<see cref="EndWithoutResponse"/>), answer the request again
 /// later (<see cref="ForFurtherResponse"/>), and keep its state for it in <see cref="Features"/>.
 /// </remarks>
 public sealed class CoapExchange : IFeatureOwner
@@ -33,7 +34,11 @@ public sealed class CoapExchange : IFeatureOwner
         LowerState = channel;
     }
 
-    /// <summary>The request (for an upload that arrived in Block1 blocks, the whole reassembled request, RFC 7959 section 2.5).</summary>
+    /// <summary>
+    /// The request as the application sees it, after every stage's replacement (for an upload that arrived in Block1 blocks,
+    /// the whole reassembled request, RFC 7959 section 2.5; for an OSCORE request, the decrypted one). A stage reads
+    /// <see cref="RequestAt"/> instead.
+    /// </summary>
     public CoapMessage Request { get; private set; }
 
     /// <summary>Who sent it: transport, address and security context.</summary>
@@ -114,6 +119,11 @@ public sealed class CoapExchange : IFeatureOwner
         ArgumentNullException.ThrowIfNull(listener);
         CoapExchange further = new(Request, LowerState) { LowerTicket = LowerTicket };
         further.Features.SetCore(typeof(FurtherResponseKey), listener);
+        if (Features.GetCore(typeof(Replacement)) is Replacement replaced)
+        {
+            // Each stage goes on seeing the request as it came up to it: below OSCORE, the protected registration.
+            further.Features.SetCore(typeof(Replacement), replaced);
+        }
         return further;
     }
 
@@ -156,55 +166,98 @@ public sealed class CoapExchange : IFeatureOwner
     /// <exception cref="InvalidOperationException">A response was already sent.</exception>
     public void RespondFrom(CoapStage stage, CoapMessage response)
     {
-        ArgumentNullException.ThrowIfNull(stage);
-        if (Layer is not { } layer || !ReferenceEquals(stage.Layer, layer))
-        {
-            throw new ArgumentException($"The stage {stage.GetType().Name} is not one of the stages of the endpoint that received this request.", nameof(stage));
-        }
-
+        _ = IndexOf(stage);
         Send(response, stage);
     }
 
     /// <summary>
-    /// Puts <paramref name="request"/> in place of the request the stages above and the handler see, as a stage does when
-    /// it has joined the blocks of an upload (RFC 7959 section 2.5) or decrypted a protected request (RFC 8613 section
-    /// 8.2). It takes the received request's type, Message ID and token, by which the layers below answer it; the response
-    /// still goes out on this exchange.
+    /// The request as it came up to <paramref name="stage"/>: the received one, or the one the nearest stage below it put
+    /// in its place (<see cref="ReplaceRequest(CoapStage, CoapMessage)"/>). A stage reads the request through this, on the
+    /// way up and on the way down, so that it sees the message the responses it passes down answer: a stage below OSCORE
+    /// sees the protected request (RFC 8613 section 4.1.3.4: outer block-wise fragments the OSCORE message), one above it
+    /// the decrypted one. <see cref="Request"/> is what the application sees, after every replacement.
     /// </summary>
-    /// <param name="request">The stage's own request message, with a request code.</param>
-    /// <exception cref="ArgumentException">The message is null or its code is not a request method.</exception>
-    public void ReplaceRequest(CoapMessage request)
+    /// <param name="stage">A stage of this exchange's endpoint.</param>
+    /// <returns>The request as that stage sees it.</returns>
+    /// <exception cref="ArgumentException">The stage is not one of the stages of the endpoint that received this request.</exception>
+    public CoapMessage RequestAt(CoapStage stage)
     {
+        int index = IndexOf(stage);
+
+        // The replacements, newest (nearest the application) first: the stage sees what the lowest replacer at or above it
+        // saw, or, above every replacer, the application's request.
+        CoapMessage seen = Request;
+        for (Replacement? replacement = Features.GetCore(typeof(Replacement)) as Replacement; replacement is not null && replacement.StageIndex <= index; replacement = replacement.Older)
+        {
+            seen = replacement.Seen;
+        }
+
+        return seen;
+    }
+
+    /// <summary>
+    /// Puts <paramref name="request"/> in place of the request the stages above <paramref name="stage"/> and the handler
+    /// see, as a stage does when it has joined the blocks of an upload (RFC 7959 section 2.5) or decrypted a protected
+    /// request (RFC 8613 section 8.2); <paramref name="stage"/> itself and the stages below it go on seeing the request as it
+    /// came up to them (<see cref="RequestAt"/>). It takes the received request's type, Message ID and token, by which the
+    /// layers below answer it; the response still goes out on this exchange. Call it from
+    /// <see cref="CoapStage.ReceiveRequest"/>, before passing the exchange on.
+    /// </summary>
+    /// <param name="stage">The stage that replaces the request: one of this exchange's endpoint's.</param>
+    /// <param name="request">The stage's own request message, with a request code.</param>
+    /// <exception cref="ArgumentException">
+    /// The stage is not one of this endpoint's, the message is null, or its code is not a request method.
+    /// </exception>
+    /// <exception cref="InvalidOperationException">A stage above <paramref name="stage"/> has replaced the request already: it has passed this stage on its way up.</exception>
+    public void ReplaceRequest(CoapStage stage, CoapMessage request)
+    {
+        int index = IndexOf(stage);
         ArgumentNullException.ThrowIfNull(request);
         if (!request.Code.IsRequest)
         {
             throw new ArgumentException($"{request.Code} is not a request method; a replaced request stays a request.", nameof(request));
         }
 
+        Replacement? newest = Features.GetCore(typeof(Replacement)) as Replacement;
+        if (newest is not null && newest.StageIndex < index)
+        {
+            throw new InvalidOperationException($"The stage {stage.GetType().Name} replaced the request after a stage above it had: a stage replaces the request on its way up, before passing it on.");
+        }
+
         CoapMessage received = Request;
         request.Type = received.Type;
         request.MessageId = received.MessageId;
         request.Token = received.Token;
+        if (newest?.StageIndex != index)
+        {
+            // A stage that replaces the request twice (Q-Block's own, then a joined body) keeps what it first saw.
+            Features.SetCore(typeof(Replacement), new Replacement(index, received, newest));
+        }
+
         Request = request;
     }
 
     /// <summary>
-    /// Puts <paramref name="request"/> in place of the received one, as <see cref="ReplaceRequest(CoapMessage)"/> does, for a
-    /// stage that authenticated the request itself, end to end (OSCORE, RFC 8613 section 8.2): the handler then sees the
-    /// sender as the transport's peer with <paramref name="securityContext"/> in place of the transport's own
+    /// Puts <paramref name="request"/> in place of the received one, as <see cref="ReplaceRequest(CoapStage, CoapMessage)"/>
+    /// does, for a stage that authenticated the request itself, end to end (OSCORE, RFC 8613 section 8.2): the handler then
+    /// sees the sender as the transport's peer with <paramref name="securityContext"/> in place of the transport's own
     /// (<c>request.Peer.Identity</c>, which routes that require authorization check). <see cref="Peer"/>, which the stages
     /// and the layers below key their state by, stays the transport's.
     /// </summary>
+    /// <param name="stage">The stage that replaces the request: one of this exchange's endpoint's.</param>
     /// <param name="request">The stage's own request message, with a request code.</param>
     /// <param name="securityContext">
     /// What authenticated the request and whom; the stage keeps one per security association, since peers compare
     /// security contexts by reference.
     /// </param>
-    /// <exception cref="ArgumentException">A message or context is null, or the code is not a request method.</exception>
-    public void ReplaceRequest(CoapMessage request, CoapSecurityContext securityContext)
+    /// <exception cref="ArgumentException">
+    /// The stage is not one of this endpoint's, a message or context is null, or the code is not a request method.
+    /// </exception>
+    /// <exception cref="InvalidOperationException">A stage above <paramref name="stage"/> has replaced the request already.</exception>
+    public void ReplaceRequest(CoapStage stage, CoapMessage request, CoapSecurityContext securityContext)
     {
         ArgumentNullException.ThrowIfNull(securityContext);
-        ReplaceRequest(request);
+        ReplaceRequest(stage, request);
         CoapPeer transport = Peer;
         Features.SetCore(typeof(AuthenticatedPeerKey), new CoapPeer(transport.Scheme, transport.EndPoint, securityContext));
     }
@@ -324,9 +377,33 @@ public sealed class CoapExchange : IFeatureOwner
 
     /// <summary>
     /// The sender as the handler sees it: the transport's peer, or the one a stage authenticated end to end
-    /// (<see cref="ReplaceRequest(CoapMessage, CoapSecurityContext)"/>).
+    /// (<see cref="ReplaceRequest(CoapStage, CoapMessage, CoapSecurityContext)"/>).
     /// </summary>
     internal CoapPeer ApplicationPeer => Features.GetCore(typeof(AuthenticatedPeerKey)) as CoapPeer ?? Peer;
+
+    /// <summary>The position of <paramref name="stage"/> in the chain this exchange passes.</summary>
+    /// <exception cref="ArgumentException">The stage is null or not one of this endpoint's.</exception>
+    private int IndexOf(CoapStage stage)
+    {
+        ArgumentNullException.ThrowIfNull(stage);
+        return Layer is { } layer && ReferenceEquals(stage.Layer, layer)
+            ? stage.Index
+            : throw new ArgumentException($"The stage {stage.GetType().Name} is not one of the stages of the endpoint that received this request.", nameof(stage));
+    }
+
+    /// <summary>
+    /// A request a stage replaced (<see cref="ReplaceRequest(CoapStage, CoapMessage)"/>), kept in <see cref="Features"/>
+    /// under this type: the stage's position, the request as it came up to it, and the replacement made below it before.
+    /// Made only when a stage replaces the request, so an everyday exchange costs nothing more.
+    /// </summary>
+    private sealed class Replacement(int stageIndex, CoapMessage seen, Replacement? older)
+    {
+        public int StageIndex { get; } = stageIndex;
+
+        public CoapMessage Seen { get; } = seen;
+
+        public Replacement? Older { get; } = older;
+    }
 
     /// <summary>The key of the peer a stage authenticated in <see cref="Features"/>: a type no one outside can name.</summary>
     private static class AuthenticatedPeerKey

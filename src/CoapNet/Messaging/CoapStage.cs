@@ -48,6 +48,15 @@ namespace CoapNet.Messaging;
 /// RFC 8613 section 4.1.3, and a response's with 2.04 or 2.05).
 /// </para>
 /// <para>
+/// <b>The request each stage sees.</b> A request a stage puts in place of another is seen by the stages above it only;
+/// the stage and those below it keep seeing the one they passed, so each stage's response and follow-ups match the
+/// message on its own side. On a server, <see cref="CoapExchange.RequestAt"/> is the request as it came up to a stage
+/// (<see cref="CoapExchange.Request"/> the application's); on a client, <see cref="CoapClientCall.RequestAt"/> is the
+/// request as a stage passed it on, the one the responses coming up to it answer (<see cref="CoapClientCall.Request"/>
+/// the one on the wire). Below OSCORE that is the protected message, which an outer block-wise stage cuts and joins;
+/// above it, the plaintext, which the inner one does (RFC 8613 section 4.1.3.4).
+/// </para>
+/// <para>
 /// <b>State.</b> A stage made for one endpoint serves only it (its factory makes a new one per endpoint). What it knows
 /// of one exchange it keeps in that exchange's <see cref="CoapExchange.Features"/> or that call's
 /// <see cref="CoapClientCall.Features"/>, under a type of its own; state across exchanges (per peer, per resource) it
@@ -117,8 +126,9 @@ public abstract class CoapStage
         => next(call, response);
 
     /// <summary>
-    /// A received request on its way up to the handler: pass it on with <paramref name="next"/> (after
-    /// <see cref="CoapExchange.ReplaceRequest(CoapMessage)"/> for a request of the stage's own, as a joined upload or a decrypted one);
+    /// A received request on its way up to the handler, as it came up to this stage (<see cref="CoapExchange.RequestAt"/>):
+    /// pass it on with <paramref name="next"/> (after <see cref="CoapExchange.ReplaceRequest(CoapStage, CoapMessage)"/> for a
+    /// request of the stage's own, as a joined upload or a decrypted one, which only the stages above see);
     /// or answer it yourself with <see cref="CoapExchange.RespondFrom"/>; or end it without an answer
     /// (<see cref="CoapExchange.EndWithoutResponse"/>), as a Q-Block1 block that is kept for the body it belongs to.
     /// </summary>

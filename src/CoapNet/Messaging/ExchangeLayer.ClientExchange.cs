@@ -20,6 +20,9 @@ internal sealed partial class ExchangeLayer
     private sealed class ClientExchange : OutgoingRequest
     {
         private readonly ExchangeLayer _layer;
+
+        // The request as the caller, or the stage that sent this follow-up, sent it.
+        private readonly CoapMessage _sent;
         private readonly ManyResponses? _laterResponses;
         private readonly Action<CoapMessage>? _onFollowUpResponse;
         private readonly ClientExchange? _parent;
@@ -45,9 +48,14 @@ internal sealed partial class ExchangeLayer
         private List<ClientExchange>? _openFollowUps;
         private CoapCode? _lastCode;
 
+        // The requests stages passed on in place of the one they got (OSCORE's protected one, a first Block1 block), newest
+        // (nearest the wire) first; null while every stage passed on what it got, as an everyday request's do.
+        private PassedOn? _passedOn;
+
         public ClientExchange(ExchangeLayer layer, CoapMessage request, CoapPeer peer, ManyResponses? laterResponses, ClientExchange? parent, int origin, Action<CoapMessage>? onFollowUpResponse, CoapExpectedResponses expected, CancellationToken cancellationToken)
             : base(request, peer)
         {
+            _sent = request;
             _layer = layer;
             Origin = origin;
             _laterResponses = laterResponses;
@@ -79,6 +87,35 @@ internal sealed partial class ExchangeLayer
             _activity = CoapInstrumentation.StartRequestActivity(request, Peer, ActivityKind.Client);
             Activity.Current = outer;
             CoapInstrumentation.ActiveExchangeCounter.Add(1);
+        }
+
+        /// <inheritdoc/>
+        public override CoapMessage RequestAt(CoapStage stage)
+        {
+            int below = _layer.IndexOf(stage, nameof(stage)) + 1;
+            for (PassedOn? passed = Volatile.Read(ref _passedOn); passed is not null; passed = passed.Older)
+            {
+                if (passed.Index <= below)
+                {
+                    return passed.Request;
+                }
+            }
+
+            return _sent;
+        }
+
+        /// <summary>
+        /// Notes <paramref name="request"/> on its way to the stage at <paramref name="index"/> (the end of the chain: the
+        /// wire): a message of the stage above's own, when it is not the one that stage got. Called from the one thread
+        /// the request goes down on.
+        /// </summary>
+        public void Passing(int index, CoapMessage request)
+        {
+            PassedOn? newest = _passedOn;
+            if (!ReferenceEquals(request, newest?.Request ?? _sent))
+            {
+                Volatile.Write(ref _passedOn, new PassedOn(index, request, newest));
+            }
         }
 
         /// <inheritdoc/>
@@ -481,6 +518,16 @@ internal sealed partial class ExchangeLayer
                 }
             }
         }
+    }
+
+    /// <summary>A request a stage passed on in place of the one it got: where it went (the next stage's position) and what was passed before.</summary>
+    private sealed class PassedOn(int index, CoapMessage request, PassedOn? older)
+    {
+        public int Index { get; } = index;
+
+        public CoapMessage Request { get; } = request;
+
+        public PassedOn? Older { get; } = older;
     }
 
     /// <summary>The handle a stage disposes to end a follow-up: its token stops matching and it gets no outcome.</summary>

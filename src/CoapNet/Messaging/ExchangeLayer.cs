@@ -447,6 +447,7 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     private void SendRequestThroughStages(int index, ClientExchange exchange, CoapMessage request)
     {
+        exchange.Passing(index, request);
         if (index == _stages.Length)
         {
             Register(exchange, request);

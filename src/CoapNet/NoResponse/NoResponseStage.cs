@@ -24,7 +24,7 @@ internal sealed class NoResponseStage : CoapStage
     {
         // RFC 7959 section 2.3: 2.31 Continue asks for the next Block1 block; without it an upload cannot
         // go on, so it is part of the transfer rather than the response the client declined.
-        if (response.Code == CoapCode.Continue || !Suppresses(exchange.Request, response.Code))
+        if (response.Code == CoapCode.Continue || !Suppresses(exchange.RequestAt(this), response.Code))
         {
             next(exchange, response);
             return;

@@ -26,9 +26,9 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        if (Registry is { } registry && registry.Find(exchange.Peer, exchange.Request.Token.Span) is { } observation)
+        CoapMessage request = exchange.RequestAt(this);
+        if (Registry is { } registry && registry.Find(exchange.Peer, request.Token.Span) is { } observation)
         {
-            CoapMessage request = exchange.Request;
             bool reRegistration = request.Code == CoapCode.Get && request.Observe == 0;
 
             // RFC 7959 section 2.6: the later blocks of a notification are fetched without Observe, possibly with its token.
@@ -62,7 +62,7 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
             return;
         }
 
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         if (Registry is { } registry && request.Code == CoapCode.Get && request.Observe == 0)
         {
             bool created = false;
@@ -99,7 +99,7 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
     /// <inheritdoc/>
     public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
     {
-        if (call.Request.Observe == 0 && response.Observe is uint value)
+        if (call.RequestAt(this).Observe == 0 && response.Observe is uint value)
         {
             long now = time.GetTimestamp();
             if (call.Features.Get<Freshness>() is not { } last)

@@ -16,7 +16,7 @@ internal sealed partial class QBlockStage
     /// <summary>One Q-Block1 block: joined into its body; the handler sees the body once it is whole.</summary>
     private void ReceiveBlock(CoapExchange exchange, CoapBlock block, Action<CoapExchange> next)
     {
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         string? refusal = request.RequestTag is null
             ? "A Q-Block1 request carries a Request-Tag, the same in every block of one body (RFC 9177 section 4.3)."
             : block.More && request.Payload.Length != block.Size
@@ -91,7 +91,7 @@ internal sealed partial class QBlockStage
             ForgetUpload(upload);
             CoapMessage whole = request.CopyWithout(CoapOptionNumber.QBlock1, CoapOptionNumber.Size1);
             whole.Payload = upload.Body;
-            exchange.ReplaceRequest(whole);
+            exchange.ReplaceRequest(this, whole);
             next(exchange);
             return;
         }
@@ -126,8 +126,8 @@ internal sealed partial class QBlockStage
         => new() { Code = CoapCode.RequestEntityIncomplete, ContentFormat = CoapContentFormat.MissingBlocksCborSeq, Payload = MissingBlocks.Encode(missing) };
 
     /// <summary>An upload is told apart by its peer, method, URI and Request-Tag (RFC 9177 section 4.3, RFC 9175 section 3).</summary>
-    private static string UploadKey(CoapExchange exchange)
-        => Key(exchange) + "|tag=" + Convert.ToHexString(exchange.Request.RequestTag!.Value.Span);
+    private string UploadKey(CoapExchange exchange)
+        => Key(exchange) + "|tag=" + Convert.ToHexString(exchange.RequestAt(this).RequestTag!.Value.Span);
 
     private void ForgetUpload(Reassembly upload)
     {

@@ -22,7 +22,7 @@ internal sealed partial class QBlockStage
             return;
         }
 
-        exchange.ReplaceRequest(exchange.Request.CopyWithout(CoapOptionNumber.QBlock2));
+        exchange.ReplaceRequest(this, exchange.RequestAt(this).CopyWithout(CoapOptionNumber.QBlock2));
         exchange.Features.Set(new Offer(asked));
         next(exchange);
     }
@@ -43,7 +43,7 @@ internal sealed partial class QBlockStage
         bool whole = offer.Asked.Length == 1 && offer.Asked[0].Number == 0 && offer.Asked[0].More;
         int? budget = _paths.MessageBudget(exchange.Peer);
         if (whole && (stream is null
-            ? (budget is not null ? exchange.FitsOneMessage(response) && BlockwiseStage.FitsBudget(response, exchange.Request.Token.Length, budget)
+            ? (budget is not null ? exchange.FitsOneMessage(response) && BlockwiseStage.FitsBudget(response, exchange.RequestAt(this).Token.Length, budget)
                 : response.Payload.Length <= bytes || exchange.FitsOneMessage(response))
             : stream.Length - stream.Position <= bytes))
         {
@@ -70,7 +70,7 @@ internal sealed partial class QBlockStage
         {
             // Every block, its ETag, Size2 and Q-Block2 option included, fits one packet of the path (RFC 9177 section 4.4
             // puts them in each); the first response fixes the size for the body.
-            int tokenLength = exchange.Request.Token.Length;
+            int tokenLength = exchange.RequestAt(this).Token.Length;
             exponent = BlockwiseStage.FitExponent(exponent, packet, e => BlockwiseStage.BlockMessageLength(head, CoapOptionNumber.QBlock2, new CoapBlock(BlockwiseStage.LastNumber(length, e), true, e), length, tokenLength));
             bytes = 1 << (exponent + 4);
         }

@@ -69,7 +69,7 @@ internal sealed partial class QBlockStage : CoapStage
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         if (exchange.IsReliable || !request.HasOptions)
         {
             next(exchange);
@@ -216,9 +216,9 @@ internal sealed partial class QBlockStage : CoapStage
     private static CoapMessage Diagnostic(CoapCode code, string text) => new() { Code = code, Payload = Encoding.UTF8.GetBytes(text) };
 
     /// <summary>A body a server sent or is joining is told apart by peer, method, URI and Accept (and an upload by its Request-Tag).</summary>
-    private static string Key(CoapExchange exchange)
+    private string Key(CoapExchange exchange)
     {
-        CoapMessage request = exchange.Request;
+        CoapMessage request = exchange.RequestAt(this);
         return $"{exchange.Peer}|{request.Code.Value}|{request.UriPath}?{request.UriQuery}|{request.Accept}";
     }
 

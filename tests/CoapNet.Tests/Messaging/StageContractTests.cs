@@ -342,7 +342,70 @@ public sealed class StageContractTests : IDisposable
         misuse.Errors.Should().Equal(
             "RespondFrom: ArgumentException stage",
             "ReplaceRequest: ArgumentException request",
+            "ReplaceRequest by a stranger: ArgumentException stage",
+            "RequestAt a stranger: ArgumentException stage",
             "EndWithoutResponse twice: InvalidOperationException");
+    }
+
+    [Fact]
+    public async Task ARequestAStageReplacesIsSeenByTheStagesAboveItOnlyWhileItAndThoseBelowKeepTheOneTheyPassed()
+    {
+        // As OSCORE puts the decrypted request in place of the protected one (RFC 8613 section 8.2): the stages above and
+        // the handler see the replacement, the replacer and the stages below see the received request both ways, so what
+        // they answer and keep matches the message on their side. A notification's exchange keeps these views, and a
+        // stage below the replacer cannot replace the request after it.
+        List<string> seen = [];
+        CoapServer server = StartServer(options => options
+            .UseStage("Top", _ => new ViewRecorder(seen, "Top"), CoapStagePosition.AboveAll)
+            .UseStage("Replacer", _ => new PathReplacer(seen, "/wire", "/app"), CoapStagePosition.Below(CoapStageNames.Observe))
+            .UseStage("Wire", _ => new ViewRecorder(seen, "Wire"), CoapStagePosition.BelowAll), s =>
+        {
+            s.MapGet("/app", request => CoapResponse.Content("handler saw " + request.Message.UriPath)).Observable();
+        });
+        CoapClient client = Client(options => options);
+
+        await using IAsyncEnumerator<CoapResponse> observation = client.ObserveAsync(new Uri("coap://10.0.0.2/wire")).GetAsyncEnumerator();
+        (await Served(observation.MoveNextAsync().AsTask())).Should().BeTrue();
+        observation.Current.GetPayloadString().Should().Be("handler saw /app");
+        server.NotifyObservers("/app").Should().Be(1);
+        (await Served(observation.MoveNextAsync().AsTask())).Should().BeTrue();
+
+        seen.Should().Equal(
+            "Wire up /wire",
+            "Replacer up /wire",
+            "Top up /app",
+            "Top down /app (application's /app)",
+            "Replacer down /wire (application's /app)",
+            "Wire down /wire (application's /app)",
+            "Wire replaces after Replacer: InvalidOperationException",
+            "Top down /app (application's /app)",
+            "Replacer down /wire (application's /app)",
+            "Wire down /wire (application's /app)",
+            "Wire replaces after Replacer: InvalidOperationException");
+    }
+
+    [Fact]
+    public async Task ACallsRequestAtEachStageIsTheOneThatStagePassedOnAndOnlyTheWiresCarriesTheToken()
+    {
+        // As an OSCORE client passes a protected request on in place of the caller's (RFC 8613 section 8.1): the stages
+        // above it, whose follow-ups it protects in turn, see what they passed; it and those below, the protected one.
+        List<string> seen = [];
+        StartServer(options => options, s =>
+        {
+            s.MapGet("/wire", _ => CoapResponse.Content("wire"));
+        });
+        CoapClient client = Client(options => options
+            .UseStage("Top", _ => new ViewRecorder(seen, "Top"), CoapStagePosition.AboveAll)
+            .UseStage("Replacer", _ => new PathReplacer(seen, "/app", "/wire"), CoapStagePosition.Below(CoapStageNames.Observe))
+            .UseStage("Wire", _ => new ViewRecorder(seen, "Wire"), CoapStagePosition.BelowAll));
+
+        CoapResponse response = await Served(client.GetAsync(new Uri("coap://10.0.0.2/app")));
+
+        response.GetPayloadString().Should().Be("wire");
+        seen.Should().Equal(
+            "Wire up /wire token (on the wire /wire)",
+            "Replacer up /wire token (on the wire /wire)",
+            "Top up /app (on the wire /wire)");
     }
 
     [Fact]
@@ -677,6 +740,100 @@ public sealed class StageContractTests : IDisposable
         }
     }
 
+    /// <summary>Records the request as this stage sees it (<c>RequestAt</c>): on a server up and down, on a client as its response comes up.</summary>
+    private sealed class ViewRecorder(List<string> seen, string name) : CoapStage
+    {
+        public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+        {
+            Add($"{name} up {exchange.RequestAt(this).UriPath}");
+            next(exchange);
+        }
+
+        public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+        {
+            Add($"{name} down {exchange.RequestAt(this).UriPath} (application's {exchange.Request.UriPath})");
+            if (name == "Wire")
+            {
+                try
+                {
+                    exchange.ReplaceRequest(this, new CoapMessage { Code = CoapCode.Get });
+                }
+                catch (InvalidOperationException e)
+                {
+                    Add($"{name} replaces after Replacer: {e.GetType().Name}");
+                }
+            }
+
+            next(exchange, response);
+        }
+
+        public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
+        {
+            CoapMessage passed = call.RequestAt(this);
+            Add($"{name} up {passed.UriPath}{(passed.Token.IsEmpty ? string.Empty : " token")} (on the wire {call.Request.UriPath})");
+            next(call, response);
+        }
+
+        private void Add(string line)
+        {
+            lock (seen)
+            {
+                seen.Add(line);
+            }
+        }
+    }
+
+    /// <summary>Passes on a request for <paramref name="to"/> in place of one for <paramref name="from"/>, up on a server, down on a client.</summary>
+    private sealed class PathReplacer(List<string> seen, string from, string to) : CoapStage
+    {
+        public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
+        {
+            CoapMessage request = exchange.RequestAt(this);
+            lock (seen)
+            {
+                seen.Add($"Replacer up {request.UriPath}");
+            }
+
+            if (request.UriPath == from)
+            {
+                exchange.ReplaceRequest(this, Moved(request));
+            }
+
+            next(exchange);
+        }
+
+        public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
+        {
+            lock (seen)
+            {
+                seen.Add($"Replacer down {exchange.RequestAt(this).UriPath} (application's {exchange.Request.UriPath})");
+            }
+
+            next(exchange, response);
+        }
+
+        public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
+            => next(call, request.UriPath == from ? Moved(request) : request);
+
+        public override void ReceiveResponse(CoapClientCall call, CoapMessage response, Action<CoapClientCall, CoapMessage> next)
+        {
+            CoapMessage passed = call.RequestAt(this);
+            lock (seen)
+            {
+                seen.Add($"Replacer up {passed.UriPath}{(passed.Token.IsEmpty ? string.Empty : " token")} (on the wire {call.Request.UriPath})");
+            }
+
+            next(call, response);
+        }
+
+        private CoapMessage Moved(CoapMessage request)
+        {
+            CoapMessage moved = request.CopyWithout(CoapOptionNumber.UriPath);
+            moved.UriPath = to;
+            return moved;
+        }
+    }
+
     /// <summary>Tries what a stage must not do, on the server, and records the errors.</summary>
     private sealed class MisusingStage(CoapStage stranger) : CoapStage
     {
@@ -685,7 +842,9 @@ public sealed class StageContractTests : IDisposable
         public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
         {
             Try("RespondFrom", () => exchange.RespondFrom(stranger, new CoapMessage { Code = CoapCode.Content }));
-            Try("ReplaceRequest", () => exchange.ReplaceRequest(new CoapMessage { Code = CoapCode.Content }));
+            Try("ReplaceRequest", () => exchange.ReplaceRequest(this, new CoapMessage { Code = CoapCode.Content }));
+            Try("ReplaceRequest by a stranger", () => exchange.ReplaceRequest(stranger, new CoapMessage { Code = CoapCode.Get }));
+            Try("RequestAt a stranger", () => exchange.RequestAt(stranger));
             next(exchange);
         }
 
@@ -703,6 +862,8 @@ public sealed class StageContractTests : IDisposable
             foreign.Should().Throw<ArgumentException>().WithParameterName("from");
             Action passUp = () => call.PassUp(stranger, request);
             passUp.Should().Throw<ArgumentException>().WithParameterName("from");
+            Action requestAt = () => call.RequestAt(stranger);
+            requestAt.Should().Throw<ArgumentException>().WithParameterName("stage");
             next(call, request);
         }
 

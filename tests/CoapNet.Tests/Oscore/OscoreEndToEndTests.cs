@@ -1,5 +1,4 @@
 using System.Net;
-using System.Net.Sockets;
 using System.Security.Cryptography;
 using CoapNet.Channels;
 using CoapNet.Client;
@@ -8,7 +7,6 @@ using CoapNet.Messages;
 using CoapNet.Messaging;
 using CoapNet.Oscore;
 using CoapNet.Oscore.Protection;
-using CoapNet.Serialization;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
@@ -58,7 +56,7 @@ public sealed class OscoreEndToEndTests
         request.Token = new byte[] { 1, 2, 3, 4 };
 
         CoapMessage outer = OscoreProtection.ProtectRequest(context, request, out RequestBinding binding);
-        CoapMessage answer = await Exchange(server.EndPoint, outer);
+        CoapMessage answer = await RawPeer.Exchange(server.EndPoint, outer);
 
         outer.Code.Should().Be(CoapCode.Post);
         outer.Options.Contains(CoapOptionNumber.UriPath).Should().BeFalse("Uri-Path is Class E, inside the ciphertext");
@@ -79,11 +77,11 @@ public sealed class OscoreEndToEndTests
         request.Token = new byte[] { 9 };
         CoapMessage outer = OscoreProtection.ProtectRequest(context, request, out _);
         outer.MessageId = 1;
-        CoapMessage first = await Exchange(server.EndPoint, outer);
+        CoapMessage first = await RawPeer.Exchange(server.EndPoint, outer);
 
         // The same protected request again under a new Message ID, so the message layer takes it as a new one.
         outer.MessageId = 2;
-        CoapMessage replay = await Exchange(server.EndPoint, outer);
+        CoapMessage replay = await RawPeer.Exchange(server.EndPoint, outer);
 
         first.Options.Contains(CoapOptionNumber.Oscore).Should().BeTrue();
         replay.Code.Should().Be(CoapCode.Unauthorized);
@@ -236,16 +234,5 @@ public sealed class OscoreEndToEndTests
             return counterRoute!.NotifyObservers();
         };
         return server;
-    }
-
-    /// <summary>Sends one message from a socket of its own and returns the answer, as an attacker or a plain peer would.</summary>
-    private static async Task<CoapMessage> Exchange(IPEndPoint server, CoapMessage message)
-    {
-        using UdpClient socket = new(new IPEndPoint(IPAddress.Loopback, 0));
-        byte[] bytes = CoapMessageSerializer.Udp.Serialize(message);
-        await socket.SendAsync(bytes, server);
-        using CancellationTokenSource timeout = new(TimeSpan.FromSeconds(10));
-        UdpReceiveResult result = await socket.ReceiveAsync(timeout.Token);
-        return CoapMessageSerializer.Udp.Deserialize(result.Buffer);
     }
 }
