@@ -54,7 +54,9 @@ public sealed class QBlockLoopbackTests
         toServer.Where(m => m.Options.Contains(CoapOptionNumber.QBlock1)).Select(m => m.Options.TryGet(CoapOptionNumber.QBlock1, out CoapOptionEntry block) ? Convert.ToHexString(block.Value.Span) : string.Empty).Distinct().Should().HaveCount(Megabyte / 1024, "every block of the upload");
         toServer.Count(m => m.Options.Contains(CoapOptionNumber.QBlock1)).Should().BeInRange(Megabyte / 1024, (Megabyte / 1024) + (Megabyte / 10240), "each block of the upload once, but for a late set sent again");
         toServer.Count(m => m.Options.Contains(CoapOptionNumber.QBlock2)).Should().BeInRange(sets, sets + (sets / 10), "one request for the body and a 'Continue' per further set of 10 (103 sets of 1024 blocks), not one per block");
-        relayed.Where(d => !d.ToServer).Count(d => d.Message.Options.Contains(CoapOptionNumber.QBlock2)).Should().Be(Megabyte / 1024);
+        List<CoapMessage> toClient = [.. relayed.Where(d => !d.ToServer && d.Message.Options.Contains(CoapOptionNumber.QBlock2)).Select(d => d.Message)];
+        toClient.Select(m => m.Options.TryGet(CoapOptionNumber.QBlock2, out CoapOptionEntry block) ? Convert.ToHexString(block.Value.Span) : string.Empty).Distinct().Should().HaveCount(Megabyte / 1024, "every block of the download");
+        toClient.Should().HaveCountGreaterThanOrEqualTo(Megabyte / 1024).And.HaveCountLessThanOrEqualTo((Megabyte / 1024) + (Megabyte / 10240), "each block of the download once, but for a set the client asked for again when it came late (RFC 9177 section 10.2)");
         relayed.Should().OnlyContain(d => d.Message.Block1 == null && d.Message.Block2 == null, "no RFC 7959 block option is used");
     }
 
