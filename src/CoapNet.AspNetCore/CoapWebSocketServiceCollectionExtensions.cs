@@ -42,6 +42,7 @@ public static class CoapWebSocketServiceCollectionExtensions
         {
             // Once, however often this is called: a second pair of endpoints would find the hub's listeners taken.
             services.AddSingleton<CoapWebSocketHub>();
+            services.AddHostedService<CoapWebSocketLifetime>();
             services.AddOptions<CoapServerOptions>().Configure<CoapWebSocketHub>((o, hub) =>
             {
                 o.Transports.Add(new WebSocketServerTransportFactory(hub, secure: false));

@@ -2,6 +2,7 @@ using System.Net;
 using System.Security.Claims;
 using CoapNet.AspNetCore;
 using CoapNet.Client;
+using CoapNet.Hosting;
 using CoapNet.Messages;
 using CoapNet.Server;
 using CoapNet.Tests.Tls;
@@ -47,6 +48,9 @@ internal sealed class KestrelCoapServer : IAsyncDisposable
     {
         WebApplicationBuilder builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Test" });
         builder.Logging.ClearProviders();
+
+        // No appsettings.json: the test's output folder holds the hosted sample's, whose endpoints are on fixed ports.
+        builder.Configuration.Sources.Clear();
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.Listen(IPAddress.Loopback, 0);
@@ -124,7 +128,7 @@ internal sealed class KestrelCoapServer : IAsyncDisposable
 
     private int Port(string scheme)
     {
-        foreach (string address in _app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses)
+        foreach (string address in _app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses)
         {
             Uri uri = new(address);
             if (uri.Scheme == scheme)

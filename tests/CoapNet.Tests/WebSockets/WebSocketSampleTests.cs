@@ -17,7 +17,10 @@ public sealed partial class WebSocketSampleTests
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         string dll = Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.WebSockets.dll");
         TaskCompletionSource<int> listening = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        using ChildProcess sample = ChildProcess.StartDll(dll, ["--urls", "http://127.0.0.1:0"], line =>
+
+        // A content root of its own: the test's output folder holds the hosted sample's appsettings.json, on fixed ports.
+        DirectoryInfo root = Directory.CreateTempSubdirectory("coapnet-ws-sample-");
+        using ChildProcess sample = ChildProcess.StartDll(dll, ["--urls", "http://127.0.0.1:0", "--contentRoot", root.FullName], line =>
         {
             if (Listening().Match(line) is { Success: true } match)
             {
@@ -32,6 +35,7 @@ public sealed partial class WebSocketSampleTests
         hello.GetPayloadString().Should().Be("Hello over WebSockets!");
         await sample.SignalAsync("TERM");
         (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
+        root.Delete(recursive: true);
     }
 
     [GeneratedRegex(@"Now listening on: http://127\.0\.0\.1:(\d+)")]
