@@ -98,14 +98,27 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
     /// </param>
     /// <returns>The peer.</returns>
     /// <exception cref="ArgumentException"><paramref name="hostName"/> is empty.</exception>
-    public static CoapPeer Tls(IPEndPoint endPoint, string? hostName = null)
+    public static CoapPeer Tls(IPEndPoint endPoint, string? hostName = null) => ForHost(TlsScheme, endPoint, hostName);
+
+    /// <summary>
+    /// Creates a peer of <paramref name="scheme"/> that keeps the host a client addressed, for a transport that needs the
+    /// name to reach the right server, as <see cref="Tls"/> does for coaps+tcp: coaps+ws sends it as SNI and checks the
+    /// server's certificate against it, coap+ws and coaps+ws send it as the HTTP Host (RFC 8323 sections 4.1 and 8). For a
+    /// transport factory's <see cref="Transports.CoapTransportFactory.CreatePeer"/>.
+    /// </summary>
+    /// <param name="scheme">The URI scheme of the transport.</param>
+    /// <param name="endPoint">The server's endpoint.</param>
+    /// <param name="hostName">The host the client addressed (a name, or an IP address as text); null for none.</param>
+    /// <returns>The peer.</returns>
+    /// <exception cref="ArgumentException">The scheme or <paramref name="hostName"/> is empty.</exception>
+    public static CoapPeer ForHost(string scheme, IPEndPoint endPoint, string? hostName)
     {
         if (hostName is not null && hostName.Length == 0)
         {
             throw new ArgumentException("The host name must not be empty; pass null for the endpoint's address.", nameof(hostName));
         }
 
-        return new(TlsScheme, endPoint, null, hostName);
+        return new(scheme, endPoint, null, hostName);
     }
 
     /// <summary>Equality by scheme, security context, host name and, without a security context, endpoint.</summary>

@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
@@ -63,6 +64,12 @@ public enum CoapPeerIdentityKind
     /// (the 'kid'), within an ID Context where there is one.
     /// </summary>
     Oscore,
+
+    /// <summary>
+    /// A user the protocol that carries CoAP authenticated, named by its claims: the ASP.NET Core user of the HTTP request
+    /// that opened a WebSocket (RFC 8323 section 4), say.
+    /// </summary>
+    User,
 }
 
 /// <summary>
@@ -75,12 +82,13 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
     private readonly byte[] _bytes;
     private readonly int _hashCode;
 
-    private CoapPeerIdentity(CoapPeerIdentityKind kind, byte[] bytes, X509Certificate2? certificate, string name)
+    private CoapPeerIdentity(CoapPeerIdentityKind kind, byte[] bytes, X509Certificate2? certificate, string name, ClaimsPrincipal? user = null)
     {
         Kind = kind;
         _bytes = bytes;
         Certificate = certificate;
         Name = name;
+        User = user;
         HashCode hash = default;
         hash.Add(kind);
         hash.AddBytes(bytes);
@@ -98,6 +106,9 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
 
     /// <summary>The certificate, for <see cref="CoapPeerIdentityKind.Certificate"/>; null otherwise.</summary>
     public X509Certificate2? Certificate { get; }
+
+    /// <summary>The user with all its claims, for <see cref="CoapPeerIdentityKind.User"/>; null otherwise.</summary>
+    public ClaimsPrincipal? User { get; }
 
     /// <summary>
     /// A readable name: the PSK identity as UTF-8 (hexadecimal when it is not text), "rpk:" and the SHA-256 of the
@@ -175,6 +186,29 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
             Convert.ToHexString(idContext).ToLowerInvariant() + ":" + Convert.ToHexString(bytes).ToLowerInvariant());
     }
 
+    /// <summary>
+    /// The identity of a user that the protocol carrying CoAP authenticated, such as the user ASP.NET Core authentication
+    /// found for the HTTP request that opened a WebSocket: named by <see cref="System.Security.Principal.IIdentity.Name"/>,
+    /// else by its <see cref="ClaimTypes.NameIdentifier"/> claim, so the same user is recognised again on another
+    /// connection; its claims are in <see cref="User"/> for handlers that authorize by them.
+    /// </summary>
+    /// <param name="user">The authenticated user.</param>
+    /// <returns>The identity.</returns>
+    /// <exception cref="ArgumentException">The user is not authenticated, or has neither a name nor a name identifier claim.</exception>
+    public static CoapPeerIdentity FromUser(ClaimsPrincipal user)
+    {
+        ArgumentNullException.ThrowIfNull(user);
+        if (user.Identity is not { IsAuthenticated: true } identity)
+        {
+            throw new ArgumentException("The user is not authenticated; a peer nothing authenticated has no identity.", nameof(user));
+        }
+
+        string name = identity.Name is { Length: > 0 } named ? named
+            : user.FindFirst(ClaimTypes.NameIdentifier)?.Value is { Length: > 0 } id ? id
+            : throw new ArgumentException("The user has neither a name nor a name identifier claim to be recognised by.", nameof(user));
+        return new CoapPeerIdentity(CoapPeerIdentityKind.User, System.Text.Encoding.UTF8.GetBytes(name), null, name, user);
+    }
+
     /// <inheritdoc/>
     /// <remarks>The name is compared too: two OSCORE identities with one kid in different ID Contexts differ.</remarks>
     public bool Equals(CoapPeerIdentity? other)
@@ -194,6 +228,7 @@ public sealed class CoapPeerIdentity : IEquatable<CoapPeerIdentity>
         CoapPeerIdentityKind.PreSharedKey => "psk:" + Name,
         CoapPeerIdentityKind.Certificate => "cert:" + Name,
         CoapPeerIdentityKind.Oscore => "oscore:" + Name,
+        CoapPeerIdentityKind.User => "user:" + Name,
         _ => Name,
     };
 

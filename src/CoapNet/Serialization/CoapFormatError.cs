@@ -38,6 +38,7 @@ public readonly struct CoapFormatError : IEquatable<CoapFormatError>
         CoapFormatErrorReason.MessageTooLarge => "The message is larger than the configured maximum message size.",
         CoapFormatErrorReason.UnexpectedEndOfStream => "The stream ended inside a message.",
         CoapFormatErrorReason.TooManyOptions => "The message carries more options than the configured maximum option count.",
+        CoapFormatErrorReason.InvalidFraming => "The transport's framing is broken: over WebSockets, a text message or a Len field other than 0 (RFC 8323 section 4.2).",
         _ => "Unknown format error.",
     };
 

@@ -59,4 +59,10 @@ public enum CoapFormatErrorReason : byte
 
     /// <summary>The message carries more options than <see cref="CoapSerializerOptions.MaxOptionCount"/> allows.</summary>
     TooManyOptions,
+
+    /// <summary>
+    /// The framing the transport carries messages in is broken: over WebSockets a text message, or a Len field other than
+    /// 0, which the WebSocket message's own length replaces (RFC 8323 section 4.2).
+    /// </summary>
+    InvalidFraming,
 }

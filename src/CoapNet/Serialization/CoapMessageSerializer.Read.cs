@@ -134,11 +134,23 @@ public sealed partial class CoapMessageSerializer
     // RFC 8323 section 3.2: Len nibbles 13, 14 and 15 add 1, 2 and 4 extended length bytes.
     private static int ExtendedLengthBytes(int lengthNibble) => lengthNibble < 13 ? 0 : lengthNibble == 13 ? 1 : lengthNibble == 14 ? 2 : 4;
 
-    /// <summary>Computes a stream frame's total length from its first bytes (1 + extended length bytes are enough).</summary>
-    private OperationStatus ReadStreamLength(ReadOnlySpan<byte> head, out long frameLength, out CoapFormatError error)
+    /// <summary>
+    /// Reads the header of the RFC 8323 stream frame (section 3.2) that starts <paramref name="head"/>: the Len/TKL byte and
+    /// the extended length, which give the frame's whole length before the rest of it is there. For a transport that
+    /// carries frames in a framing of its own and must find their ends in the stream the connection layer writes, such as
+    /// WebSockets (RFC 8323 section 4.2), where a frame travels as one WebSocket message with Len set to 0.
+    /// </summary>
+    /// <param name="head">The first bytes of the frame; five are always enough.</param>
+    /// <param name="headerLength">The length of the Len/TKL byte and the extended length (1 to 5), when done.</param>
+    /// <param name="frameLength">The frame's whole length, header, code, token, options and payload, when done.</param>
+    /// <returns>
+    /// <see cref="OperationStatus.Done"/>; <see cref="OperationStatus.NeedMoreData"/> when <paramref name="head"/> ends
+    /// inside the extended length; <see cref="OperationStatus.InvalidData"/> when the token length is 9 to 15, reserved.
+    /// </returns>
+    public static OperationStatus ReadStreamFrameHeader(ReadOnlySpan<byte> head, out int headerLength, out long frameLength)
     {
+        headerLength = 0;
         frameLength = 0;
-        error = default;
         if (head.IsEmpty)
         {
             return OperationStatus.NeedMoreData;
@@ -148,7 +160,6 @@ public sealed partial class CoapMessageSerializer
         int tokenLength = head[0] & 0x0F;
         if (tokenLength > CoapMessage.MaxTokenLength)
         {
-            error = new CoapFormatError(CoapFormatErrorReason.InvalidTokenLength, 0);
             return OperationStatus.InvalidData;
         }
 
@@ -166,14 +177,27 @@ public sealed partial class CoapMessageSerializer
             2 => 269L + BinaryPrimitives.ReadUInt16BigEndian(head[1..]),
             _ => 65805L + BinaryPrimitives.ReadUInt32BigEndian(head[1..]),
         };
-        frameLength = 1 + extended + 1 + tokenLength + bodyLength;
-        if (frameLength > _maxMessageSize)
+        headerLength = 1 + extended;
+        frameLength = headerLength + 1 + tokenLength + bodyLength;
+        return OperationStatus.Done;
+    }
+
+    /// <summary>Computes a stream frame's total length from its first bytes (1 + extended length bytes are enough).</summary>
+    private OperationStatus ReadStreamLength(ReadOnlySpan<byte> head, out long frameLength, out CoapFormatError error)
+    {
+        error = default;
+        OperationStatus status = ReadStreamFrameHeader(head, out _, out frameLength);
+        if (status == OperationStatus.InvalidData)
+        {
+            error = new CoapFormatError(CoapFormatErrorReason.InvalidTokenLength, 0);
+        }
+        else if (status == OperationStatus.Done && frameLength > _maxMessageSize)
         {
             error = new CoapFormatError(CoapFormatErrorReason.MessageTooLarge, 0);
             return OperationStatus.InvalidData;
         }
 
-        return OperationStatus.Done;
+        return status;
     }
 
     /// <summary>

@@ -198,6 +198,49 @@ public sealed partial class CoapMessageSerializer
     // RFC 8323 section 3.2: Len is the body length itself below 13, else 13/14/15 with 1/2/4 extended bytes.
     private static int LengthNibble(long bodyLength) => bodyLength < 13 ? (int)bodyLength : bodyLength < 269 ? 13 : bodyLength < 65805 ? 14 : 15;
 
+    /// <summary>
+    /// Writes the header of an RFC 8323 stream frame (section 3.2), the Len/TKL byte and the extended length, for a frame
+    /// whose token is <paramref name="tokenLength"/> bytes and whose options, payload marker and payload are
+    /// <paramref name="bodyLength"/>; the code, token and body follow it. The counterpart of
+    /// <see cref="ReadStreamFrameHeader"/>, for a transport that turns frames of its own framing (a WebSocket message,
+    /// RFC 8323 section 4.2) back into stream frames.
+    /// </summary>
+    /// <param name="destination">Where to write; five bytes are always enough.</param>
+    /// <param name="tokenLength">The token's length, 0 to 8.</param>
+    /// <param name="bodyLength">The length of the options, payload marker and payload.</param>
+    /// <returns>The bytes written (1 to 5).</returns>
+    /// <exception cref="ArgumentOutOfRangeException">The token length is outside 0-8, or the body length outside what Len can say.</exception>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> is too short.</exception>
+    public static int WriteStreamFrameHeader(Span<byte> destination, int tokenLength, long bodyLength)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(tokenLength);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(tokenLength, CoapMessage.MaxTokenLength);
+        ArgumentOutOfRangeException.ThrowIfNegative(bodyLength);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(bodyLength, 65805L + uint.MaxValue);
+        int nibble = LengthNibble(bodyLength);
+        int length = 1 + ExtendedLengthBytes(nibble);
+        if (destination.Length < length)
+        {
+            throw new ArgumentException($"The destination holds {destination.Length} bytes; the header needs {length}.", nameof(destination));
+        }
+
+        destination[0] = (byte)((nibble << 4) | tokenLength);
+        switch (nibble)
+        {
+            case 13:
+                destination[1] = (byte)(bodyLength - 13);
+                break;
+            case 14:
+                BinaryPrimitives.WriteUInt16BigEndian(destination[1..], (ushort)(bodyLength - 269));
+                break;
+            case 15:
+                BinaryPrimitives.WriteUInt32BigEndian(destination[1..], (uint)(bodyLength - 65805));
+                break;
+        }
+
+        return length;
+    }
+
     // RFC 7252 section 3.1: extra bytes for an option delta or length.
     private static int ExtendedSize(int value) => value < 13 ? 0 : value < 269 ? 1 : 2;
 
@@ -224,27 +267,7 @@ public sealed partial class CoapMessageSerializer
         else
         {
             // RFC 8323 section 3.2: Len | TKL, extended length, Code.
-            int nibble = LengthNibble(layout.BodyLength);
-            destination[0] = (byte)((nibble << 4) | tokenLength);
-            switch (nibble)
-            {
-                case 13:
-                    destination[1] = (byte)(layout.BodyLength - 13);
-                    position = 2;
-                    break;
-                case 14:
-                    BinaryPrimitives.WriteUInt16BigEndian(destination[1..], (ushort)(layout.BodyLength - 269));
-                    position = 3;
-                    break;
-                case 15:
-                    BinaryPrimitives.WriteUInt32BigEndian(destination[1..], (uint)(layout.BodyLength - 65805));
-                    position = 5;
-                    break;
-                default:
-                    position = 1;
-                    break;
-            }
-
+            position = WriteStreamFrameHeader(destination, tokenLength, layout.BodyLength);
             destination[position++] = message.Code.Value;
         }
 
