@@ -60,13 +60,7 @@ public static class OscoreConfiguration
     public static OscoreContextOptions ReadContextOptions(IConfiguration section)
     {
         ArgumentNullException.ThrowIfNull(section);
-        List<string> problems = [];
-        ContextKeys().Check(section, problems);
-        if (problems.Count > 0)
-        {
-            throw new CoapConfigurationException(problems);
-        }
-
+        Refuse(ContextKeys(), section);
         OscoreContextOptions options = new()
         {
             MasterSecret = Bytes(section, "MasterSecret") is { Length: > 0 } secret
@@ -126,13 +120,7 @@ public static class OscoreConfiguration
     private static OscoreOptions? Read(IConfiguration section, bool client)
     {
         ArgumentNullException.ThrowIfNull(section);
-        List<string> problems = [];
-        Keys().Check(section, problems);
-        if (problems.Count > 0)
-        {
-            throw new CoapConfigurationException(problems);
-        }
-
+        Refuse(Keys(), section);
         OscoreOptions? oscore = null;
         foreach (IConfigurationSection entry in section.GetSection(ContextsSection).GetChildren())
         {
@@ -165,6 +153,17 @@ public static class OscoreConfiguration
         }
 
         return oscore;
+    }
+
+    // Checked before anything is read: a misspelled key would otherwise leave its setting unset without a word.
+    private static void Refuse(CoapConfigurationKeys keys, IConfiguration section)
+    {
+        List<string> problems = [];
+        keys.Check(section, problems);
+        if (problems.Count > 0)
+        {
+            throw new CoapConfigurationException(problems);
+        }
     }
 
     // "coap://192.0.2.10:5683", or an address and a port as an endpoint's Url writes them without the scheme; by the one
