@@ -27,7 +27,7 @@ internal static class Program
 
         // The 1 GB case needs several GB of RAM and minutes per method, so `--filter *` must not start it
         // by accident: it joins the switcher only when named (`--filter *Gigabyte*`) or when listing.
-        List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks), typeof(BoundHandlerBenchmarks)];
+        List<Type> types = [typeof(ThesisMatrixBenchmarks), typeof(EverydayMessageBenchmarks), typeof(OptionScalingBenchmarks), typeof(RequestBuildBenchmarks), typeof(BoundHandlerBenchmarks), typeof(OscoreBenchmarks)];
         if (GigabyteBenchmarks.IsRequested(args))
         {
             types.Add(typeof(GigabyteBenchmarks));

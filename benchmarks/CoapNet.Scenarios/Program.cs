@@ -1,11 +1,11 @@
 // Whole-stack scenarios: a real server on loopback, real sockets, numbers printed as a table.
-//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|qblock|nbiot [options]
+//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot [options]
 // "slow-senders-peer" is the child process that slow-senders starts to hold the slow connections.
 using CoapNet.Scenarios;
 
 if (args.Length == 0 || args[0] is "-h" or "--help")
 {
-    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|qblock|nbiot [options]   (SCENARIO --help lists them)");
+    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot [options]   (SCENARIO --help lists them)");
     return args.Length == 0 ? 2 : 0;
 }
 
@@ -26,9 +26,10 @@ try
         "dtls-memory" => await DtlsMemoryScenario.RunAsync(rest),
         "dtls-handshakes" => await DtlsHandshakeScenario.RunAsync(rest),
         "tls" => await TlsScenario.RunAsync(rest),
+        "oscore" => await OscoreScenario.RunAsync(rest),
         "qblock" => await QBlockScenario.RunAsync(rest),
         "nbiot" => await NbIotScenario.RunAsync(rest),
-        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, qblock, nbiot."),
+        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, oscore, qblock, nbiot."),
     };
 }
 catch (ArgumentException exception)

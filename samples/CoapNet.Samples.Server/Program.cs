@@ -39,7 +39,9 @@ CoapServerOptions options = new()
     Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
     Udp = { ReceiveSockets = arguments.ReceiveSockets },
 };
-options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort));
+// coap also takes OSCORE (RFC 8613) with the demo context of its Appendix C.1, printed below: every route answers a
+// protected request, and /oscore/hello answers nothing else.
+options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort), udp => udp.Endpoint = SampleOscore.Protect(options.Endpoint));
 if (arguments.TcpPort != 0)
 {
     options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));
@@ -66,6 +68,7 @@ if (arguments.TlsPort != 0)
 
 await using CoapServer server = new(options);
 using IDisposable ticker = SampleResources.Map(server);
+SampleOscore.Map(server);
 try
 {
     await server.StartAsync();
@@ -119,6 +122,7 @@ if (arguments.DtlsPort != 0)
     Console.WriteLine($"coaps pre-shared key: identity '{arguments.PskIdentity}', key '{arguments.PskKey}' (demo only; set yours with --psk-identity and --psk-key)");
 }
 
+Console.WriteLine(SampleOscore.Banner);
 if (tlsBanner is not null)
 {
     Console.WriteLine(tlsBanner);

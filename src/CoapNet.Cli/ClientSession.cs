@@ -10,14 +10,15 @@ using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.Oscore;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Cli;
 
 /// <summary>
-/// What every client command shares: the URI argument, -v, -N/--non, --timeout/-B and the pre-shared key of coaps
-/// (-u, -k), a client built from them for the one server the command talks to, and one mapping from what went wrong
+/// What every client command shares: the URI argument, -v, -N/--non, --timeout/-B, the pre-shared key of coaps
+/// (-u, -k) and the OSCORE context (--oscore), a client built from them for the one server the command talks to, and one mapping from what went wrong
 /// to an exit code.
 /// </summary>
 internal sealed class ClientSession
@@ -67,6 +68,9 @@ internal sealed class ClientSession
 
     /// <summary>--cert, --key, --ca: the certificates of coaps+tcp.</summary>
     public TlsCredentials Tls { get; } = new();
+
+    /// <summary>--oscore: the OSCORE context of the requests.</summary>
+    public OscoreCredentials Oscore { get; } = new();
 
     /// <summary>-v: print every message in and out, and every retransmission.</summary>
     public Option<bool> Verbose { get; } = new("--verbose", "-v")
@@ -160,6 +164,7 @@ internal sealed class ClientSession
             }
         });
         Tls.AddTo(command);
+        Oscore.AddTo(command);
     }
 
     /// <summary>True when -v was given.</summary>
@@ -223,6 +228,11 @@ internal sealed class ClientSession
             CoapAddress address = CoapAddress.Parse(uri.GetLeftPart(UriPartial.Authority), options.Transports);
             IPEndPoint server = new(await ResolveHostAsync(address, deadline.Token).ConfigureAwait(false), address.Port);
             ConnectedUdpTransportFactory.ConnectAll(options.Transports, server, OnPortUnreachable);
+            if (Oscore.Read(parse, server) is { } oscore)
+            {
+                options.Endpoint.UseOscore(oscore);
+            }
+
             if (parse.GetValue(PskIdentity) is { } identity)
             {
                 DtlsClientOptions secure = new() { PskIdentity = identity, PskKey = parse.GetValue(PskKey) };
@@ -291,7 +301,7 @@ internal sealed class ClientSession
             terminal.WriteError($"{uri.Host}: {e.Message}");
             return ExitCodes.Error;
         }
-        catch (Exception e) when (e is CoapException or ArgumentException or IOException or FormatException or UnauthorizedAccessException)
+        catch (Exception e) when (e is CoapException or ArgumentException or IOException or FormatException or UnauthorizedAccessException or InvalidDataException)
         {
             terminal.WriteError(e.Message);
             return ExitCodes.Error;

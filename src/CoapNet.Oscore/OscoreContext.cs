@@ -140,7 +140,7 @@ public sealed class OscoreContext
     /// Takes the next Sender Sequence Number (RFC 8613 section 7.2.1), reserving a range ahead in the store first when it
     /// has one (section 7.5.1).
     /// </summary>
-    /// <exception cref="InvalidOperationException">The numbers are used up: the context must be renewed (section 7.2.1).</exception>
+    /// <exception cref="InvalidOperationException">The numbers are used up: the context must be renewed (section 7.2.1); or the store cannot reserve more.</exception>
     internal long NextSequenceNumber()
     {
         lock (_senderLock)
@@ -154,8 +154,18 @@ public sealed class OscoreContext
             if (_store is not null && number >= _reservedUntil)
             {
                 // Durable before the number is used: a crash after this line resumes at the reserved limit (section 7.5.1).
-                _reservedUntil = Math.Min(number + ReservationStep, OscoreAlgorithm.MaxSequenceNumber + 1);
-                _store.Reserve(_reservedUntil);
+                // The limit moves only once the store has it, so a failed write leaves nothing sent unreserved.
+                long limit = Math.Min(number + ReservationStep, OscoreAlgorithm.MaxSequenceNumber + 1);
+                try
+                {
+                    _store.Reserve(limit);
+                }
+                catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+                {
+                    throw new InvalidOperationException($"The OSCORE context cannot reserve sequence numbers, so nothing is sent under it: {e.Message}", e);
+                }
+
+                _reservedUntil = limit;
             }
 
             _sequenceNumber = number + 1;
