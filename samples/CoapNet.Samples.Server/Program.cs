@@ -7,6 +7,7 @@
 using System.Net;
 using System.Runtime.InteropServices;
 using CoapNet.Channels;
+using CoapNet.Multicast;
 using CoapNet.Samples;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
@@ -39,7 +40,31 @@ CoapServerOptions options = new()
     Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
     Udp = { ReceiveSockets = arguments.ReceiveSockets },
 };
-options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort));
+if (arguments.Multicast)
+{
+    // Group communication (RFC 7252 section 8): one UDP port for unicast and the All CoAP Nodes groups, every address.
+    try
+    {
+        options.ListenMulticast(multicast =>
+        {
+            multicast.Port = arguments.UdpPort;
+            multicast.Leisure = arguments.MulticastLeisure;
+            if (arguments.MulticastInterface is { } name)
+            {
+                multicast.Interfaces.Add(name);
+            }
+        });
+    }
+    catch (ArgumentException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+}
+else
+{
+    options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort));
+}
 if (arguments.TcpPort != 0)
 {
     options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));

@@ -17,7 +17,7 @@ namespace CoapNet.Multicast;
 /// </remarks>
 internal sealed class GroupRequestStage(CoapStageContext context, CoapMulticastOptions options, SourceRateLimit limit) : CoapStage
 {
-    private const string WellKnownCore = ".well-known/core";
+    private const string WellKnownCore = "/.well-known/core";
 
     private readonly TimeSpan _leisure = options.EffectiveLeisure();
     private readonly Random? _seeded = context.Options.Random;
