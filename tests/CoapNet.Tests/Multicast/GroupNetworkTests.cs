@@ -64,6 +64,24 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
         CountOf(printed, "</hello>").Should().Be(3, "libcoap prints each of the three responses");
     }
 
+    [SkippableTheory]
+    [InlineData("discover", "coap://224.0.1.187", "</hello>")]
+    [InlineData("get", "coap://[ff02::fd%e0]/hello", "Hello, CoAP!")]
+    public async Task TheCoapToolListsEveryMemberWithItsAnswer(string command, string uri, string answer)
+    {
+        using TestNetwork network = new(nodes: 4);
+        using SampleServers servers = await SampleServers.StartAsync(network, Leisure);
+
+        using ChildProcess tool = ChildProcess.Start("ip", network.Exec(1, ChildProcess.DotnetHost, Cli.CoapTool.Dll, command, uri, "-B", Window.TotalSeconds.ToString(CultureInfo.InvariantCulture)), _ => { });
+        int code = await tool.WaitForExitAsync(Liveness);
+
+        output.WriteLine(tool.Output);
+        code.Should().Be(0, tool.Output);
+        tool.Output.Split('\n').Count(line => line.Contains(": 2.05 Content", StringComparison.Ordinal)).Should().Be(3, "one line per member, with its address and code");
+        CountOf(tool.Output, answer).Should().Be(3, "each member's answer follows its line");
+        tool.Output.Should().Contain("3 member(s) answered");
+    }
+
     [SkippableFact]
     public async Task OurClientsGroupGetToThreeLibCoapServersGetsThree()
     {
@@ -95,7 +113,7 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
     }
 
     [SkippableFact]
-    public async Task AGroupPutToARouteThatDoesNotExistIsAnsweredByNobodyAndNeverByAReset()
+    public async Task AGroupPutToARouteThatDoesNotExistAndACONToTheGroupAreAnsweredByNobodyAndNeverByAReset()
     {
         using TestNetwork network = new(nodes: 4);
         using SampleServers servers = await SampleServers.StartAsync(network, Leisure);
@@ -114,6 +132,19 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
         });
 
         received.Should().BeEmpty("no member answers a group request with an error (groupcomm-bis 3.1.2) nor with a Reset (RFC 7252 section 8.1)");
+
+        // A CON to a group is an error the members ignore (RFC 7252 section 8.1): no ACK, no Reset, no response.
+        CoapMessage confirmable = CoapMessage.CreateRequest(CoapCode.Get, new Uri("coap://224.0.1.187/hello"), CoapMessageType.Confirmable);
+        confirmable.MessageId = 0x3803;
+        confirmable.Token = new byte[] { 0x38, 0x03 };
+        List<string> ignored = await network.Run(1, () =>
+        {
+            Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            socket.Bind(new IPEndPoint(IPAddress.Any, 0));
+            socket.SendTo(CoapMessageSerializer.Udp.Serialize(confirmable), new IPEndPoint(CoapGroups.AllCoapNodesIPv4, 5683));
+            return ReceiveAllAsync(socket, Window);
+        });
+        ignored.Should().BeEmpty("a CON to a group gets nothing back");
 
         // The same request by unicast is refused, so the silence above is the group's rule, not a lost request.
         CoapMessage unicast = CoapMessage.CreateRequest(CoapCode.Put, new Uri("coap://10.200.0.2/no/such/route"), CoapMessageType.NonConfirmable);
