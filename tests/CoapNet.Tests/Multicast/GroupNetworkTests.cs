@@ -122,14 +122,7 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
         put.Token = new byte[] { 0x38, 0x01 };
         put.SetPayload("on");
 
-        // A plain socket, so whatever comes back is seen, a Reset or an empty message included.
-        List<string> received = await network.Run(1, () =>
-        {
-            Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            socket.Bind(new IPEndPoint(IPAddress.Any, 0));
-            socket.SendTo(CoapMessageSerializer.Udp.Serialize(put), new IPEndPoint(CoapGroups.AllCoapNodesIPv4, 5683));
-            return ReceiveAllAsync(socket, Window);
-        });
+        List<string> received = await SendFromNodeOneAsync(network, put, new IPEndPoint(CoapGroups.AllCoapNodesIPv4, 5683), Window);
 
         received.Should().BeEmpty("no member answers a group request with an error (groupcomm-bis 3.1.2) nor with a Reset (RFC 7252 section 8.1)");
 
@@ -137,26 +130,14 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
         CoapMessage confirmable = CoapMessage.CreateRequest(CoapCode.Get, new Uri("coap://224.0.1.187/hello"), CoapMessageType.Confirmable);
         confirmable.MessageId = 0x3803;
         confirmable.Token = new byte[] { 0x38, 0x03 };
-        List<string> ignored = await network.Run(1, () =>
-        {
-            Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            socket.Bind(new IPEndPoint(IPAddress.Any, 0));
-            socket.SendTo(CoapMessageSerializer.Udp.Serialize(confirmable), new IPEndPoint(CoapGroups.AllCoapNodesIPv4, 5683));
-            return ReceiveAllAsync(socket, Window);
-        });
+        List<string> ignored = await SendFromNodeOneAsync(network, confirmable, new IPEndPoint(CoapGroups.AllCoapNodesIPv4, 5683), Window);
         ignored.Should().BeEmpty("a CON to a group gets nothing back");
 
         // The same request by unicast is refused, so the silence above is the group's rule, not a lost request.
         CoapMessage unicast = CoapMessage.CreateRequest(CoapCode.Put, new Uri("coap://10.200.0.2/no/such/route"), CoapMessageType.NonConfirmable);
         unicast.MessageId = 0x3802;
         unicast.Token = new byte[] { 0x38, 0x02 };
-        List<string> refused = await network.Run(1, () =>
-        {
-            Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            socket.Bind(new IPEndPoint(IPAddress.Any, 0));
-            socket.SendTo(CoapMessageSerializer.Udp.Serialize(unicast), new IPEndPoint(IPAddress.Parse(TestNetwork.IPv4(2)), 5683));
-            return ReceiveAllAsync(socket, TimeSpan.FromSeconds(2));
-        });
+        List<string> refused = await SendFromNodeOneAsync(network, unicast, new IPEndPoint(IPAddress.Parse(TestNetwork.IPv4(2)), 5683), TimeSpan.FromSeconds(2));
         refused.Should().ContainSingle().Which.Should().Contain("4.04");
     }
 
@@ -201,7 +182,19 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
         return all;
     }
 
-    /// <summary>Every datagram that comes back within the window, as text ("from ADDRESS: MESSAGE").</summary>
+    /// <summary>
+    /// Sends <paramref name="message"/> from a plain socket in node 1, so whatever comes back is seen (a Reset or an
+    /// empty message included), and returns every datagram that does within the window, as text ("from ADDRESS: MESSAGE").
+    /// </summary>
+    private static Task<List<string>> SendFromNodeOneAsync(TestNetwork network, CoapMessage message, IPEndPoint destination, TimeSpan window)
+        => network.Run(1, () =>
+        {
+            Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            socket.Bind(new IPEndPoint(IPAddress.Any, 0));
+            socket.SendTo(CoapMessageSerializer.Udp.Serialize(message), destination);
+            return ReceiveAllAsync(socket, window);
+        });
+
     private static async Task<List<string>> ReceiveAllAsync(Socket socket, TimeSpan window)
     {
         using Socket owned = socket;
