@@ -7,6 +7,7 @@
 using System.Net;
 using System.Runtime.InteropServices;
 using CoapNet.Channels;
+using CoapNet.Multicast;
 using CoapNet.Samples;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
@@ -39,9 +40,34 @@ CoapServerOptions options = new()
     Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
     Udp = { ReceiveSockets = arguments.ReceiveSockets },
 };
-// coap also takes OSCORE (RFC 8613) with the demo context of its Appendix C.1, printed below: every route answers a
-// protected request, and /oscore/hello answers nothing else.
-options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort), udp => udp.Endpoint = SampleOscore.Protect(options.Endpoint));
+if (arguments.Multicast)
+{
+    // Group communication (RFC 7252 section 8): one UDP port for unicast and the All CoAP Nodes groups, every address.
+    try
+    {
+        options.ListenMulticast(multicast =>
+        {
+            multicast.Port = arguments.UdpPort;
+            multicast.Leisure = arguments.MulticastLeisure;
+            if (arguments.MulticastInterface is { } name)
+            {
+                multicast.Interfaces.Add(name);
+            }
+        });
+    }
+    catch (ArgumentException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+}
+else
+{
+    // coap also takes OSCORE (RFC 8613) with the demo context of its Appendix C.1, printed below: every route answers a
+    // protected request, and /oscore/hello answers nothing else. (Not with --multicast: group requests would need Group
+    // OSCORE, and the group port keeps the server's plain settings.)
+    options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort), udp => udp.Endpoint = SampleOscore.Protect(options.Endpoint));
+}
 if (arguments.TcpPort != 0)
 {
     options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));
@@ -122,7 +148,11 @@ if (arguments.DtlsPort != 0)
     Console.WriteLine($"coaps pre-shared key: identity '{arguments.PskIdentity}', key '{arguments.PskKey}' (demo only; set yours with --psk-identity and --psk-key)");
 }
 
-Console.WriteLine(SampleOscore.Banner);
+if (!arguments.Multicast)
+{
+    Console.WriteLine(SampleOscore.Banner);
+}
+
 if (tlsBanner is not null)
 {
     Console.WriteLine(tlsBanner);

@@ -51,6 +51,23 @@ internal sealed class SampleArguments
         },
     };
 
+    private static readonly Option<bool> MulticastFlag = new("--multicast")
+    {
+        Description = "Also join All CoAP Nodes (224.0.1.187, ff02::fd, ff05::fd, RFC 7252 section 12.8) on --port, every address, and answer group requests (RFC 7252 section 8).",
+    };
+
+    private static readonly Option<string?> MulticastInterfaceFlag = new("--multicast-interface")
+    {
+        Description = "Join the groups on this interface only (such as eth0). Default: every interface that is up.",
+        HelpName = "NAME",
+    };
+
+    private static readonly Option<double?> MulticastLeisureFlag = new("--multicast-leisure")
+    {
+        Description = "The leisure in seconds: a group request is answered at a random point within it (RFC 7252 section 8.2). Default: 5.",
+        HelpName = "SECONDS",
+    };
+
     private static readonly Option<string> PskIdentityFlag = TextOption("--psk-identity", "ID", "The identity of coaps' demo pre-shared key (printed at start).", "coapnet");
     private static readonly Option<string> PskKeyFlag = TextOption("--psk-key", "KEY", "The demo pre-shared key itself (RFC 7252 section 9.1.3.1).", "sample-secret");
     private static readonly Option<FileInfo?> CertFlag = FileOption("--cert", "The PEM certificate of coaps+tcp, with --key. Default: a self-signed one made at start.");
@@ -68,6 +85,9 @@ internal sealed class SampleArguments
         PskKey = parse.GetValue(PskKeyFlag)!;
         CertFile = parse.GetValue(CertFlag)?.FullName;
         KeyFile = parse.GetValue(KeyFlag)?.FullName;
+        Multicast = parse.GetValue(MulticastFlag);
+        MulticastInterface = parse.GetValue(MulticastInterfaceFlag);
+        MulticastLeisure = parse.GetValue(MulticastLeisureFlag) is double seconds ? TimeSpan.FromSeconds(seconds) : null;
     }
 
     /// <summary>--port: coap's UDP port.</summary>
@@ -100,6 +120,15 @@ internal sealed class SampleArguments
     /// <summary>--key: its PEM key.</summary>
     public string? KeyFile { get; }
 
+    /// <summary>--multicast: coap's port also serves the All CoAP Nodes groups.</summary>
+    public bool Multicast { get; }
+
+    /// <summary>--multicast-interface: the one interface the groups are joined on, or null for every one.</summary>
+    public string? MulticastInterface { get; }
+
+    /// <summary>--multicast-leisure: the leisure, or null for the library's default.</summary>
+    public TimeSpan? MulticastLeisure { get; }
+
     /// <summary>
     /// Reads <paramref name="args"/>: the arguments, or null with the exit code when there is nothing to run: 0 after
     /// <c>--help</c> printed the usage, 2 after a usage error was printed to standard error.
@@ -111,7 +140,8 @@ internal sealed class SampleArguments
     {
         RootCommand root = new("The CoapNet sample server: coap and coap+tcp on 5683, coaps and coaps+tcp on 5684, every interface. Ctrl+C stops it.")
         {
-            PortFlag, TcpPortFlag, DtlsPortFlag, TlsPortFlag, AddressFlag, ReceiveSocketsFlag, PskIdentityFlag, PskKeyFlag, CertFlag, KeyFlag,
+            PortFlag, TcpPortFlag, DtlsPortFlag, TlsPortFlag, AddressFlag, ReceiveSocketsFlag, MulticastFlag, MulticastInterfaceFlag, MulticastLeisureFlag,
+            PskIdentityFlag, PskKeyFlag, CertFlag, KeyFlag,
         };
         ParseResult parse = root.Parse(args);
         if (parse.Action is HelpAction)
@@ -124,6 +154,16 @@ internal sealed class SampleArguments
         if (errors.Count == 0 && (parse.GetValue(CertFlag) is null) != (parse.GetValue(KeyFlag) is null))
         {
             errors.Add("--cert FILE and --key FILE go together: the PEM certificate of coaps+tcp and its private key.");
+        }
+
+        if (errors.Count == 0 && !parse.GetValue(MulticastFlag) && (parse.GetValue(MulticastInterfaceFlag) is not null || parse.GetValue(MulticastLeisureFlag) is not null))
+        {
+            errors.Add("--multicast-interface and --multicast-leisure go with --multicast.");
+        }
+
+        if (errors.Count == 0 && parse.GetValue(MulticastLeisureFlag) is < 0)
+        {
+            errors.Add("--multicast-leisure must not be negative.");
         }
 
         if (errors.Count > 0)

@@ -23,7 +23,26 @@ internal static class DiscoverCommand
         Command command = new("discover", $"List the server's resources (GET /.well-known/core, RFC 6690). The URI's path is ignored.");
         session.AddTo(command);
         command.Add(filter);
-        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, null, async call =>
+        command.SetAction((parse, cancellationToken) =>
+        {
+            Uri uri = parse.GetValue(session.UriArgument)!;
+            if (GroupRequest.IsGroup(uri))
+            {
+                // RFC 7252 section 8 with RFC 6690 section 4.1: each member that has a match answers, with its own links.
+                CoapMessage group = CoapMessage.CreateRequest(CoapCode.Get, new UriBuilder(uri) { Path = "/.well-known/core", Query = string.Empty }.Uri, CoapMessageType.NonConfirmable);
+                if (parse.GetValue(filter) is string groupQuery)
+                {
+                    group.Options.Add(CoapOptionNumber.UriQuery, groupQuery);
+                }
+
+                return GroupRequest.RunAsync(group, uri, parse.GetValue(session.Timeout), terminal, response => ShowGroupMember(response, terminal), cancellationToken);
+            }
+
+            return Unicast(parse, cancellationToken);
+        });
+        return command;
+
+        Task<int> Unicast(ParseResult parse, CancellationToken cancellationToken) => session.RunAsync(parse, terminal, null, async call =>
         {
             Uri wellKnown = new UriBuilder(call.Uri) { Path = "/.well-known/core", Query = string.Empty }.Uri;
             CoapMessage request = CoapMessage.CreateRequest(CoapCode.Get, wellKnown, session.RequestType(parse));
@@ -46,8 +65,24 @@ internal static class DiscoverCommand
 
             Show(links, terminal);
             return ExitCodes.Success;
-        }, cancellationToken));
-        return command;
+        }, cancellationToken);
+    }
+
+    /// <summary>One member's links, one a line, or what it answered instead.</summary>
+    private static void ShowGroupMember(CoapMessage response, Terminal terminal)
+    {
+        TextWriter output = terminal.Output.Profile.Out.Writer;
+        if (response.Code.IsSuccess && CoapLinkFormat.TryParse(response.GetPayloadString(), out IReadOnlyList<CoapLink>? links, out _))
+        {
+            foreach (CoapLink link in links)
+            {
+                output.WriteLine("  " + link);
+            }
+
+            return;
+        }
+
+        output.WriteLine("  " + response.GetPayloadString());
     }
 
     private static void Show(IReadOnlyList<CoapLink> links, Terminal terminal)

@@ -49,6 +49,14 @@ internal static class RequestCommand
                 return Task.FromResult(ExitCodes.Usage);
             }
 
+            Uri uri = parse.GetValue(session.UriArgument)!;
+            if (!carriesPayload && GroupRequest.IsGroup(uri))
+            {
+                // RFC 7252 section 8: a GET or DELETE to a group, every member's answer listed.
+                CoapMessage group = shape.Build(parse, method, uri, CoapMessageType.NonConfirmable);
+                return GroupRequest.RunAsync(group, uri, parse.GetValue(session.Timeout), terminal, response => terminal.Output.Profile.Out.Writer.WriteLine("  " + response.GetPayloadString()), cancellationToken);
+            }
+
             return session.RunAsync(parse, terminal, options => shape.Configure(parse, options), async call =>
             {
                 await using Stream? disposing = body;

@@ -23,7 +23,7 @@ public sealed class PackedPackages : IAsyncLifetime
     /// The ids of the packages that command makes: all of the repository's, and nothing that is not one (tests,
     /// benchmarks and samples are not packable). NetCoap, not CoapNet: nuget.org ids ignore case, and CoAPnet is taken.
     /// </summary>
-    public static readonly string[] Ids = ["NetCoap", "NetCoap.AspNetCore", "NetCoap.Dtls", "NetCoap.Hosting", "NetCoap.Oscore", "NetCoap.Tool", "NetCoap.WebSockets"];
+    public static readonly string[] Ids = ["NetCoap", "NetCoap.AspNetCore", "NetCoap.Dtls", "NetCoap.Hosting", "NetCoap.Multicast", "NetCoap.Oscore", "NetCoap.Tool", "NetCoap.WebSockets"];
 
     private readonly string _work = Directory.CreateTempSubdirectory("coapnet-packed-").FullName;
 
