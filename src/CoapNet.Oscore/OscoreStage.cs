@@ -75,35 +75,63 @@ internal sealed class OscoreStage : CoapStage
             return;
         }
 
-        if (inner.Code == CoapCode.Unauthorized && inner.Echo is { } echo && binding.Request is { Echo: null } sent
-            && call.ExpectedResponses != CoapExpectedResponses.Several)
+        if (inner.Code == CoapCode.Unauthorized && binding.Request is { } sent && call.ExpectedResponses != CoapExpectedResponses.Several)
         {
-            // Appendix B.1.2: the server does not know its replay window and asks for the request again with its Echo
-            // value (Class E, inside the plaintext), under a new Partial IV. Once: the repetition's answer goes up whatever
-            // it is. An observation is not repeated (its notifications would come for the repetition's token); its caller
-            // sees the 4.01.
-            CoapMessage again = new() { Type = sent.Type, Code = sent.Code, Payload = sent.Payload };
-            foreach (CoapOptionEntry option in sent.Options)
+            if (inner.Echo is { } echo && sent.Echo is null)
             {
-                again.Options.Add(option);
+                // Appendix B.1.2: the server does not know its replay window and asks for the request again with its Echo
+                // value (Class E, inside the plaintext), under a new Partial IV. Once: the repetition's answer goes up
+                // whatever it is. An observation is not repeated (its notifications would come for the repetition's
+                // token); its caller sees the 4.01.
+                Repeat(call, binding, sent, echo, next);
+                return;
             }
 
-            again.Echo = echo;
-            if (Protect(call, binding.Context, again, out RequestBinding? repeated) is { } outer)
+            if (!response.Options.Contains(CoapOptionNumber.Oscore) && IsIdempotent(sent.Code))
             {
-                call.SendFollowUp(this, outer, answer =>
-                {
-                    if (Open(call, repeated!, answer) is { } opened)
-                    {
-                        next(call, opened);
-                    }
-                });
+                // Section 7.4: a request that reached the server after more than its replay window of later ones (a busy
+                // client whose thread was preempted between protecting it and sending it) is refused with a plain 4.01,
+                // unprocessed. An idempotent one is sent once more under a new Partial IV; a non-idempotent one is not,
+                // since a plain 4.01 is not authenticated and an attacker could forge one for a request that did run.
+                Repeat(call, binding, sent, echo: null, next);
+                return;
             }
-
-            return;
         }
 
         next(call, inner);
+    }
+
+    /// <summary>RFC 7252 section 5.1 and RFC 8132 section 2: GET, FETCH, PUT, DELETE and iPATCH may be repeated.</summary>
+    private static bool IsIdempotent(CoapCode code)
+        => code == CoapCode.Get || code == CoapCode.Fetch || code == CoapCode.Put || code == CoapCode.Delete || code == CoapCode.IPatch;
+
+    /// <summary>
+    /// Sends <paramref name="sent"/> (the plaintext request) once more, protected under a new Partial IV, with
+    /// <paramref name="echo"/> when the server asked for it; the repetition's answer goes up whatever it is.
+    /// </summary>
+    private void Repeat(CoapClientCall call, RequestBinding binding, CoapMessage sent, ReadOnlyMemory<byte>? echo, Action<CoapClientCall, CoapMessage> next)
+    {
+        CoapMessage again = new() { Type = sent.Type, Code = sent.Code, Payload = sent.Payload };
+        foreach (CoapOptionEntry option in sent.Options)
+        {
+            again.Options.Add(option);
+        }
+
+        if (echo is { } value)
+        {
+            again.Echo = value;
+        }
+
+        if (Protect(call, binding.Context, again, out RequestBinding? repeated) is { } outer)
+        {
+            call.SendFollowUp(this, outer, answer =>
+            {
+                if (Open(call, repeated!, answer) is { } opened)
+                {
+                    next(call, opened);
+                }
+            });
+        }
     }
 
     /// <summary>

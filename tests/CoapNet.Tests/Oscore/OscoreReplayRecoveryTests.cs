@@ -1,4 +1,6 @@
+using System.Buffers.Binary;
 using System.Net;
+using System.Runtime.CompilerServices;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -6,6 +8,8 @@ using CoapNet.Oscore;
 using CoapNet.Oscore.Cose;
 using CoapNet.Oscore.Protection;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
+using CoapNet.Tests.Interop;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Oscore;
@@ -101,6 +105,52 @@ public sealed class OscoreReplayRecoveryTests
         answer.Code.Should().Be(CoapCode.Unauthorized);
         answer.Echo.Should().NotBeNull();
         Volatile.Read(ref runs).Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Our_client_sends_a_GET_again_under_a_new_Partial_IV_when_later_requests_overtook_it_past_the_replay_window()
+    {
+        int runs = 0;
+        await using LoopbackServer server = Start(() => Interlocked.Increment(ref runs), new OscoreContextOptions());
+
+        // The relay holds back the client's first request, and its retransmissions, until 40 later ones have gone through:
+        // the server's window (32 numbers, RFC 8613 section 7.4) has then moved past its Partial IV.
+        StrongBox<byte[]?> held = new();
+        int heldId = -1;
+        await using UdpRelay relay = new(server.EndPoint, (toServer, datagram) =>
+        {
+            if (!toServer || datagram.Length < 4)
+            {
+                return [datagram];
+            }
+
+            int id = BinaryPrimitives.ReadUInt16BigEndian(datagram.AsSpan(2));
+            if (heldId < 0)
+            {
+                heldId = id;
+                Volatile.Write(ref held.Value, datagram);
+                return [];
+            }
+
+            return id == heldId ? [] : [datagram];
+        });
+        CoapEndpointOptions endpoint = new CoapEndpointOptions().UseOscore(new OscoreOptions().AddClientContext(relay.EndPoint, Context("0a", "0b")));
+        endpoint.TransmissionParameters.NStart = 64;
+        await using CoapClient client = new(new CoapClientOptions { Endpoint = endpoint });
+        Uri uri = new($"coap://127.0.0.1:{relay.EndPoint.Port}/count");
+
+        Task<CoapResponse> overtaken = client.GetAsync(uri);
+        await Wait.UntilAsync(() => Volatile.Read(ref held.Value) is not null, "the first request held back", TimeSpan.FromSeconds(30));
+        for (int i = 0; i < 40; i++)
+        {
+            (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+        }
+
+        await relay.SendToServerAsync(held.Value!);
+        CoapResponse answer = await overtaken;
+
+        answer.Code.Should().Be(CoapCode.Content, "refused as a replay, unprocessed, and sent again under a new Partial IV: {0}", answer.GetPayloadString());
+        Volatile.Read(ref runs).Should().Be(41, "the refused request never ran; its repetition did, once");
     }
 
     private static readonly byte[] Secret = Convert.FromHexString("0102030405060708090a0b0c0d0e0f10");
