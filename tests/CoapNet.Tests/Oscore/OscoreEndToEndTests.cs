@@ -138,14 +138,17 @@ public sealed class OscoreEndToEndTests
         get.GetPayloadString().Should().Be("lamp on");
     }
 
-    [Fact]
-    public async Task An_observation_gets_ten_protected_notifications_in_order()
+    [Theory]
+    [InlineData("coap")]
+    [InlineData("coap+tcp")]
+    public async Task An_observation_gets_ten_protected_notifications_in_order(string scheme)
     {
-        await using LoopbackServer server = Start(out Func<int> notify);
-        await using CoapClient client = Client(server.EndPoint);
+        bool tcp = scheme == "coap+tcp";
+        await using LoopbackServer server = Start(out Func<int> notify, tcp);
+        await using CoapClient client = Client(tcp ? server.TcpEndPoint! : server.EndPoint);
         List<string> seen = [];
 
-        using CoapObservation observation = client.Observe(server.Uri("/counter"), response =>
+        using CoapObservation observation = client.Observe(server.Uri("/counter", scheme), response =>
         {
             lock (seen)
             {
