@@ -127,6 +127,10 @@ internal sealed class TestNetwork : IDisposable
         Ip("link", "add", outside, "type", "veth", "peer", "name", Interface, "netns", ns);
         Ip("link", "set", outside, "netns", _bridge);
         Ip("-n", _bridge, "link", "set", outside, "master", "br0", "up");
+
+        // The kernel's own link-local address skips duplicate address detection too, as the fd00:200:: one does (nodad):
+        // while it is tentative a socket sends from the global address instead, and who answers from which address changes.
+        Ip("netns", "exec", ns, "sysctl", "-q", "-w", $"net.ipv6.conf.{Interface}.accept_dad=0");
         Ip("-n", ns, "link", "set", "lo", "up");
         Ip("-n", ns, "link", "set", Interface, "up");
         Ip("-n", ns, "addr", "add", IPv4(node) + "/24", "dev", Interface);
