@@ -379,7 +379,8 @@ public sealed class UdpTransport : IDatagramTransport
         bool inline = receiver.SupportsInlineWork;
         bool native = NativeDatagram.IsAvailable;
         using DatagramReceiveThread.Scope scope = inline ? receiving.Enter() : default;
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
+        using NativeReceiveBatch? batch = NativeReceiveBatch.IsAvailable ? new NativeReceiveBatch(_receiveBufferSize) : null;
+        byte[]? buffer = null;
         SocketAddress received = new(socket.AddressFamily);
         IPEndPoint template = socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
         Dictionary<SocketAddress, IPEndPoint> peers = [];
@@ -387,17 +388,38 @@ public sealed class UdpTransport : IDatagramTransport
         {
             while (!Stopping)
             {
-                int length;
                 try
                 {
-                    if (!native || !NativeDatagram.TryReceiveFrom(socket, buffer, received, out length))
+                    if (batch is not null && batch.TryReceive(socket))
                     {
-                        length = socket.ReceiveFrom(buffer, SocketFlags.None, received);
+                        int count = batch.Count;
+                        for (int i = 0; i < count; i++)
+                        {
+                            // The rest of a batch is this thread's to deliver even when another took the socket over meanwhile.
+                            receiving.Batched = count - 1 - i;
+                            if (batch.TryGet(i, received, out ReadOnlySpan<byte> datagram))
+                            {
+                                Deliver(self, receiver, inline, datagram, Resolve(received, peers, template));
+                            }
+                        }
+
+                        receiving.Batched = 0;
                     }
-                    else if (length > buffer.Length)
+                    else
                     {
-                        // Cut to the buffer: dropped, as the Socket call reports MessageSize for it below.
-                        continue;
+                        buffer ??= ArrayPool<byte>.Shared.Rent(_receiveBufferSize);
+                        int length;
+                        if (!native || !NativeDatagram.TryReceiveFrom(socket, buffer, received, out length))
+                        {
+                            length = socket.ReceiveFrom(buffer, SocketFlags.None, received);
+                        }
+                        else if (length > buffer.Length)
+                        {
+                            // Cut to the buffer: dropped, as the Socket call reports MessageSize for it below.
+                            continue;
+                        }
+
+                        Deliver(self, receiver, inline, buffer.AsSpan(0, length), Resolve(received, peers, template));
                     }
                 }
                 catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !Stopping)
@@ -406,47 +428,9 @@ public sealed class UdpTransport : IDatagramTransport
                     continue;
                 }
 
-                if (!peers.TryGetValue(received, out IPEndPoint? remote))
-                {
-                    if (peers.Count >= AddressCacheCapacity)
-                    {
-                        peers.Clear();
-                    }
-
-                    SocketAddress key = new(received.Family, received.Size);
-                    received.Buffer.Span[..received.Size].CopyTo(key.Buffer.Span);
-                    remote = SocketEndPoints.Normalize((IPEndPoint)template.Create(key));
-                    peers[key] = remote;
-                }
-
-                // The counter and the flag before the watchdog's flag is read (Exchange is a full fence), as the watchdog
-                // clears its flag before it reads them: one of the two always sees the other.
-                if (inline)
-                {
-                    Volatile.Write(ref self.Calls, self.Calls + 1);
-                    Interlocked.Exchange(ref self.InCall, 1);
-                    if (Volatile.Read(ref _watching) == 0)
-                    {
-                        Arm();
-                    }
-                }
-
-                try
-                {
-                    receiver.OnDatagram(buffer.AsSpan(0, length), remote);
-                }
-                catch (Exception e) when (e is not (OutOfMemoryException or OperationCanceledException or ObjectDisposedException))
-                {
-                    // A receiver must not throw; if one does, that datagram is lost but the socket keeps serving.
-                }
-                finally
-                {
-                    Volatile.Write(ref self.InCall, 0);
-                }
-
                 if (!ReferenceEquals(receiving.Owner, self))
                 {
-                    // This call stalled and another thread took the socket over meanwhile; it receives from now on.
+                    // A call stalled and another thread took the socket over meanwhile; it receives from now on.
                     return;
                 }
             }
@@ -457,7 +441,58 @@ public sealed class UdpTransport : IDatagramTransport
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            if (buffer is not null)
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
+    }
+
+    /// <summary>The endpoint of the sender in <paramref name="received"/>: one object per peer, kept while the cache holds it, so a known peer costs no allocation.</summary>
+    private static IPEndPoint Resolve(SocketAddress received, Dictionary<SocketAddress, IPEndPoint> peers, IPEndPoint template)
+    {
+        if (!peers.TryGetValue(received, out IPEndPoint? remote))
+        {
+            if (peers.Count >= AddressCacheCapacity)
+            {
+                peers.Clear();
+            }
+
+            SocketAddress key = new(received.Family, received.Size);
+            received.Buffer.Span[..received.Size].CopyTo(key.Buffer.Span);
+            remote = SocketEndPoints.Normalize((IPEndPoint)template.Create(key));
+            peers[key] = remote;
+        }
+
+        return remote;
+    }
+
+    /// <summary>Hands one datagram to the receiver, marked for the watchdog while the call runs.</summary>
+    private void Deliver(ReceiveThread self, IDatagramReceiver receiver, bool inline, ReadOnlySpan<byte> datagram, IPEndPoint remote)
+    {
+        // The counter and the flag before the watchdog's flag is read (Exchange is a full fence), as the watchdog
+        // clears its flag before it reads them: one of the two always sees the other.
+        if (inline)
+        {
+            Volatile.Write(ref self.Calls, self.Calls + 1);
+            Interlocked.Exchange(ref self.InCall, 1);
+            if (Volatile.Read(ref _watching) == 0)
+            {
+                Arm();
+            }
+        }
+
+        try
+        {
+            receiver.OnDatagram(datagram, remote);
+        }
+        catch (Exception e) when (e is not (OutOfMemoryException or OperationCanceledException or ObjectDisposedException))
+        {
+            // A receiver must not throw; if one does, that datagram is lost but the socket keeps serving.
+        }
+        finally
+        {
+            Volatile.Write(ref self.InCall, 0);
         }
     }
 
@@ -475,6 +510,10 @@ public sealed class UdpTransport : IDatagramTransport
 
         // Threads running a receive loop on this socket, including those inside a call that stalled.
         public int Threads;
+
+        // Datagrams of the current batch still to be delivered after the one being delivered: a backlog known without a
+        // system call. Written by the thread delivering the batch.
+        public int Batched;
 
         public Socket Socket { get; } = socket;
 
@@ -497,6 +536,11 @@ public sealed class UdpTransport : IDatagramTransport
                 if (Environment.ProcessorCount == 1)
                 {
                     return false;
+                }
+
+                if (Batched > 0)
+                {
+                    return true;
                 }
 
                 if (_uncheckedLeft > 0)

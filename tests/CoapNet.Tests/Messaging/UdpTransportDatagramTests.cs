@@ -7,9 +7,10 @@ using CoapNet.Transports;
 namespace CoapNet.Tests.Messaging;
 
 /// <summary>
-/// What <see cref="UdpTransport"/> moves, whichever calls move it (on Linux the C library's recvfrom and sendto, issue
-/// 25; elsewhere <see cref="Socket"/>'s): whole datagrams with their sender, answers that reach IPv4 and IPv6 peers of
-/// one dual-stack socket, and a datagram too long for the receive buffer dropped without stopping the socket.
+/// What <see cref="UdpTransport"/> moves, whichever calls move it (on Linux the C library's recvmmsg, recvfrom and
+/// sendto, issues 25 and 39; elsewhere <see cref="Socket"/>'s): whole datagrams with their sender, also when many wait
+/// and one call takes several, answers that reach IPv4 and IPv6 peers of one dual-stack socket, and a datagram too long
+/// for the receive buffer dropped without stopping the socket.
 /// Real sockets on loopback; waits are liveness bounds only.
 /// </summary>
 public class UdpTransportDatagramTests
@@ -33,6 +34,53 @@ public class UdpTransportDatagramTests
         Wait.Until(() => receiver.Datagrams.Count == 2, "the two datagrams that fit arrive");
         receiver.Datagrams.Select(d => d.Bytes).Should().BeEquivalentTo([new byte[] { 1, 2, 3 }, fits], options => options.WithStrictOrdering(), "the 1,500-byte one is dropped, not cut to 1,024 bytes and delivered");
         receiver.Datagrams.Should().OnlyContain(d => d.From.Equals(sender.Client.LocalEndPoint));
+    }
+
+    [Theory]
+    [InlineData("127.0.0.1")]
+    [InlineData("::1")]
+    public void DatagramsThatQueuedBeforeTheReceiveAreEachDeliveredWholeWithTheirOwnSender(string address)
+    {
+        IPAddress loopback = IPAddress.Parse(address);
+        if (loopback.AddressFamily == AddressFamily.InterNetworkV6 && !Socket.OSSupportsIPv6)
+        {
+            return;
+        }
+
+        // Sent before the transport starts, so they wait in the kernel together and a receive call can take several: the
+        // slots of one call must not mix up bytes, lengths or senders. A datagram near UDP's largest sits among short ones.
+        Recorder receiver = new();
+        using UdpTransport transport = new(new IPEndPoint(loopback, 0));
+        UdpClient[] senders = new UdpClient[5];
+        List<(byte[] Bytes, string From)> sent = [];
+        try
+        {
+            for (int s = 0; s < senders.Length; s++)
+            {
+                senders[s] = new UdpClient(new IPEndPoint(loopback, 0));
+            }
+
+            for (int i = 0; i < 60; i++)
+            {
+                UdpClient sender = senders[i % senders.Length];
+                byte[] datagram = new byte[i == 30 ? 60_000 : 1 + (i * 7)];
+                datagram.AsSpan().Fill((byte)i);
+                sender.Send(datagram, transport.LocalEndPoint);
+                sent.Add((datagram, sender.Client.LocalEndPoint!.ToString()!));
+            }
+
+            transport.Start(receiver);
+
+            Wait.Until(() => receiver.Datagrams.Count == sent.Count, "every queued datagram arrives");
+            receiver.Datagrams.Select(d => (d.Bytes, d.From.ToString())).Should().BeEquivalentTo(sent, options => options.WithStrictOrdering(), "one socket's datagrams keep their order, each with the bytes and sender it was sent with");
+        }
+        finally
+        {
+            foreach (UdpClient? sender in senders)
+            {
+                sender?.Dispose();
+            }
+        }
     }
 
     [Fact]
