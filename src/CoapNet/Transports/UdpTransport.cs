@@ -41,6 +41,11 @@ public sealed class UdpTransport : IDatagramTransport
     private readonly Socket[] _receivers;
     private readonly int _receiveBufferSize;
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
+
+    // The socket whose batch of received datagrams the calling thread is delivering: sends made meanwhile are held and
+    // leave together when the batch is done (NativeSendBatch).
+    [ThreadStatic]
+    private static ReceiveSocket? t_holding;
     private readonly object _watchGate = new();
     private ReceiveSocket[] _receiving = [];
     private int _watching;
@@ -119,7 +124,7 @@ public sealed class UdpTransport : IDatagramTransport
         ReceiveSocket[] receiving = new ReceiveSocket[_receivers.Length];
         for (int i = 0; i < _receivers.Length; i++)
         {
-            receiving[i] = new ReceiveSocket(_receivers[i], receiver, _receivers.Length == 1 ? "CoapNet UDP receive" : $"CoapNet UDP receive {i}");
+            receiving[i] = new ReceiveSocket(this, _receivers[i], receiver, _receivers.Length == 1 ? "CoapNet UDP receive" : $"CoapNet UDP receive {i}");
             loops[i] = receiving[i].Ended;
         }
 
@@ -146,6 +151,11 @@ public sealed class UdpTransport : IDatagramTransport
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         SocketAddress address = GetSocketAddress(remote);
+        if (t_holding is { } holding && ReferenceEquals(holding.Transport, this) && holding.TryHold(datagram, address))
+        {
+            return;
+        }
+
         if (!NativeDatagram.IsAvailable || !NativeDatagram.TrySendTo(_socket, datagram, address))
         {
             _socket.SendTo(datagram, SocketFlags.None, address);
@@ -344,10 +354,15 @@ public sealed class UdpTransport : IDatagramTransport
             ReceiveThread owner = socket.Owner!;
             long calls = Volatile.Read(ref owner.Calls);
             bool inCall = Volatile.Read(ref owner.InCall) != 0;
-            if (inCall && calls == owner.CallsAtLastCheck && Volatile.Read(ref socket.Threads) < MaxThreadsPerSocket && !Stopping)
+            if (inCall && calls == owner.CallsAtLastCheck && !Stopping)
             {
-                StartThread(socket);
-                continue;
+                // Answers held for the batch the stalled call belongs to go now, not when the call returns.
+                socket.SendHeld();
+                if (Volatile.Read(ref socket.Threads) < MaxThreadsPerSocket)
+                {
+                    StartThread(socket);
+                    continue;
+                }
             }
 
             owner.CallsAtLastCheck = calls;
@@ -393,17 +408,37 @@ public sealed class UdpTransport : IDatagramTransport
                     if (batch is not null && batch.TryReceive(socket))
                     {
                         int count = batch.Count;
-                        for (int i = 0; i < count; i++)
+
+                        // Answers to a batch of several leave together (one sendmmsg); a lone datagram's leaves at once,
+                        // so a lightly loaded server's latency is what it was. Only for a receiver that works inline,
+                        // whose calls the watchdog watches: it sends what a stalled call's batch holds.
+                        bool hold = inline && count > 1 && receiving.CanHold;
+                        if (hold)
                         {
-                            // The rest of a batch is this thread's to deliver even when another took the socket over meanwhile.
-                            receiving.Batched = count - 1 - i;
-                            if (batch.TryGet(i, received, out ReadOnlySpan<byte> datagram))
-                            {
-                                Deliver(self, receiver, inline, datagram, Resolve(received, peers, template));
-                            }
+                            t_holding = receiving;
                         }
 
-                        receiving.Batched = 0;
+                        try
+                        {
+                            for (int i = 0; i < count; i++)
+                            {
+                                // The rest of a batch is this thread's to deliver even when another took the socket over meanwhile.
+                                receiving.Batched = count - 1 - i;
+                                if (batch.TryGet(i, received, out ReadOnlySpan<byte> datagram))
+                                {
+                                    Deliver(self, receiver, inline, datagram, Resolve(received, peers, template));
+                                }
+                            }
+                        }
+                        finally
+                        {
+                            receiving.Batched = 0;
+                            if (hold)
+                            {
+                                t_holding = null;
+                                receiving.SendHeld();
+                            }
+                        }
                     }
                     else
                     {
@@ -497,10 +532,13 @@ public sealed class UdpTransport : IDatagramTransport
     }
 
     /// <summary>One receiving socket: its current receive thread, how many threads serve it, and whether more datagrams wait.</summary>
-    private sealed class ReceiveSocket(Socket socket, IDatagramReceiver receiver, string threadName) : DatagramReceiveThread
+    private sealed class ReceiveSocket(UdpTransport transport, Socket socket, IDatagramReceiver receiver, string threadName) : DatagramReceiveThread
     {
         private const int BacklogCheckInterval = 8;
         private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        // Sends held while a batch is delivered; taken under its own lock, as the watchdog may send them for a stalled call.
+        private readonly NativeSendBatch? _held = NativeSendBatch.IsAvailable ? new NativeSendBatch() : null;
         private Exception? _failure;
         private int _uncheckedLeft;
         private bool _backlog;
@@ -515,7 +553,12 @@ public sealed class UdpTransport : IDatagramTransport
         // system call. Written by the thread delivering the batch.
         public int Batched;
 
+        public UdpTransport Transport { get; } = transport;
+
         public Socket Socket { get; } = socket;
+
+        /// <summary>True where sends can be held for a batch (Linux with sendmmsg).</summary>
+        public bool CanHold => _held is not null;
 
         public IDatagramReceiver Receiver { get; } = receiver;
 
@@ -564,6 +607,39 @@ public sealed class UdpTransport : IDatagramTransport
             }
         }
 
+        /// <summary>Holds a send for the end of the batch; false when it must go at once (too long for a slot: the held ones go first).</summary>
+        public bool TryHold(ReadOnlySpan<byte> datagram, SocketAddress address)
+        {
+            lock (_held!)
+            {
+                if (_held.TryAdd(datagram, address))
+                {
+                    return true;
+                }
+
+                // Every slot taken, or too long for one: what is held goes first, so the order of sends is kept.
+                _held.Flush(Transport._socket);
+                return _held.TryAdd(datagram, address);
+            }
+        }
+
+        /// <summary>Sends what is held.</summary>
+        public void SendHeld()
+        {
+            if (_held is null)
+            {
+                return;
+            }
+
+            lock (_held)
+            {
+                if (_held.Count > 0)
+                {
+                    _held.Flush(Transport._socket);
+                }
+            }
+        }
+
         public void Exit(Exception? failed)
         {
             if (failed is not null)
@@ -573,6 +649,15 @@ public sealed class UdpTransport : IDatagramTransport
 
             if (Interlocked.Decrement(ref Threads) == 0)
             {
+                if (_held is not null)
+                {
+                    lock (_held)
+                    {
+                        // Whatever a last batch held was sent when it ended; the slots go with the last thread.
+                        _held.Dispose();
+                    }
+                }
+
                 if (_failure is { } failure)
                 {
                     _ended.TrySetException(failure);

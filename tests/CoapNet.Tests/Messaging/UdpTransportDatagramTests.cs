@@ -84,6 +84,92 @@ public class UdpTransportDatagramTests
     }
 
     [Fact]
+    public void AnswersToDatagramsThatQueuedTogetherReachEachPeerWholeAndInOrder()
+    {
+        // Answers made while a batch is delivered may leave together at its end (sendmmsg, issue 39): each must still go
+        // to its own peer with its own bytes, and one too long to be held goes after those held before it.
+        UdpTransport? transport = null;
+        Echo echo = new(() => transport!);
+        transport = new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0));
+        using (transport)
+        {
+            UdpClient[] peers = new UdpClient[4];
+            Dictionary<UdpClient, List<byte[]>> sent = [];
+            try
+            {
+                for (int p = 0; p < peers.Length; p++)
+                {
+                    peers[p] = new UdpClient(new IPEndPoint(IPAddress.Loopback, 0));
+                    peers[p].Client.ReceiveTimeout = (int)Wait.DefaultBound.TotalMilliseconds;
+                    sent[peers[p]] = [];
+                }
+
+                for (int i = 0; i < 40; i++)
+                {
+                    UdpClient peer = peers[i % peers.Length];
+                    byte[] datagram = new byte[i == 21 ? 3000 : 4 + i];
+                    datagram.AsSpan().Fill((byte)i);
+                    peer.Send(datagram, transport.LocalEndPoint);
+                    sent[peer].Add(datagram);
+                }
+
+                transport.Start(echo);
+
+                foreach (UdpClient peer in peers)
+                {
+                    foreach (byte[] expected in sent[peer])
+                    {
+                        IPEndPoint? from = null;
+                        peer.Receive(ref from).Should().Equal(expected, "each peer gets its own answers, whole and in the order it asked");
+                    }
+                }
+            }
+            finally
+            {
+                foreach (UdpClient? peer in peers)
+                {
+                    peer?.Dispose();
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void ACallThatStallsDoesNotHoldBackTheAnswersMadeBeforeItInItsBatch()
+    {
+        using ManualResetEventSlim release = new();
+        UdpTransport? transport = null;
+        Echo echo = new(() => transport!, datagram =>
+        {
+            if (datagram[0] == 0xFF)
+            {
+                // Until the test has its answers or gives up: longer than the peer waits for them.
+                release.Wait();
+            }
+        });
+        transport = new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0));
+        using (transport)
+        using (UdpClient peer = new(new IPEndPoint(IPAddress.Loopback, 0)))
+        {
+            peer.Client.ReceiveTimeout = (int)Wait.DefaultBound.TotalMilliseconds;
+            peer.Send([1], transport.LocalEndPoint);
+            peer.Send([2], transport.LocalEndPoint);
+            peer.Send([0xFF], transport.LocalEndPoint);
+            transport.Start(echo);
+            try
+            {
+                IPEndPoint? from = null;
+                peer.Receive(ref from).Should().Equal([1], "the answers made before the stalled call are sent while it stalls");
+                peer.Receive(ref from).Should().Equal([2]);
+            }
+            finally
+            {
+                release.Set();
+            }
+        }
+    }
+
+    [Fact]
     public void ADualStackSocketAnswersIPv4AndIPv6PeersAtTheAddressTheyCameFrom()
     {
         if (!Socket.OSSupportsIPv6)
@@ -125,15 +211,18 @@ public class UdpTransportDatagramTests
         public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote) => Datagrams.Enqueue((datagram.ToArray(), remote));
     }
 
-    /// <summary>Sends each datagram back to its sender through the transport.</summary>
-    private sealed class Echo(Func<UdpTransport> transport) : IDatagramReceiver
+    /// <summary>Sends each datagram back to its sender through the transport, on the receive thread (inline, as the channels work).</summary>
+    private sealed class Echo(Func<UdpTransport> transport, Action<byte[]>? afterAnswer = null) : IDatagramReceiver
     {
         public ConcurrentBag<IPEndPoint> Senders { get; } = [];
+
+        public bool SupportsInlineWork => true;
 
         public void OnDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote)
         {
             Senders.Add(remote);
             transport().Send(datagram, remote);
+            afterAnswer?.Invoke(datagram.ToArray());
         }
     }
 }
