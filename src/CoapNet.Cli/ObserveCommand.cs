@@ -11,7 +11,8 @@ namespace CoapNet.Cli;
 /// <c>coap observe URI</c>: registers as an observer (RFC 7641, a GET with Observe=0) and prints every notification
 /// as it arrives, the registration's response first; ends after --count notifications, after --duration (libcoap's -s)
 /// or on Ctrl+C, and deregisters on the way out with a GET carrying Observe=1 (section 3.6), waiting for the server's
-/// answer so the server holds no observation of ours once the tool has exited.
+/// answer so the server holds no observation of ours once the tool has exited. A group URI (coap://224.0.1.187/...)
+/// observes on every member at once and lists each one's notifications under its address.
 /// </summary>
 internal static class ObserveCommand
 {
@@ -42,7 +43,21 @@ internal static class ObserveCommand
         shape.AddTo(command);
         command.Add(count);
         command.Add(duration);
-        command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, options => shape.Configure(parse, options), async call =>
+        command.SetAction((parse, cancellationToken) =>
+        {
+            Uri uri = parse.GetValue(session.UriArgument)!;
+            if (GroupRequest.IsGroup(uri))
+            {
+                // RFC 7641 on a group: one GET with Observe 0, each member's notifications listed under its address.
+                CoapMessage group = shape.Build(parse, CoapCode.Get, uri, CoapMessageType.NonConfirmable);
+                return GroupRequest.ObserveAsync(group, uri, parse.GetValue(duration), parse.GetValue(count), terminal, cancellationToken);
+            }
+
+            return Unicast(parse, cancellationToken);
+        });
+        return command;
+
+        Task<int> Unicast(ParseResult parse, CancellationToken cancellationToken) => session.RunAsync(parse, terminal, options => shape.Configure(parse, options), async call =>
         {
             CoapMessage request = shape.Build(parse, CoapCode.Get, call.Uri, session.RequestType(parse));
             PayloadStyle style = shape.Style(parse, terminal);
@@ -79,8 +94,7 @@ internal static class ObserveCommand
             return printer.Failure is { } failure ? Failed(failure, terminal)
                 : printer.Last is { IsSuccess: false } last ? ExitCodes.For(last.Code)
                 : ExitCodes.Success;
-        }, cancellationToken));
-        return command;
+        }, cancellationToken);
     }
 
     /// <summary>RFC 7641 section 3.6: GET with Observe=1, and the server's answer awaited (bounded) before the process exits.</summary>

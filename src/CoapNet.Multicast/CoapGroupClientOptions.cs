@@ -17,4 +17,12 @@ public sealed class CoapGroupClientOptions
 
     /// <summary>The largest response taken in, in bytes (default 1152, RFC 7252 section 4.6); a larger datagram is dropped.</summary>
     public int MaxMessageSize { get; set; } = 1152;
+
+    /// <summary>
+    /// How long ending a group observation waits for the members to confirm their deregistration (default 2 seconds,
+    /// RFC 7252's ACK_TIMEOUT): a member that answers the GET with Observe 1 no longer observes; one that sends another
+    /// notification meanwhile is answered with a Reset, which ends its observation too (RFC 7641 section 3.6). After it
+    /// the socket closes, and a member that heard neither stops at its next confirmable notification.
+    /// </summary>
+    public TimeSpan DeregistrationTimeout { get; set; } = TimeSpan.FromSeconds(2);
 }

@@ -46,16 +46,20 @@ public sealed class CoapMulticastOptions
     public int DataRate { get; set; } = 1250;
 
     /// <summary>
-    /// How many group requests per second one source address may make before the server stops answering it, so that a
-    /// forged source cannot turn the group into an amplifier (draft-ietf-core-groupcomm-bis, security considerations);
-    /// default 2. Requests above the rate are dropped unanswered.
+    /// How many group requests per second one source may make before the server stops answering it, so that a forged
+    /// source cannot turn the group into an amplifier (draft-ietf-core-groupcomm-bis, security considerations); default 2.
+    /// A source is an IPv4 address or an IPv6 /64 (one host commonly holds a whole /64, RFC 4291 section 2.5.1), and the
+    /// rate is shared by every group of the server. Requests above the rate are dropped unanswered.
     /// </summary>
     public double RequestsPerSecond { get; set; } = 2;
 
     /// <summary>How many group requests a source may make at once before the rate applies (default 4).</summary>
     public int Burst { get; set; } = 4;
 
-    /// <summary>How many sources the rate limit tracks at most (default 4096); a new source past it is not answered until some are forgotten.</summary>
+    /// <summary>
+    /// How many sources the rate limit tracks at most (default 4096). At the bound the source seen longest ago is
+    /// forgotten once its bucket has refilled; while it is still limited, a new source is not answered.
+    /// </summary>
     public int MaxTrackedSources { get; set; } = 4096;
 
     /// <summary>The leisure in force: <see cref="Leisure"/>, or RFC 7252 section 8.2's estimate, or <see cref="DefaultLeisure"/>.</summary>

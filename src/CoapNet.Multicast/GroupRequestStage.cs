@@ -9,6 +9,8 @@ namespace CoapNet.Multicast;
 /// the request's No-Response option asks for errors (RFC 7967); a discovery whose filter matched nothing is not
 /// answered (RFC 6690 section 4.1); and what is answered waits a random point within the leisure, so the members of
 /// the group do not all answer at once. Only group endpoints have it: every request through it came by multicast.
+/// A GET with Observe registers an observation as on any endpoint (the server's list of observers is shared by its
+/// endpoints); its notifications are not group answers and pass as they are.
 /// </summary>
 /// <remarks>
 /// It sits nearest the wire (below every other stage), so it sees each request first and every response last, the
@@ -37,6 +39,17 @@ internal sealed class GroupRequestStage(CoapStageContext context, CoapMulticastO
     /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
+        if (exchange.IsFurtherResponse)
+        {
+            // A notification of an observation a group request registered (RFC 7641 with draft-ietf-core-groupcomm-bis's
+            // Observe on a group): it answers a change at this server, not the group request all members heard, so it
+            // neither waits a leisure (RFC 7252 section 8.2 spreads the answers to one request) nor is held back as an
+            // error, since an error notification is how the observer learns that its observation ended (RFC 7641
+            // section 4.2). It goes to the observer by unicast, from the unicast address, as every answer does.
+            next(exchange, response);
+            return;
+        }
+
         if (Suppressed(exchange.Request, response))
         {
             exchange.EndWithoutResponse();

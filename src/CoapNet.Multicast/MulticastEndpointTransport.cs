@@ -37,8 +37,13 @@ internal sealed class MulticastEndpointTransport(MulticastSockets sockets, IPAdd
     public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        if (Group is null || !GroupDatagrams.IsReset(datagram))
+        if (Group is null)
         {
+            sockets.Send(datagram, remote);
+        }
+        else if (!GroupDatagrams.IsReset(datagram))
+        {
+            sockets.Replies.Record(this, datagram, remote);
             sockets.Send(datagram, remote);
         }
     }
@@ -47,9 +52,17 @@ internal sealed class MulticastEndpointTransport(MulticastSockets sockets, IPAdd
     public ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        return Group is not null && GroupDatagrams.IsReset(datagram.Span)
-            ? ValueTask.CompletedTask
-            : sockets.SendAsync(datagram, remote, cancellationToken);
+        if (Group is not null)
+        {
+            if (GroupDatagrams.IsReset(datagram.Span))
+            {
+                return ValueTask.CompletedTask;
+            }
+
+            sockets.Replies.Record(this, datagram.Span, remote);
+        }
+
+        return sockets.SendAsync(datagram, remote, cancellationToken);
     }
 
     /// <summary>

@@ -22,6 +22,9 @@ namespace CoapNet.Multicast;
 /// </remarks>
 internal sealed class MulticastSockets
 {
+    /// <summary>How many messages of the group endpoints are remembered for the ACK or Reset that may answer them (<see cref="GroupReplies"/>).</summary>
+    private const int RepliesRemembered = 4096;
+
     private readonly CoapMulticastOptions _options;
     private readonly List<MulticastEndpointTransport> _groups = [];
     private readonly object _gate = new();
@@ -49,6 +52,9 @@ internal sealed class MulticastSockets
 
     /// <summary>One endpoint per group, in the order of <see cref="CoapMulticastOptions.Groups"/>.</summary>
     public IReadOnlyList<MulticastEndpointTransport> Groups => _groups;
+
+    /// <summary>The messages the group endpoints sent, for the ACK or Reset that answers one at the unicast address.</summary>
+    public GroupReplies Replies { get; } = new(RepliesRemembered);
 
     /// <summary>The port, once bound.</summary>
     public int Port
@@ -326,12 +332,15 @@ internal sealed class MulticastSockets
         }
     }
 
-    /// <summary>Hands a datagram to the endpoint of the address it was sent to.</summary>
+    /// <summary>
+    /// Hands a datagram to the endpoint of the address it was sent to; an ACK or a Reset sent to the unicast address that
+    /// answers a group endpoint's message (a notification of an observation a group request made) to that endpoint.
+    /// </summary>
     private void Dispatch(ReadOnlySpan<byte> datagram, IPEndPoint remote, IPAddress? destination)
     {
         if (destination is null || !CoapGroups.IsGroup(destination))
         {
-            Unicast.Deliver(datagram, remote);
+            (Replies.Take(datagram, remote) ?? Unicast).Deliver(datagram, remote);
             return;
         }
 

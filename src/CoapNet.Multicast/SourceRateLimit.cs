@@ -1,35 +1,53 @@
 using System.Net;
+using CoapNet.Transports;
 
 namespace CoapNet.Multicast;
 
 /// <summary>
-/// A token bucket per source address for group requests, shared by every group endpoint of a server: one request to a
-/// group makes as many responses as it has members, so a source (which UDP does not authenticate) may ask only so often
-/// (draft-ietf-core-groupcomm-bis, security considerations on amplification). The table is bounded: full buckets are
-/// forgotten first, and while every tracked source is still limited a new one is refused.
+/// A token bucket per source for group requests, shared by every group endpoint of a server: one request to a group
+/// makes as many responses as it has members, so a source (which UDP does not authenticate) may ask only so often
+/// (draft-ietf-core-groupcomm-bis, security considerations on amplification). A source is an IPv4 address or an IPv6 /64
+/// (<see cref="AddressGroup"/>): one host commonly holds a whole /64, and counting by the full address would give it a
+/// fresh bucket per address.
 /// </summary>
+/// <remarks>
+/// The table is bounded by <c>maxSources</c>, in the order the sources were last seen. At the bound, the source seen
+/// longest ago is forgotten when its bucket has refilled (it would start full anyway, so forgetting it gives nothing
+/// away); when even that one is still limited, the newcomer is refused: forgetting a limited source would hand it a fresh
+/// burst, so a flood of new (forged) sources cannot buy back the rate of the ones it pushed out. Each request costs a
+/// dictionary lookup and a move in the order under one lock, whatever the table holds.
+/// </remarks>
 internal sealed class SourceRateLimit(double perSecond, int burst, int maxSources, TimeProvider time)
 {
-    private readonly Dictionary<IPAddress, Bucket> _buckets = [];
+    private readonly Dictionary<AddressGroup, LinkedListNode<Bucket>> _buckets = [];
+    private readonly LinkedList<Bucket> _recent = new();
     private readonly object _gate = new();
 
-    /// <summary>Takes one token for <paramref name="source"/>: true when the request may be answered.</summary>
+    /// <summary>Takes one token for <paramref name="source"/>'s group: true when the request may be answered.</summary>
     public bool TryTake(IPAddress source)
     {
+        AddressGroup group = AddressGroup.Of(source);
         long now = time.GetTimestamp();
         lock (_gate)
         {
-            if (!_buckets.TryGetValue(source, out Bucket? bucket))
+            if (_buckets.TryGetValue(group, out LinkedListNode<Bucket>? node))
             {
-                if (_buckets.Count >= maxSources && !ForgetFull(now))
+                _recent.Remove(node);
+            }
+            else
+            {
+                if (_buckets.Count >= maxSources && !ForgetOldestIfFull(now))
                 {
                     return false;
                 }
 
-                bucket = new Bucket { Tokens = burst, Stamp = now };
-                _buckets[source] = bucket;
+                node = new LinkedListNode<Bucket>(new Bucket(group) { Tokens = burst, Stamp = now });
+                _buckets.Add(group, node);
             }
 
+            // Most recent first: the last node is the source seen longest ago.
+            _recent.AddFirst(node);
+            Bucket bucket = node.Value;
             Refill(bucket, now);
             if (bucket.Tokens < 1)
             {
@@ -48,34 +66,24 @@ internal sealed class SourceRateLimit(double perSecond, int burst, int maxSource
         bucket.Stamp = now;
     }
 
-    /// <summary>Forgets the sources whose bucket has refilled (they would start full anyway); true when any went.</summary>
-    private bool ForgetFull(long now)
+    /// <summary>Forgets the source seen longest ago when its bucket has refilled; true when it went.</summary>
+    private bool ForgetOldestIfFull(long now)
     {
-        List<IPAddress>? full = null;
-        foreach (KeyValuePair<IPAddress, Bucket> entry in _buckets)
-        {
-            Refill(entry.Value, now);
-            if (entry.Value.Tokens >= burst)
-            {
-                (full ??= []).Add(entry.Key);
-            }
-        }
-
-        if (full is null)
+        Bucket oldest = _recent.Last!.Value;
+        Refill(oldest, now);
+        if (oldest.Tokens < burst)
         {
             return false;
         }
 
-        foreach (IPAddress address in full)
-        {
-            _buckets.Remove(address);
-        }
-
+        _recent.RemoveLast();
+        _buckets.Remove(oldest.Group);
         return true;
     }
 
-    private sealed class Bucket
+    private sealed class Bucket(AddressGroup group)
     {
+        public readonly AddressGroup Group = group;
         public double Tokens;
         public long Stamp;
     }

@@ -86,6 +86,27 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
     }
 
     [SkippableFact]
+    public async Task TheCoapToolObservesAGroupAndListsEachMembersNotifications()
+    {
+        using TestNetwork network = new(nodes: 4);
+        using SampleServers servers = await SampleServers.StartAsync(network, Leisure);
+
+        // The sample's /time notifies its observers each second; the tool deregisters every member when --duration ends.
+        using ChildProcess tool = ChildProcess.Start("ip", network.Exec(1, ChildProcess.DotnetHost, Cli.CoapTool.Dll, "observe", "coap://224.0.1.187/time", "-s", "4"), _ => { });
+        int code = await tool.WaitForExitAsync(Liveness);
+
+        output.WriteLine(tool.Output);
+        code.Should().Be(0, tool.Output);
+        string[] lines = tool.Output.Split('\n');
+        foreach (string member in new[] { "10.200.0.2", "10.200.0.3", "10.200.0.4" })
+        {
+            lines.Count(line => line.StartsWith(member + ":5683: 2.05 Content (Observe ", StringComparison.Ordinal)).Should().BeGreaterThanOrEqualTo(2, $"{member}'s response and at least one notification are listed under its address");
+        }
+
+        tool.Output.Should().Contain("3 member(s) answered");
+    }
+
+    [SkippableFact]
     public async Task OurClientsGroupGetToThreeLibCoapServersGetsThree()
     {
         string server = LibCoap.Server;

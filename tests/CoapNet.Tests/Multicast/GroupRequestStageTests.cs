@@ -15,6 +15,7 @@ public sealed class GroupRequestStageTests : IDisposable
     private static readonly TimeSpan Leisure = TimeSpan.FromSeconds(2);
     private readonly VirtualTimeServer _fixture;
     private readonly List<int> _handled = [];
+    private int _level = 1;
 
     public GroupRequestStageTests()
     {
@@ -27,6 +28,9 @@ public sealed class GroupRequestStageTests : IDisposable
                     return CoapResponse.Content("on");
                 }).WithResourceType("light");
                 server.MapGet("/broken", _ => CoapResponse.Diagnostic(CoapCode.InternalServerError, "no"));
+                server.MapGet("/level", _ => _level >= 0
+                    ? CoapResponse.Content(_level.ToString(System.Globalization.CultureInfo.InvariantCulture))
+                    : CoapResponse.Diagnostic(CoapCode.NotFound, "gone")).Observable();
             },
             configure: options =>
             {
@@ -150,6 +154,87 @@ public sealed class GroupRequestStageTests : IDisposable
         _fixture.Time.Advance(Leisure);
         _fixture.Settle();
         _fixture.Peer.Received.Should().HaveCount(3);
+    }
+
+    [Fact]
+    public void IPv6SourcesShareOneRatePerSlash64AndIPv4SourcesHaveOneEach()
+    {
+        // A burst of 2 (the fixture's): two hosts of one /64 take it together; a host of another /64, and IPv4 neighbours, each have their own.
+        using TestPeer first = new(_fixture.Network, "[2001:db8:1:2::10]:5683");
+        using TestPeer second = new(_fixture.Network, "[2001:db8:1:2::20]:5683");
+        using TestPeer elsewhere = new(_fixture.Network, "[2001:db8:1:3::10]:5683");
+        using TestPeer v4a = new(_fixture.Network, "10.0.2.1");
+        using TestPeer v4b = new(_fixture.Network, "10.0.2.2");
+        first.Send(Request("/lamp", 1), VirtualTimeServer.Address);
+        second.Send(Request("/lamp", 2), VirtualTimeServer.Address);
+        second.Send(Request("/lamp", 3), VirtualTimeServer.Address);
+        elsewhere.Send(Request("/lamp", 4), VirtualTimeServer.Address);
+        for (ushort id = 5; id <= 6; id++)
+        {
+            v4a.Send(Request("/lamp", id), VirtualTimeServer.Address);
+            v4b.Send(Request("/lamp", (ushort)(id + 2)), VirtualTimeServer.Address);
+        }
+
+        _fixture.Settle();
+        _fixture.Time.Advance(Leisure);
+        _fixture.Settle();
+
+        (first.Received.Count + second.Received.Count).Should().Be(2, "2001:db8:1:2::/64 is one source: its burst of 2 is shared, and the third request is over it");
+        elsewhere.Received.Should().ContainSingle("another /64 is another source");
+        v4a.Received.Should().HaveCount(2, "an IPv4 address is a source of its own");
+        v4b.Received.Should().HaveCount(2, "its neighbour's requests are not counted against it");
+    }
+
+    [Fact]
+    public void AtItsBoundTheTableForgetsARefilledSourceAndRefusesANewcomerWhileEveryTrackedSourceIsLimited()
+    {
+        using VirtualTimeServer bounded = new(
+            server => server.MapGet("/lamp", _ => CoapResponse.Content("on")),
+            configure: options => options.Endpoint.UseGroupRequests(new CoapMulticastOptions { Leisure = TimeSpan.Zero, RequestsPerSecond = 1, Burst = 1, MaxTrackedSources = 2 }));
+        using TestPeer a = new(bounded.Network, "10.0.3.1");
+        using TestPeer b = new(bounded.Network, "10.0.3.2");
+        using TestPeer c = new(bounded.Network, "10.0.3.3");
+
+        a.Send(Request("/lamp", 1), VirtualTimeServer.Address);
+        b.Send(Request("/lamp", 2), VirtualTimeServer.Address);
+        bounded.Settle();
+        c.Send(Request("/lamp", 3), VirtualTimeServer.Address);
+        bounded.Settle();
+        a.Received.Should().ContainSingle();
+        b.Received.Should().ContainSingle();
+        c.Received.Should().BeEmpty("the table is full and both sources in it are still limited: forgetting one would give it a fresh burst");
+
+        // A second later a's bucket (seen longest ago) has refilled: it is forgotten, and the newcomer takes its place.
+        bounded.Time.Advance(TimeSpan.FromSeconds(1));
+        c.Send(Request("/lamp", 4), VirtualTimeServer.Address);
+        bounded.Settle();
+        c.Received.Should().ContainSingle("a source with a full bucket gives its place");
+    }
+
+    [Fact]
+    public void NotificationsOfAnObservationAGroupRequestRegisteredGoAtOnceAndAnErrorOneToo()
+    {
+        CoapMessage registration = Request("/level", 1);
+        registration.Observe = 0;
+        _fixture.Send(registration);
+        _fixture.Settle();
+        _fixture.Time.Advance(Leisure);
+        _fixture.Settle();
+        _fixture.Peer.Received.Should().ContainSingle().Which.Parsed.Observe.Should().NotBeNull("the group GET registered an observation (RFC 7641 section 4.1)");
+
+        _level = 2;
+        _fixture.Server.NotifyObservers("/level").Should().Be(1);
+        _fixture.Settle();
+        _fixture.Peer.Received.Should().HaveCount(2, "a notification answers a change at this server, not the group request: it waits no leisure");
+        _fixture.Peer.Last.Parsed.GetPayloadString().Should().Be("2");
+        _fixture.Peer.Last.Parsed.Observe.Should().NotBeNull();
+
+        _level = -1;
+        _fixture.Server.NotifyObservers("/level").Should().Be(1);
+        _fixture.Settle();
+        _fixture.Peer.Received.Should().HaveCount(3, "an error notification is how the observer learns its observation ended (RFC 7641 section 4.2)");
+        _fixture.Peer.Last.Parsed.Code.Should().Be(CoapCode.NotFound);
+        _fixture.Server.Observations.Should().Be(0);
     }
 
     [Fact]
