@@ -215,7 +215,8 @@ internal static class HandlerWaitScenario
         return sorted;
     }
 
-    private static async Task<bool> TryGetAsync(CoapClient client, Uri uri)
+    /// <summary>One GET of <paramref name="uri"/>: true when it was answered 2.05, false when it failed or got another answer.</summary>
+    internal static async Task<bool> TryGetAsync(CoapClient client, Uri uri)
     {
         try
         {

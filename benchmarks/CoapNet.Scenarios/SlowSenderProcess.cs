@@ -23,16 +23,7 @@ internal sealed class SlowSenderProcess : IDisposable
     /// <summary>Starts this program as a slow-senders-peer and waits until its <paramref name="count"/> connections are open.</summary>
     public static async Task<SlowSenderProcess> StartAsync(int port, int count, int runSeconds)
     {
-        string self = Environment.ProcessPath ?? throw new InvalidOperationException("The path of this process is unknown.");
-        List<string> arguments = ["slow-senders-peer", "--port", Invariant(port), "--connections", Invariant(count), "--run-seconds", Invariant(runSeconds)];
-        if (string.Equals(Path.GetFileNameWithoutExtension(self), "dotnet", StringComparison.OrdinalIgnoreCase))
-        {
-            // Started as "dotnet CoapNet.Scenarios.dll": the child needs the assembly too.
-            arguments.Insert(0, typeof(SlowSenderProcess).Assembly.Location);
-        }
-
-        ProcessStartInfo start = new(self, arguments) { RedirectStandardInput = true, RedirectStandardOutput = true, UseShellExecute = false };
-        Process process = Process.Start(start) ?? throw new InvalidOperationException("The slow-senders-peer process did not start.");
+        Process process = SelfProcess.Start(["slow-senders-peer", "--port", Invariant(port), "--connections", Invariant(count), "--run-seconds", Invariant(runSeconds)]);
         try
         {
             using CancellationTokenSource timeout = new(OpenTimeout);
@@ -47,7 +38,7 @@ internal sealed class SlowSenderProcess : IDisposable
         }
         catch
         {
-            End(process);
+            SelfProcess.End(process);
             throw;
         }
     }
@@ -76,25 +67,7 @@ internal sealed class SlowSenderProcess : IDisposable
     }
 
     /// <inheritdoc/>
-    public void Dispose() => End(_process);
-
-    private static void End(Process process)
-    {
-        // Closing its input is the child's signal to close its sockets and exit; it is killed only if it does not.
-        try
-        {
-            process.StandardInput.Close();
-            if (!process.WaitForExit(TimeSpan.FromSeconds(10)))
-            {
-                process.Kill();
-                process.WaitForExit();
-            }
-        }
-        finally
-        {
-            process.Dispose();
-        }
-    }
+    public void Dispose() => SelfProcess.End(_process);
 
     private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
 }

@@ -87,7 +87,7 @@ internal static class TlsScenario
         long serverTicks = ServerTicks(settings) - serverBefore;
         return new Measured(
             count / elapsed.TotalSeconds,
-            serverBefore < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{serverTicks * 10_000.0 / count:0.0} µs"),
+            serverBefore < 0 ? "-" : string.Create(CultureInfo.InvariantCulture, $"{serverTicks * ProcessCpu.MicrosecondsPerTick / count:0.0} µs"),
             string.Create(CultureInfo.InvariantCulture, $"{(Environment.CpuUsage.TotalTime - clientBefore).TotalMicroseconds / count:0.0} µs"),
             failed);
     }
@@ -116,19 +116,8 @@ internal static class TlsScenario
         return failed;
     }
 
-    /// <summary>The server's utime + stime in clock ticks (fields 14 and 15 of /proc/PID/stat), or -1 without --server-pid.</summary>
-    private static long ServerTicks(Settings settings)
-    {
-        if (settings.ServerPid is not int pid)
-        {
-            return -1;
-        }
-
-        // The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
-        string stat = File.ReadAllText($"/proc/{pid}/stat");
-        string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
-        return long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
-    }
+    /// <summary>The server's utime + stime in clock ticks, or -1 without --server-pid.</summary>
+    private static long ServerTicks(Settings settings) => settings.ServerPid is int pid ? ProcessCpu.Ticks(pid) : -1;
 
     /// <summary>A timed run: items per second, CPU time per item of the server (clock ticks are 10 ms, USER_HZ 100) and of this process.</summary>
     private sealed record Measured(double PerSecond, string ServerCpu, string ClientCpu, int Failed);

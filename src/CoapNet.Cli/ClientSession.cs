@@ -12,6 +12,7 @@ using CoapNet.Messages;
 using CoapNet.Messaging;
 using CoapNet.Oscore;
 using CoapNet.Transports;
+using CoapNet.WebSockets;
 using Microsoft.Extensions.Logging;
 
 namespace CoapNet.Cli;
@@ -23,8 +24,8 @@ namespace CoapNet.Cli;
 /// </summary>
 internal sealed class ClientSession
 {
-    /// <summary>The schemes the tool speaks: the library's transports, each found by its scheme.</summary>
-    private static readonly CoapTransportRegistry Schemes = CoapTransportRegistry.CreateDefault();
+    /// <summary>The schemes the tool speaks: the library's transports and CoAP over WebSockets, each found by its scheme.</summary>
+    private static readonly CoapTransportRegistry Schemes = AddWebSockets(CoapTransportRegistry.CreateDefault());
 
     /// <summary>
     /// The URI argument: an absolute URI of a scheme the library's transports speak, read by the library's endpoint parser
@@ -33,7 +34,7 @@ internal sealed class ClientSession
     /// </summary>
     public Argument<Uri> UriArgument { get; } = new("URI")
     {
-        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://..., coaps+tcp://... or coaps://... (with -u and -k).",
+        Description = "The resource, coap://host[:port]/path[?query], coap+tcp://..., coaps+tcp://..., coap+ws://..., coaps+ws://... or coaps://... (with -u and -k).",
         CustomParser = result =>
         {
             string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : string.Empty;
@@ -66,7 +67,7 @@ internal sealed class ClientSession
         },
     };
 
-    /// <summary>--cert, --key, --ca: the certificates of coaps+tcp.</summary>
+    /// <summary>--cert, --key, --ca: the certificates of coaps+tcp and coaps+ws.</summary>
     public TlsCredentials Tls { get; } = new();
 
     /// <summary>--oscore: the OSCORE context of the requests.</summary>
@@ -180,8 +181,9 @@ internal sealed class ClientSession
     /// <summary>
     /// Runs <paramref name="operation"/> with a client for the URI's server, configured from the parsed options, under the
     /// timeout, and turns each failure into its exit code and a one-line explanation. The URI's scheme finds its transport
-    /// through the library (<see cref="CoapClientOptions.Transports"/>); each datagram scheme's socket is connected to the
-    /// server, so an ICMP port unreachable ends the command at once (<see cref="ConnectedUdpTransportFactory"/>).
+    /// through the library (<see cref="CoapClientOptions.Transports"/>, with coap+ws and coaps+ws added from NetCoap.WebSockets);
+    /// each datagram scheme's socket is connected to the server, so an ICMP port unreachable ends the command at once
+    /// (<see cref="ConnectedUdpTransportFactory"/>).
     /// </summary>
     /// <param name="parse">The parse result.</param>
     /// <param name="terminal">Where messages go.</param>
@@ -223,6 +225,7 @@ internal sealed class ClientSession
                 Tls = Tls.Read(parse),
             };
             configure?.Invoke(options);
+            AddWebSockets(options.Transports);
 
             // The library finds each scheme's transport; the tool's datagram sockets are connected to the one server.
             CoapAddress address = CoapAddress.Parse(uri.GetLeftPart(UriPartial.Authority), options.Transports);
@@ -273,9 +276,16 @@ internal sealed class ClientSession
             terminal.WriteError(e.Message);
             return ExitCodes.NoAnswer;
         }
+        catch (CoapConnectionException e) when (e.Cause?.GetBaseException() is AuthenticationException)
+        {
+            // A TLS handshake that failed (coaps+tcp, coaps+ws: a certificate the trust does not cover): the server is
+            // there, so not "no answer"; the message ends with what TLS said.
+            terminal.WriteError(e.Message);
+            return ExitCodes.Error;
+        }
         catch (CoapConnectionException e)
         {
-            // Over TCP, a server that cannot be reached is the same thing as one that does not answer.
+            // Over TCP and WebSockets, a server that cannot be reached is the same thing as one that does not answer.
             terminal.WriteError(e.Message);
             return ExitCodes.NoAnswer;
         }
@@ -306,6 +316,20 @@ internal sealed class ClientSession
             terminal.WriteError(e.Message);
             return ExitCodes.Error;
         }
+    }
+
+    /// <summary>
+    /// Registers coap+ws and coaps+ws (RFC 8323 section 4) by their schemes, as any application adds them: a WebSocket to
+    /// /.well-known/coap on the URI's authority, coaps+ws trusting and presenting certificates as coaps+tcp does (--ca,
+    /// --cert, --key through <see cref="CoapClientOptions.Tls"/>).
+    /// </summary>
+    /// <param name="transports">The registry.</param>
+    /// <returns><paramref name="transports"/>.</returns>
+    private static CoapTransportRegistry AddWebSockets(CoapTransportRegistry transports)
+    {
+        transports.Add(new CoapWebSocketTransportFactory(secure: false));
+        transports.Add(new CoapWebSocketTransportFactory(secure: true));
+        return transports;
     }
 
     /// <summary>The address of the URI's host: itself when it is one, else the one its name resolves to (<see cref="Pick"/>).</summary>

@@ -13,7 +13,7 @@ internal static class CoapCommandLine
     /// <returns>The root command.</returns>
     public static RootCommand Build(Terminal terminal)
     {
-        RootCommand root = new("coap: a CoAP client and file server (RFC 7252 over UDP, RFC 8323 over TCP).")
+        RootCommand root = new("coap: a CoAP client and file server (RFC 7252 over UDP, RFC 8323 over TCP and WebSockets).")
         {
             RequestCommand.Create("get", CoapCode.Get, "Send GET and print the response's payload.", terminal),
             RequestCommand.Create("post", CoapCode.Post, "Send POST with a payload (-d, -f FILE, or -f - for standard input).", terminal),

@@ -5,7 +5,7 @@ namespace CoapNet.Cli;
 
 /// <summary>
 /// <c>coap ping URI</c>: a CoAP ping, an empty CON answered by RST over UDP (RFC 7252 section 4.3) or
-/// Ping and Pong over TCP (RFC 8323 section 5.4); prints the round-trip time.
+/// Ping and Pong over TCP and WebSockets (RFC 8323 section 5.4); prints the round-trip time.
 /// </summary>
 internal static class PingCommand
 {
@@ -15,7 +15,7 @@ internal static class PingCommand
     public static Command Create(Terminal terminal)
     {
         ClientSession session = new();
-        Command command = new("ping", $"Check that a CoAP server is alive: an empty CON answered by RST over UDP, Ping and Pong over TCP. The URI's path is ignored.");
+        Command command = new("ping", $"Check that a CoAP server is alive: an empty CON answered by RST over UDP, Ping and Pong over TCP and WebSockets. The URI's path is ignored.");
         session.AddTo(command, nonConfirmable: false);
         command.SetAction((parse, cancellationToken) => session.RunAsync(parse, terminal, null, async call =>
         {

@@ -6,30 +6,32 @@ using CoapNet.Tls;
 namespace CoapNet.Cli;
 
 /// <summary>
-/// --cert FILE, --key FILE and --ca FILE: the certificates of coaps+tcp:// requests (CoAP over TLS, RFC 8323 section 9.1).
+/// --cert FILE, --key FILE and --ca FILE: the certificates of coaps+tcp:// requests (CoAP over TLS, RFC 8323 section 9.1)
+/// and of coaps+ws:// ones (CoAP over a WebSocket in TLS, section 4), which take them from the same client options.
 /// Without --ca the server's certificate must chain to the system's trust store; with it, to the certificates in the
-/// file only. Either way it must name the URI's host. .NET's TLS has no pre-shared keys, so there is no -k/-u here.
+/// file only, which may be a self-signed server certificate itself. Either way it must name the URI's host. .NET's TLS
+/// has no pre-shared keys, so there is no -k/-u here.
 /// </summary>
 internal sealed class TlsCredentials
 {
     /// <summary>--cert: the client's certificate, for servers that ask for one.</summary>
     public Option<FileInfo?> Certificate { get; } = new("--cert")
     {
-        Description = "coaps+tcp: the client's certificate (PEM), sent when the server asks for one; needs --key.",
+        Description = "coaps+tcp and coaps+ws: the client's certificate (PEM), sent when the server asks for one; needs --key.",
         HelpName = "FILE",
     };
 
     /// <summary>--key: the private key of --cert.</summary>
     public Option<FileInfo?> Key { get; } = new("--key")
     {
-        Description = "coaps+tcp: the private key (PEM) of --cert.",
+        Description = "coaps+tcp and coaps+ws: the private key (PEM) of --cert.",
         HelpName = "FILE",
     };
 
     /// <summary>--ca: the certificates the server's must chain to.</summary>
     public Option<FileInfo?> Authorities { get; } = new("--ca")
     {
-        Description = "coaps+tcp: trust only the CA certificates (PEM) in this file for the server's certificate, instead of the system's.",
+        Description = "coaps+tcp and coaps+ws: trust only the certificates (PEM) in this file for the server's certificate, instead of the system's: CA certificates, or a self-signed server certificate itself.",
         HelpName = "FILE",
     };
 

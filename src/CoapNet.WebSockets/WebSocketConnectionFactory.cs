@@ -73,6 +73,12 @@ internal sealed class WebSocketConnectionFactory(CoapWebSocketTransportFactory t
             {
                 throw new WebSocketException(WebSocketError.NotAWebSocket, $"{uri} refused the WebSocket: HTTP {(int)socket.HttpStatusCode} {socket.HttpStatusCode}.", refused);
             }
+            catch (WebSocketException failed) when (socket.HttpStatusCode == 0 && failed.GetBaseException() is { } cause && cause != failed && cause is not OperationCanceledException)
+            {
+                // ClientWebSocket says only "Unable to connect to the remote server"; what went wrong (nothing listens, a
+                // certificate the client's trust does not cover) is the innermost exception's to say.
+                throw new WebSocketException(failed.WebSocketErrorCode, $"{failed.Message} ({uri}): {cause.Message}", failed);
+            }
 
             if (!string.Equals(socket.SubProtocol, CoapWebSocketConnection.SubProtocol, StringComparison.Ordinal))
             {

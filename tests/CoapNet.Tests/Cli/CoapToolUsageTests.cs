@@ -55,7 +55,7 @@ public sealed class CoapToolUsageTests
     [InlineData("coap://[::1]:70000/hello", "'coap://[::1]:70000/hello' has the port '70000', which is not a number from 0 to 65535.")]
     [InlineData("coaps+tcp://127.0.0.1:5x/hello", "'coaps+tcp://127.0.0.1:5x/hello' has the port '5x', which is not a number from 0 to 65535.")]
     [InlineData("coap://127.0.0.1:0/hello", "'coap://127.0.0.1:0/hello' has the port 0, which no server listens on.")]
-    [InlineData("http://127.0.0.1/hello", "'http://127.0.0.1/hello' is not a coap://, coaps://, coap+tcp://, coaps+tcp:// URI.")]
+    [InlineData("http://127.0.0.1/hello", "'http://127.0.0.1/hello' is not a coap://, coaps://, coap+tcp://, coaps+tcp://, coap+ws://, coaps+ws:// URI.")]
     [InlineData("coap://[::1/hello", "'coap://[::1/hello' opens an IP literal with '[' at index 7 but does not close it.")]
     public async Task AUriTheLibraryCannotReadIsBadUsageThatSaysWhatIsWrong(string uri, string said)
     {

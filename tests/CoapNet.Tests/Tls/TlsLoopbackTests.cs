@@ -2,7 +2,6 @@ using System.IO.Pipelines;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Security.Cryptography;
 using CoapNet.Channels;
 using CoapNet.Client;
 using CoapNet.Messages;
@@ -17,8 +16,6 @@ namespace CoapNet.Tests.Tls;
 /// <summary>CoAP over TLS (coaps+tcp, RFC 8323 section 9.1) between our client and our server over real loopback sockets.</summary>
 public sealed class TlsLoopbackTests
 {
-    private const int Megabyte = 1 << 20;
-
     [Fact]
     public async Task GetsPutsAndDeletesOverCoapsTcp()
     {
@@ -52,15 +49,8 @@ public sealed class TlsLoopbackTests
     {
         await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
         await using CoapClient client = TlsLoopback.Client();
-        byte[] body = new byte[Megabyte];
-        new Random(7).NextBytes(body);
 
-        CoapResponse uploaded = await client.PutAsync(TlsLoopback.Uri(server, "/upload"), body);
-        CoapResponse downloaded = await client.GetAsync(TlsLoopback.Uri(server, $"/large?size={Megabyte}"));
-
-        uploaded.GetPayloadString().Should().Be(Convert.ToHexString(SHA256.HashData(body)).ToLowerInvariant(), "/upload answers the SHA-256 of the whole body it received");
-        downloaded.Payload.Length.Should().Be(Megabyte);
-        downloaded.Payload.ToArray().Should().Equal(Enumerable.Range(0, Megabyte).Select(i => (byte)(i % 251)));
+        await SampleResourceExchanges.MovesAMegabyteBlockWiseAsync(client, path => TlsLoopback.Uri(server, path));
     }
 
     [Fact]
@@ -68,21 +58,8 @@ public sealed class TlsLoopbackTests
     {
         await using LoopbackServer server = TlsLoopback.StartServer(s => SampleResources.Map(s));
         await using CoapClient client = TlsLoopback.Client();
-        Uri counter = TlsLoopback.Uri(server, "/counter");
-        using CancellationTokenSource stop = new(Wait.DefaultBound);
-        List<string> seen = [];
 
-        await foreach (CoapResponse response in client.ObserveAsync(counter, stop.Token))
-        {
-            seen.Add(response.GetPayloadString());
-            if (seen.Count == 3)
-            {
-                break;
-            }
-
-            // Each POST increments the counter and notifies its observers over the same TLS connection.
-            await client.PostAsync(counter, default);
-        }
+        IReadOnlyList<string> seen = await SampleResourceExchanges.ObserveCounterAsync(client, TlsLoopback.Uri(server, "/counter"));
 
         seen.Should().Equal("0", "1", "2");
     }

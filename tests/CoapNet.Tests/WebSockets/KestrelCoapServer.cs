@@ -1,5 +1,6 @@
 using System.Net;
 using System.Security.Claims;
+using System.Security.Cryptography.X509Certificates;
 using CoapNet.AspNetCore;
 using CoapNet.Client;
 using CoapNet.Hosting;
@@ -19,7 +20,7 @@ namespace CoapNet.Tests.WebSockets;
 
 /// <summary>
 /// A real ASP.NET Core application on Kestrel (127.0.0.1, free ports: HTTP, and HTTPS with the test PKI's server
-/// certificate) serving CoAP over WebSockets with AddCoapWebSockets and MapCoapWebSockets, and UDP on a free port too,
+/// certificate, or one the test gives) serving CoAP over WebSockets with AddCoapWebSockets and MapCoapWebSockets, and UDP on a free port too,
 /// all into one hosted CoapServer with the sample's resources and GET /whoami ("scheme address identity").
 /// </summary>
 internal sealed class KestrelCoapServer : IAsyncDisposable
@@ -44,7 +45,8 @@ internal sealed class KestrelCoapServer : IAsyncDisposable
     /// <param name="options">Changes the WebSocket endpoint's settings, or null.</param>
     /// <param name="coap">Changes the CoAP server's settings, or null.</param>
     /// <param name="user">The name every HTTP request is authenticated as (a stand-in for ASP.NET Core authentication), or null for none.</param>
-    public static async Task<KestrelCoapServer> StartAsync(Action<CoapWebSocketOptions>? options = null, Action<CoapServerOptions>? coap = null, string? user = null)
+    /// <param name="certificate">The HTTPS certificate, with its key; null for the test PKI's server certificate, which the test CA issued.</param>
+    public static async Task<KestrelCoapServer> StartAsync(Action<CoapWebSocketOptions>? options = null, Action<CoapServerOptions>? coap = null, string? user = null, X509Certificate2? certificate = null)
     {
         WebApplicationBuilder builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Test" });
         builder.Logging.ClearProviders();
@@ -54,7 +56,7 @@ internal sealed class KestrelCoapServer : IAsyncDisposable
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.Listen(IPAddress.Loopback, 0);
-            kestrel.Listen(IPAddress.Loopback, 0, listen => listen.UseHttps(TestPki.Instance.Server));
+            kestrel.Listen(IPAddress.Loopback, 0, listen => listen.UseHttps(certificate ?? TestPki.Instance.Server));
         });
         builder.Services.AddCoapServer(o =>
         {
@@ -85,13 +87,14 @@ internal sealed class KestrelCoapServer : IAsyncDisposable
         return new KestrelCoapServer(app);
     }
 
-    /// <summary>A client that speaks coap+ws and coaps+ws and trusts the test CA.</summary>
-    public static CoapClient Client()
+    /// <summary>A client that speaks coap+ws and coaps+ws and trusts the test CA, or only the certificates given.</summary>
+    /// <param name="trusted">The certificates the server's must chain to (a self-signed server certificate itself, say); null for the test CA.</param>
+    public static CoapClient Client(X509Certificate2Collection? trusted = null)
     {
         CoapClientOptions options = new()
         {
             LocalEndPoint = new IPEndPoint(IPAddress.Loopback, 0),
-            Tls = new TlsClientOptions { TrustedRoots = TestPki.Instance.Roots },
+            Tls = new TlsClientOptions { TrustedRoots = trusted ?? TestPki.Instance.Roots },
         };
         options.Transports.Add(new CoapWebSocketTransportFactory(secure: false));
         options.Transports.Add(new CoapWebSocketTransportFactory(secure: true));

@@ -1,15 +1,18 @@
-using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using CoapNet.Client;
 using CoapNet.Messages;
-using CoapNet.Tests.Infrastructure;
+using CoapNet.Messaging;
+using CoapNet.Tests.Server;
+using CoapNet.Tests.Tls;
 
 namespace CoapNet.Tests.WebSockets;
 
-/// <summary>Our client over coap+ws and coaps+ws (RFC 8323 section 4) against our server on real Kestrel.</summary>
+/// <summary>
+/// Our client over coap+ws and coaps+ws (RFC 8323 section 4) against our server on real Kestrel: GET, PUT, Observe and a
+/// megabyte block-wise each way, over coaps+ws with a certificate the test CA issued and with a self-signed one.
+/// </summary>
 public sealed class WebSocketClientTests
 {
-    private const int Megabyte = 1 << 20;
-
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
@@ -46,21 +49,8 @@ public sealed class WebSocketClientTests
     {
         await using KestrelCoapServer server = await KestrelCoapServer.StartAsync();
         await using CoapClient client = KestrelCoapServer.Client();
-        Uri counter = server.Ws("/counter");
-        using CancellationTokenSource stop = new(Wait.DefaultBound);
-        List<string> seen = [];
 
-        await foreach (CoapResponse response in client.ObserveAsync(counter, stop.Token))
-        {
-            seen.Add(response.GetPayloadString());
-            if (seen.Count == 3)
-            {
-                break;
-            }
-
-            // Each POST increments the counter and notifies its observers over the same WebSocket.
-            await client.PostAsync(counter, default);
-        }
+        IReadOnlyList<string> seen = await SampleResourceExchanges.ObserveCounterAsync(client, server.Ws("/counter"));
 
         seen.Should().Equal("0", "1", "2");
     }
@@ -72,16 +62,41 @@ public sealed class WebSocketClientTests
     {
         await using KestrelCoapServer server = await KestrelCoapServer.StartAsync();
         await using CoapClient client = KestrelCoapServer.Client();
-        Func<string, Uri> uri = secure ? server.Wss : server.Ws;
-        byte[] body = new byte[Megabyte];
-        new Random(7).NextBytes(body);
 
-        CoapResponse uploaded = await client.PutAsync(uri("/upload"), body);
-        CoapResponse downloaded = await client.GetAsync(uri($"/large?size={Megabyte}"));
+        await SampleResourceExchanges.MovesAMegabyteBlockWiseAsync(client, secure ? server.Wss : server.Ws);
+    }
 
-        uploaded.GetPayloadString().Should().Be(Convert.ToHexString(SHA256.HashData(body)).ToLowerInvariant(), "/upload answers the SHA-256 of the whole body it received");
-        downloaded.Payload.Length.Should().Be(Megabyte);
-        downloaded.Payload.ToArray().Should().Equal(Enumerable.Range(0, Megabyte).Select(i => (byte)(i % 251)));
+    [Fact]
+    public async Task OverCoapsWsWithASelfSignedCertificateItGetsPutsObservesAndMovesAMegabyte()
+    {
+        using X509Certificate2 selfSigned = TestPki.SelfSigned("CN=coapnet-self-signed");
+        await using KestrelCoapServer server = await KestrelCoapServer.StartAsync(certificate: selfSigned);
+
+        // No CA issued it: the client trusts that certificate itself, as a user who copied it from the server does.
+        await using CoapClient client = KestrelCoapServer.Client([TestPki.WithoutKey(selfSigned)]);
+
+        CoapResponse hello = await client.GetAsync(server.Wss("/hello"));
+        CoapResponse put = await client.PutAsync(server.Wss("/store/x"), "42"u8.ToArray(), CoapContentFormat.TextPlain);
+        CoapResponse got = await client.GetAsync(server.Wss("/store/x"));
+        IReadOnlyList<string> notified = await SampleResourceExchanges.ObserveCounterAsync(client, server.Wss("/counter"));
+
+        hello.GetPayloadString().Should().Be("Hello, CoAP!");
+        put.Code.Should().Be(CoapCode.Created);
+        got.GetPayloadString().Should().Be("42");
+        notified.Should().Equal("0", "1", "2");
+        await SampleResourceExchanges.MovesAMegabyteBlockWiseAsync(client, server.Wss);
+    }
+
+    [Fact]
+    public async Task ASelfSignedCertificateTheClientDoesNotTrustFailsTheRequestSayingWhy()
+    {
+        using X509Certificate2 selfSigned = TestPki.SelfSigned("CN=coapnet-self-signed");
+        await using KestrelCoapServer server = await KestrelCoapServer.StartAsync(certificate: selfSigned);
+        await using CoapClient client = KestrelCoapServer.Client();
+
+        Func<Task> get = () => client.GetAsync(server.Wss("/hello"));
+
+        (await get.Should().ThrowAsync<CoapConnectionException>()).Which.Message.Should().Contain("certificate", "the client trusts the test CA only, which did not issue the server's certificate");
     }
 
     [Fact]
