@@ -15,7 +15,8 @@ public sealed class ExplorerBrowser : IAsyncLifetime
     /// <summary>How to install what the tests need.</summary>
     public const string InstallHint = "The explorer's browser tests need Chromium: sudo apt-get install -y chromium";
 
-    private static readonly string[] Executables = ["chromium", "chromium-browser"];
+    // Debian's, then Google's (as on GitHub's runners), then Ubuntu's name for it.
+    private static readonly string[] Executables = ["chromium", "google-chrome", "chromium-browser"];
 
     private SampleServerProcess? _server;
     private IBrowser? _browser;
