@@ -145,7 +145,8 @@ internal sealed class SampleServerProcess : IDisposable
         // "... SHA-256 fingerprint AB:CD:... (try: ...)" for the coaps+tcp certificate; "... listening on coap+ws://127.0.0.1:PORT"
         // and "explorer: http://127.0.0.1:PORT/" for the HTTP port.
         const string Udp = "listening on coap://", Tcp = "listening on coap+tcp://", Tls = "listening on coaps+tcp://", Print = "SHA-256 fingerprint ";
-        const string Ws = "listening on coap+ws://", Explorer = "explorer: ";
+        // The library's own log line for coap+ws may name the endpoint before Kestrel listens ([::]:0): the program's line is read.
+        const string Ws = "sample server listening on coap+ws://", Explorer = "explorer: ";
         int at = line.IndexOf(Udp, StringComparison.Ordinal);
         if (at >= 0)
         {
