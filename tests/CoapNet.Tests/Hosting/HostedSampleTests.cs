@@ -26,12 +26,11 @@ public sealed class HostedSampleTests
         TaskCompletionSource allListening = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess sample = ChildProcess.StartDll(dll, settings.Arguments, line =>
         {
-            int at = line.IndexOf("listening on ", StringComparison.Ordinal);
-            if (at >= 0)
+            if (HostedSampleSettings.ListeningOn(line) is { } uri)
             {
                 lock (listening)
                 {
-                    listening.Add(new Uri(line[(at + "listening on ".Length)..].Trim()));
+                    listening.Add(uri);
                     if (listening.Count == schemes.Count)
                     {
                         allListening.TrySetResult();
@@ -118,7 +117,7 @@ public sealed class HostedSampleTests
         TaskCompletionSource both = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess moved = ChildProcess.StartDll(dll, [.. settings.Arguments, .. hint], line =>
         {
-            if (line.Contains("listening on ", StringComparison.Ordinal) && Interlocked.Increment(ref listening) == 2)
+            if (HostedSampleSettings.ListeningOn(line) is not null && Interlocked.Increment(ref listening) == 2)
             {
                 both.TrySetResult();
             }
