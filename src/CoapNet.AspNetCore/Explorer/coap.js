@@ -494,32 +494,39 @@ export class CoapConnection {
         }
       }
     } else {
-      const first = [...base];
-      if (userBlock2) first.push(userBlock2);
+      // RFC 7959 section 2.4: Block2 in the first request asks for blocks of the size chosen (early negotiation), so a
+      // body larger than one comes block by block with a progress bar rather than in one message as long as our CSM's
+      // Max-Message-Size; Size2 0 asks for the whole size with the first block (section 4).
+      const first = [...base, userBlock2 || { number: BLOCK2, value: encodeBlock(0, false, szx) }];
+      if (method === METHODS.GET || method === METHODS.FETCH) first.push({ number: SIZE2, value: new Uint8Array(0) });
       response = await this.exchange({ code: method, token, options: first, payload });
     }
-    return this.completeBlock2(method, base, response, onProgress);
+    return this.completeBlock2(method, base, response, onProgress, payload);
   }
 
-  /** Fetches the rest of a body whose first block <paramref name="response"/> is (RFC 7959 section 2.4), in order. */
-  async completeBlock2(method, base, response, onProgress) {
+  /** Fetches the rest of a body whose first block is response (RFC 7959 section 2.4), in order. */
+  async completeBlock2(method, base, response, onProgress, payload) {
     const block = getUint(response, BLOCK2);
     const total = getUint(response, SIZE2);
-    if (block === undefined || !decodeBlock(block).more) {
-      if (block !== undefined || total !== undefined) onProgress(response.payload.length, total ?? response.payload.length, 'down');
-      return response;
-    }
+    if (block === undefined || !decodeBlock(block).more) return response;
     const chunks = [response.payload];
     let received = response.payload.length;
     let { num, szx } = decodeBlock(block);
     onProgress(received, total, 'down');
     const etag = getOption(response, 4);
-    // Follow-ups carry the request's options without Observe (RFC 7959 section 2.4) nor a payload (a GET's has none).
-    const follow = base.filter((o) => o.number !== OBSERVE);
+    // Follow-ups are GETs with the request's options but Observe (RFC 7959 section 2.4); a FETCH repeats itself with its
+    // payload (RFC 8132 section 2.3.2).
+    const fetch = method === METHODS.FETCH;
+    const follow = base.filter((o) => o.number !== OBSERVE && (fetch || o.number !== CONTENT_FORMAT));
     for (;;) {
       const size = 1 << (szx + 4);
       num = received / size;
-      const next = await this.exchange({ code: method === METHODS.FETCH ? method : METHODS.GET, token: this.newToken(), options: [...follow, { number: BLOCK2, value: encodeBlock(num, false, szx) }] });
+      const next = await this.exchange({
+        code: fetch ? METHODS.FETCH : METHODS.GET,
+        token: this.newToken(),
+        options: [...follow, { number: BLOCK2, value: encodeBlock(num, false, szx) }],
+        payload: fetch ? payload : new Uint8Array(0),
+      });
       if (next.code >> 5 !== 2) return next;
       const nextEtag = getOption(next, 4);
       if (etag && nextEtag && hex(etag) !== hex(nextEtag)) {
