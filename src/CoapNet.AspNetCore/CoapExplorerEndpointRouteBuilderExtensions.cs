@@ -37,8 +37,9 @@ public static class CoapExplorerEndpointRouteBuilderExtensions
         }
 
         RouteGroupBuilder group = endpoints.MapGroup(path.TrimEnd('/'));
-        group.MapGet("/", ExplorerFiles.ServePageAsync).WithDisplayName("CoAP explorer");
-        group.MapGet("/" + ExplorerFiles.Folder + "/{file}", ExplorerFiles.ServeFileAsync).WithDisplayName("CoAP explorer's files");
+        // RequestDelegates, not minimal-API handlers: nothing to bind, so no reflection (the package is AOT-compatible).
+        group.MapGet("/", (RequestDelegate)ExplorerFiles.ServePageAsync).WithDisplayName("CoAP explorer");
+        group.MapGet("/" + ExplorerFiles.Folder + "/{file}", (RequestDelegate)ExplorerFiles.ServeFileAsync).WithDisplayName("CoAP explorer's files");
         return group;
     }
 }

@@ -2,7 +2,7 @@
 // from /.well-known/core, sends requests, observes, and logs every message, as Copper did for coap:// in Firefox.
 import {
   CoapConnection, CoapError, METHODS, OPTIONS, CONTENT_FORMATS, CONTENT_FORMAT, ACCEPT, OBSERVE, BLOCK1, BLOCK2,
-  codeText, codeClass, optionName, formatOption, contentFormatName, encodeUint, encodeOptionValue, decodeUint,
+  codeText, codeClass, optionName, formatOption, encodeUint, encodeOptionValue, decodeUint,
   getOption, hex, parseHex, parseLinkFormat, utf8, utf8Decoder,
 } from './coap.js';
 import { cborToDiagnostic, cborNumber } from './cbor.js';
@@ -487,7 +487,6 @@ function start() {
   $('option-value').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); addOption(); } });
   $('log-clear').addEventListener('click', () => $('log').tBodies[0].replaceChildren());
   for (const button of document.querySelectorAll('button.view')) button.addEventListener('click', () => setView(button.dataset.view));
-  $('content-format').title = contentFormatName(0);
   connect();
 }
 
