@@ -442,7 +442,8 @@ function format(value) {
 
 function logMessage(direction, message) {
   const body = $('log').tBodies[0];
-  const options = message.options.map((o) => {
+  // In the order of their numbers, as they go on the wire (RFC 7252 section 3.1).
+  const options = [...message.options].sort((a, b) => a.number - b.number).map((o) => {
     const value = formatOption(o, message.code);
     return value === '' ? optionName(o.number, message.code) : `${optionName(o.number, message.code)}: ${value}`;
   }).join(', ');
