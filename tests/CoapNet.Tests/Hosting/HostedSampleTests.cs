@@ -11,7 +11,7 @@ namespace CoapNet.Tests.Hosting;
 /// 127.0.0.1 at ports the OS picks (<see cref="HostedSampleSettings"/>); it serves /hello through its scoped greeter
 /// and stops gracefully on SIGTERM; a start it cannot make (ports held, a misspelled key) says why in one line.
 /// </summary>
-public sealed class HostedSampleTests
+public sealed partial class HostedSampleTests
 {
     private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(30);
 
@@ -141,6 +141,48 @@ public sealed class HostedSampleTests
         (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
         sample.Output.Should().Contain("Coap:MaxPendingRequest is not a setting; did you mean MaxPendingRequests?").And.NotContain("listening on");
     }
+
+    [SkippableFact]
+    public async Task TheSampleServesCoapOverWebSocketsAndTheExplorerOnKestrelsPortFromItsSettings()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        using HostedSampleSettings settings = new();
+        TaskCompletionSource<int> http = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), settings.Arguments, line =>
+        {
+            // Kestrel's line for the settings' Kestrel:Endpoints (the file's 8683, port 0 here).
+            if (KestrelListening().Match(line) is { Success: true } match)
+            {
+                http.TrySetResult(int.Parse(match.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+            }
+        });
+        await sample.UntilAsync(http.Task, Liveness, "say where Kestrel listens");
+        int port = await http.Task;
+        await using CoapClient client = CoapNet.Tests.WebSockets.KestrelCoapServer.Client();
+
+        CoapResponse hello = await client.GetAsync(new Uri($"coap+ws://127.0.0.1:{port}/hello"));
+        using CancellationTokenSource stop = new(Wait.DefaultBound);
+        int notifications = 0;
+        await foreach (CoapResponse temperature in client.ObserveAsync(new Uri($"coap+ws://127.0.0.1:{port}/sensors/temperature"), stop.Token))
+        {
+            double.Parse(temperature.GetPayloadString(), System.Globalization.CultureInfo.InvariantCulture).Should().BeInRange(15, 25);
+            if (++notifications == 2)
+            {
+                break;
+            }
+        }
+
+        using HttpClient browser = new();
+        string page = await browser.GetStringAsync(new Uri($"http://127.0.0.1:{port}/"));
+
+        hello.GetPayloadString().Should().Be("Hello, CoAP! You are visitor 1.");
+        page.Should().Contain("<title>CoAP explorer</title>");
+        await sample.SignalAsync("TERM");
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
+    }
+
+    [GeneratedRegex(@"Now listening on: http://127\.0\.0\.1:(\d+)")]
+    private static partial Regex KestrelListening();
 
     [Fact]
     public void TheHostingGuideShowsTheSamplesProgram()
