@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using CoapNet.Client;
+using CoapNet.Messages;
 using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.WebSockets;
 
