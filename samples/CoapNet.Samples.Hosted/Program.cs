@@ -61,6 +61,11 @@ try
 
     await app.RunAsync();
 }
+catch (OperationCanceledException)
+{
+    // Ctrl+C or SIGTERM while the host was starting (Kestrel binding its port): stopped before it had started, as asked.
+    return 0;
+}
 catch (CoapBindException e)
 {
     // The host has logged the failure; this line says what to change, as arguments that work as written, and the exit

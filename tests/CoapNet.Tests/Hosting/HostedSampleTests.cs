@@ -115,14 +115,21 @@ public sealed partial class HostedSampleTests
         // The hint, as written, starts the sample with both endpoints while the first ports are still held.
         int listening = 0;
         TaskCompletionSource both = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        TaskCompletionSource started = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess moved = ChildProcess.StartDll(dll, [.. settings.Arguments, .. hint], line =>
         {
             if (HostedSampleSettings.ListeningOn(line) is not null && Interlocked.Increment(ref listening) == 2)
             {
                 both.TrySetResult();
             }
+
+            if (line.Contains("Application started.", StringComparison.Ordinal))
+            {
+                started.TrySetResult();
+            }
         });
         await moved.UntilAsync(both.Task, Liveness, "listen on both moved endpoints");
+        await moved.UntilAsync(started.Task, Liveness, "start, Kestrel too");
         await moved.SignalAsync("TERM");
         (await moved.WaitForExitAsync(Liveness)).Should().Be(0, moved.Output);
     }
