@@ -417,7 +417,7 @@ function renderChart() {
   if (points.length) {
     let min = Math.min(...points.map((p) => p.value)), max = Math.max(...points.map((p) => p.value));
     if (min === max) { min -= 1; max += 1; }
-    const x = (i) => left + (points.length === 1 ? 0 : (i * (width - left - right)) / (MAX_POINTS - 1));
+    const x = (i) => left + (points.length === 1 ? 0 : (i * (width - left - right)) / (points.length - 1));
     const y = (v) => top + ((max - v) * (height - top - bottom)) / (max - min);
     children.push(make('text', { x: 2, y: top + 8 }, format(max)), make('text', { x: 2, y: height - bottom }, format(min)));
     children.push(make('text', { x: left, y: height - 6 }, points[0].time.toLocaleTimeString('en-GB')));
