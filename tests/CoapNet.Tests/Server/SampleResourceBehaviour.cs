@@ -117,7 +117,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
         SampleReply sensors = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?if=sensor"));
         SampleReply binary = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?ct=42"));
 
-        CoapLinkFormat.Parse(sensors.Text).Select(link => link.Target).Should().Equal("/time");
+        CoapLinkFormat.Parse(sensors.Text).Select(link => link.Target).Should().Equal("/time", "/sensors/temperature");
         CoapLinkFormat.Parse(binary.Text).Select(link => link.Target).Should().Equal("/large");
     }
 
