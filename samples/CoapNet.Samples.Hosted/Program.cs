@@ -8,6 +8,10 @@
 // (PEM files) in its Tls section, in appsettings.json or:
 //   dotnet run --project samples/CoapNet.Samples.Hosted -- --Coap:Endpoints:secure:Url=coaps+tcp://[::]:5684 --Coap:Endpoints:secure:Tls:CertificateFile=server.pem --Coap:Endpoints:secure:Tls:CertificateKeyFile=server.key
 // A key under Coap that is not a setting stops the start with its name and the nearest known one.
+// The host is an ASP.NET Core application: Kestrel, on the endpoints of "Kestrel:Endpoints" (http://[::]:8683 in
+// appsettings.json), serves CoAP over WebSockets (coap+ws, RFC 8323 section 4) into the same routes, and the explorer page
+// at / that explores them from a browser:   http://127.0.0.1:8683/
+using CoapNet.AspNetCore;
 using CoapNet.Configuration;
 using CoapNet.Diagnostics;
 using CoapNet.Endpoints;
@@ -15,15 +19,18 @@ using CoapNet.Hosting;
 using CoapNet.Samples.Hosted;
 using CoapNet.Server;
 using CoapNet.Transports;
+using Microsoft.AspNetCore.Builder;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
 
-HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
+WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(args);
 builder.Services.AddSingleton<VisitCounter>();
 builder.Services.AddScoped<Greeter>();
 builder.Services.AddSingleton<LampStore>();
+builder.Services.AddSingleton<Thermometer>().AddHostedService(services => services.GetRequiredService<Thermometer>());
 builder.Services.AddCoapServer(options => options.Handlers.JsonTypeInfoResolver = SampleJson.Default);
+builder.Services.AddCoapWebSockets();
 if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
 {
     builder.Services.AddOpenTelemetry()
@@ -32,11 +39,15 @@ if (builder.Configuration.GetValue<bool>("Telemetry:Console"))
         .WithTracing(tracing => tracing.AddSource(CoapInstrumentation.ActivitySourceName).AddConsoleExporter());
 }
 
-IHost app = builder.Build();
+WebApplication web = builder.Build();
+web.MapCoapWebSockets();    // ws://HOST:8683/.well-known/coap
+web.MapCoapExplorer();      // http://HOST:8683/
+IHost app = web;            // CoAP routes are mapped on the host (a web application's own MapGet maps HTTP routes)
 try
 {
     // Mapping resolves the server, whose options configuration makes: a key that is not a setting stops it here.
     app.MapGet("/hello", (Greeter greeter) => greeter.Greet()).WithTitle("Greeting");
+    app.MapGet(Thermometer.Path, (Thermometer thermometer) => thermometer.Read()).WithTitle("Temperature (degrees Celsius)").Observable();
     CoapRouteGroupBuilder lamps = app.MapGroup("/lamps").WithResourceType("lamp");
     lamps.MapGet("/", (LampStore store) => store.All());
     lamps.MapGet("/{id:int}", (int id, LampStore store) => store.Find(id) is { } lamp ? CoapResults.Content(lamp) : CoapResults.NotFound($"No lamp {id}."))
@@ -49,6 +60,11 @@ try
     });
 
     await app.RunAsync();
+}
+catch (OperationCanceledException)
+{
+    // Ctrl+C or SIGTERM while the host was starting (Kestrel binding its port): stopped before it had started, as asked.
+    return 0;
 }
 catch (CoapBindException e)
 {

@@ -1,6 +1,7 @@
 // The CoapNet sample server: no configuration needed, UDP and TCP (RFC 8323) port 5683, DTLS (coaps, RFC 7252
-// section 9) on UDP port 5684 and TLS (coaps+tcp, RFC 8323 section 9.1) on TCP port 5684, on every interface
-// (dual-stack). `--help` lists the flags (SampleArguments.cs): the ports, the address, the demo pre-shared key, the
+// section 9) on UDP port 5684 and TLS (coaps+tcp, RFC 8323 section 9.1) on TCP port 5684, and on HTTP port 8683 CoAP over
+// WebSockets (coap+ws, RFC 8323 section 4) with the explorer, a page that explores the server from a browser, on every
+// interface (dual-stack). `--help` lists the flags (SampleArguments.cs): the ports, the address, the demo pre-shared key, the
 // certificate of coaps+tcp, the UDP receive sockets. Exits with 2 for a usage error, 1 when an endpoint cannot be bound
 // (every one that cannot is named, with flags that move them to ports free now) or a certificate read.
 //   dotnet run --project samples/CoapNet.Samples.Server
@@ -12,6 +13,9 @@ using CoapNet.Samples;
 using CoapNet.Samples.Server;
 using CoapNet.Server;
 using CoapNet.Transports;
+using CoapNet.WebSockets;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 if (SampleArguments.Parse(args, out int usage) is not { } arguments)
@@ -24,80 +28,114 @@ IPAddress address = arguments.Address;
 // What an operator needs on the console, at Information: failed and refused handshakes (DTLS and TLS) with the peer, the
 // reason and the alert, evictions, malformed input; each kind rate-limited where it is logged, and never a key. The
 // endpoints' per-exchange lines (a retransmission given up, a 5.03 for a connection's full window) stay at Warning.
-using ILoggerFactory logging = LoggerFactory.Create(builder => builder
-    .AddSimpleConsole(console =>
-    {
-        console.SingleLine = true;
-        console.TimestampFormat = "HH:mm:ss ";
-    })
+using ILoggerFactory logging = LoggerFactory.Create(builder => ConsoleLog(builder)
     .SetMinimumLevel(LogLevel.Information)
     .AddFilter("CoapNet.Messaging", LogLevel.Warning));
 
-// Every endpoint from its address; sockets are bound when the server starts, all of them or none.
-CoapServerOptions options = new()
+// Every endpoint from its address; sockets are bound when the server starts, all of them or none. The same settings go to
+// the server made here or, with --http-port, to the one the web application hosts, so they are set in one place.
+string? usageError = null, tlsError = null, tlsBanner = null;
+void Configure(CoapServerOptions options)
 {
     // 16 MiB uploads (PUT /upload) and 16 MiB /large bodies kept for their Block2 follow-ups.
-    Endpoint = { Blockwise = SampleResources.Blockwise, LoggerFactory = logging },
-    Udp = { ReceiveSockets = arguments.ReceiveSockets },
-};
-if (arguments.Multicast)
-{
-    // Group communication (RFC 7252 section 8): one UDP port for unicast and the All CoAP Nodes groups, every address.
-    try
+    options.Endpoint.Blockwise = SampleResources.Blockwise;
+    options.Endpoint.LoggerFactory = logging;
+    options.Udp.ReceiveSockets = arguments.ReceiveSockets;
+    if (arguments.Multicast)
     {
-        options.ListenMulticast(multicast =>
+        // Group communication (RFC 7252 section 8): one UDP port for unicast and the All CoAP Nodes groups, every address.
+        try
         {
-            multicast.Port = arguments.UdpPort;
-            multicast.Leisure = arguments.MulticastLeisure;
-            if (arguments.MulticastInterface is { } name)
+            options.ListenMulticast(multicast =>
             {
-                multicast.Interfaces.Add(name);
-            }
-        });
+                multicast.Port = arguments.UdpPort;
+                multicast.Leisure = arguments.MulticastLeisure;
+                if (arguments.MulticastInterface is { } name)
+                {
+                    multicast.Interfaces.Add(name);
+                }
+            });
+        }
+        catch (ArgumentException e)
+        {
+            usageError = e.Message;
+            return;
+        }
     }
-    catch (ArgumentException e)
+    else
     {
-        Console.Error.WriteLine(e.Message);
-        return 2;
+        // coap also takes OSCORE (RFC 8613) with the demo context of its Appendix C.1, printed below: every route answers a
+        // protected request, and /oscore/hello answers nothing else. (Not with --multicast: group requests would need Group
+        // OSCORE, and the group port keeps the server's plain settings.)
+        options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort), udp => udp.Endpoint = SampleOscore.Protect(options.Endpoint));
     }
+
+    if (arguments.TcpPort != 0)
+    {
+        options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));
+    }
+
+    // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
+    if (arguments.DtlsPort != 0)
+    {
+        SampleCertificate.ListenDtls(options, new IPEndPoint(address, arguments.DtlsPort), arguments.PskIdentity, arguments.PskKey);
+    }
+
+    // coaps+tcp: the certificate given, or a self-signed one made now (RFC 8323 section 9.1; TLS in .NET has no PSK).
+    if (arguments.TlsPort != 0)
+    {
+        if (SampleCertificate.TryListenTls(options, new IPEndPoint(address, arguments.TlsPort), arguments.CertFile, arguments.KeyFile, out string text))
+        {
+            tlsBanner = text;
+        }
+        else
+        {
+            tlsError = text;
+        }
+    }
+}
+
+IDisposable? ticker = null;
+void Map(CoapServer server)
+{
+    ticker = SampleResources.Map(server);
+    SampleOscore.Map(server);
+}
+
+// coap+ws (RFC 8323 section 4) and the explorer page on --http-port: a Kestrel application that hosts the server (SampleWeb.cs).
+await using WebApplication? web = arguments.HttpPort == 0 ? null
+    : SampleWeb.Build(address, arguments.HttpPort, Configure, Map, builder => ConsoleLog(builder));
+CoapServer server;
+if (web is null)
+{
+    CoapServerOptions options = new();
+    Configure(options);
+    server = new CoapServer(options);
+    Map(server);
 }
 else
 {
-    // coap also takes OSCORE (RFC 8613) with the demo context of its Appendix C.1, printed below: every route answers a
-    // protected request, and /oscore/hello answers nothing else. (Not with --multicast: group requests would need Group
-    // OSCORE, and the group port keeps the server's plain settings.)
-    options.Listen(CoapPeer.UdpScheme, new IPEndPoint(address, arguments.UdpPort), udp => udp.Endpoint = SampleOscore.Protect(options.Endpoint));
+    server = web.Services.GetRequiredService<CoapServer>();
 }
-if (arguments.TcpPort != 0)
+
+// The web application's container disposes the server it hosts; the one made here is disposed here.
+await using CoapServer? owned = web is null ? server : null;
+using IDisposable? stopTicker = ticker;
+if (usageError is not null)
 {
-    options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));
+    Console.Error.WriteLine(usageError);
+    return 2;
 }
 
-// coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
-if (arguments.DtlsPort != 0)
+if (tlsError is not null)
 {
-    SampleCertificate.ListenDtls(options, new IPEndPoint(address, arguments.DtlsPort), arguments.PskIdentity, arguments.PskKey);
+    Console.Error.WriteLine(tlsError);
+    return 1;
 }
 
-// coaps+tcp: the certificate given, or a self-signed one made now (RFC 8323 section 9.1; TLS in .NET has no PSK).
-string? tlsBanner = null;
-if (arguments.TlsPort != 0)
-{
-    if (!SampleCertificate.TryListenTls(options, new IPEndPoint(address, arguments.TlsPort), arguments.CertFile, arguments.KeyFile, out string text))
-    {
-        Console.Error.WriteLine(text);
-        return 1;
-    }
-
-    tlsBanner = text;
-}
-
-await using CoapServer server = new(options);
-using IDisposable ticker = SampleResources.Map(server);
-SampleOscore.Map(server);
 try
 {
-    await server.StartAsync();
+    await (web is null ? server.StartAsync() : web.StartAsync());
 }
 catch (CoapBindException e)
 {
@@ -117,7 +155,16 @@ catch (CoapBindException e)
 
     Console.Error.WriteLine(e.Message);
     Console.Error.WriteLine($"Stop what holds them, or run on ports free now: dotnet run --project samples/CoapNet.Samples.Server -- {SampleArguments.Moved(args, moves)}");
-    Console.Error.WriteLine("(--tcp-port, --dtls-port and --tls-port 0 turn coap+tcp, coaps and coaps+tcp off.)");
+    Console.Error.WriteLine("(--tcp-port, --dtls-port, --tls-port and --http-port 0 turn coap+tcp, coaps, coaps+tcp and coap+ws off.)");
+    return 1;
+}
+catch (IOException e) when (web is not null)
+{
+    // Kestrel could not bind the HTTP port (its message names the address).
+    Dictionary<string, int> moves = new() { ["--http-port"] = FreePort.Find(address) };
+    Console.Error.WriteLine(e.Message);
+    Console.Error.WriteLine($"Stop what holds it, or run on a port free now: dotnet run --project samples/CoapNet.Samples.Server -- {SampleArguments.Moved(args, moves)}");
+    Console.Error.WriteLine("(--http-port 0 turns coap+ws and the explorer off.)");
     return 1;
 }
 
@@ -139,7 +186,20 @@ using PosixSignalRegistration terminate = PosixSignalRegistration.Create(PosixSi
 
 foreach (Uri uri in server.LocalUris)
 {
-    Console.WriteLine($"CoapNet sample server listening on {uri.GetLeftPart(UriPartial.Authority)}");
+    // coap+ws and coaps+ws are Kestrel's, printed below from its address (the sample serves no HTTPS: coaps+ws is idle).
+    if (uri.Scheme is not (CoapWebSocketTransportFactory.PlainScheme or CoapWebSocketTransportFactory.SecureScheme))
+    {
+        Console.WriteLine($"CoapNet sample server listening on {uri.GetLeftPart(UriPartial.Authority)}");
+    }
+}
+
+if (web is not null)
+{
+    // A browser cannot open [::]: the page is named at the loopback address when the server listens on every interface.
+    IPAddress shown = address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.Any) ? IPAddress.Loopback : address;
+    string authority = new IPEndPoint(shown, arguments.HttpPort).ToString();
+    Console.WriteLine($"CoapNet sample server listening on {CoapWebSocketTransportFactory.PlainScheme}://{authority}");
+    Console.WriteLine($"explorer: http://{authority}/");
 }
 
 Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
@@ -170,6 +230,13 @@ catch (OperationCanceledException)
 }
 
 using CancellationTokenSource drain = new(TimeSpan.FromSeconds(5));
-await server.StopAsync(drain.Token);
+await (web is null ? server.StopAsync(drain.Token) : web.StopAsync(drain.Token));
 Console.WriteLine("Stopped.");
 return 0;
+
+// One line per entry, with the time: the server's log and the web host's alike.
+static ILoggingBuilder ConsoleLog(ILoggingBuilder builder) => builder.AddSimpleConsole(console =>
+{
+    console.SingleLine = true;
+    console.TimestampFormat = "HH:mm:ss ";
+});

@@ -16,6 +16,7 @@ internal sealed class SampleArguments
     private static readonly Option<int> TcpPortFlag = PortOption("--tcp-port", "The TCP port of coap+tcp:// (RFC 8323); 0 turns it off.", 5683);
     private static readonly Option<int> DtlsPortFlag = PortOption("--dtls-port", "The UDP port of coaps:// (DTLS 1.2 with a pre-shared key); 0 turns it off.", 5684);
     private static readonly Option<int> TlsPortFlag = PortOption("--tls-port", "The TCP port of coaps+tcp:// (TLS with a certificate); 0 turns it off.", 5684);
+    private static readonly Option<int> HttpPortFlag = PortOption("--http-port", "The HTTP port of coap+ws:// (RFC 8323 section 4) and the explorer page at /; 0 turns both off.", 8683);
     private static readonly Option<IPAddress> AddressFlag = new("--address")
     {
         Description = "The address to listen on, such as 127.0.0.1. Default: every interface ([::], dual-stack).",
@@ -79,6 +80,7 @@ internal sealed class SampleArguments
         TcpPort = parse.GetValue(TcpPortFlag);
         DtlsPort = parse.GetValue(DtlsPortFlag);
         TlsPort = parse.GetValue(TlsPortFlag);
+        HttpPort = parse.GetValue(HttpPortFlag);
         Address = parse.GetValue(AddressFlag) ?? IPAddress.IPv6Any;
         ReceiveSockets = parse.GetValue(ReceiveSocketsFlag);
         PskIdentity = parse.GetValue(PskIdentityFlag)!;
@@ -101,6 +103,9 @@ internal sealed class SampleArguments
 
     /// <summary>--tls-port: coaps+tcp's port, 0 for none.</summary>
     public int TlsPort { get; }
+
+    /// <summary>--http-port: the HTTP port of coap+ws and the explorer, 0 for none.</summary>
+    public int HttpPort { get; }
 
     /// <summary>--address: where every endpoint listens.</summary>
     public IPAddress Address { get; }
@@ -138,9 +143,9 @@ internal sealed class SampleArguments
     /// <returns>The arguments, or null.</returns>
     public static SampleArguments? Parse(string[] args, out int exitCode)
     {
-        RootCommand root = new("The CoapNet sample server: coap and coap+tcp on 5683, coaps and coaps+tcp on 5684, every interface. Ctrl+C stops it.")
+        RootCommand root = new("The CoapNet sample server: coap and coap+tcp on 5683, coaps and coaps+tcp on 5684, coap+ws and the explorer page on HTTP 8683, every interface. Ctrl+C stops it.")
         {
-            PortFlag, TcpPortFlag, DtlsPortFlag, TlsPortFlag, AddressFlag, ReceiveSocketsFlag, MulticastFlag, MulticastInterfaceFlag, MulticastLeisureFlag,
+            PortFlag, TcpPortFlag, DtlsPortFlag, TlsPortFlag, HttpPortFlag, AddressFlag, ReceiveSocketsFlag, MulticastFlag, MulticastInterfaceFlag, MulticastLeisureFlag,
             PskIdentityFlag, PskKeyFlag, CertFlag, KeyFlag,
         };
         ParseResult parse = root.Parse(args);

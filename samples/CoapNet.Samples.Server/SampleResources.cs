@@ -33,10 +33,10 @@ public static class SampleResources
         MaxStoredBytes = 4L * MaxTransferSize,
     };
 
-    /// <summary>Maps /hello, /time, /counter, /echo, /store, /store/{name}, /slow, /large and /upload onto <paramref name="server"/>.</summary>
+    /// <summary>Maps /hello, /time, /sensors/temperature, /counter, /echo, /store, /store/{name}, /slow, /large and /upload onto <paramref name="server"/>.</summary>
     /// <param name="server">The server, not yet started.</param>
     /// <param name="time">The clock for /time and /slow; the system clock by default.</param>
-    /// <returns>The timer that notifies the observers of /time each second; dispose it with the server.</returns>
+    /// <returns>The timer that notifies the observers of /time and /sensors/temperature each second; dispose it with the server.</returns>
     public static IDisposable Map(CoapServer server, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(server);
@@ -48,7 +48,22 @@ public static class SampleResources
         // Observable (RFC 7641): every observer gets the time once a second.
         CoapRouteBuilder clock = server.MapGet("/time", _ => CoapResponse.Content(time.GetUtcNow().ToString("O", CultureInfo.InvariantCulture)))
             .WithTitle("Server time (UTC)").WithResourceType("time").WithInterface("sensor").Produces(CoapContentFormat.TextPlain).Observable();
-        ITimer ticker = time.CreateTimer(static state => ((CoapRouteBuilder)state!).NotifyObservers(), clock, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1));
+
+        // Observable and numeric, for a chart (the explorer's): degrees Celsius, a sine of period one minute around 20.
+        CoapRouteBuilder temperature = server.MapGet("/sensors/temperature", _ => CoapResponse.Content(Temperature(time.GetUtcNow())))
+            .WithTitle("Temperature (degrees Celsius), changing every second").WithResourceType("temperature-c").WithInterface("sensor")
+            .Produces(CoapContentFormat.TextPlain).Observable();
+        ITimer ticker = time.CreateTimer(
+            static state =>
+            {
+                foreach (CoapRouteBuilder route in (CoapRouteBuilder[])state!)
+                {
+                    route.NotifyObservers();
+                }
+            },
+            new[] { clock, temperature },
+            TimeSpan.FromSeconds(1),
+            TimeSpan.FromSeconds(1));
 
         // Observable: each POST increments the count and notifies its observers.
         long count = 0;
@@ -103,6 +118,12 @@ public static class SampleResources
 
         return ticker;
     }
+
+    /// <summary>The temperature /sensors/temperature reports at <paramref name="now"/>, in degrees Celsius with two decimals.</summary>
+    /// <param name="now">The time.</param>
+    /// <returns>The value as text, such as "21.37".</returns>
+    public static string Temperature(DateTimeOffset now)
+        => (20 + (5 * Math.Sin(2 * Math.PI * now.ToUnixTimeMilliseconds() / 60_000.0))).ToString("F2", CultureInfo.InvariantCulture);
 
     private static CoapResponse Echo(CoapCode code, CoapRequest request) => new(code, request.Payload, request.ContentFormat);
 

@@ -4,7 +4,8 @@
 //
 //   dotnet run --project samples/CoapNet.Samples.WebSockets --urls http://127.0.0.1:8683
 //
-// Then, from a client that registers CoapNet.WebSockets' transport: GET coap+ws://127.0.0.1:8683/hello.
+// Then, from a client that registers CoapNet.WebSockets' transport: GET coap+ws://127.0.0.1:8683/hello; or open the explorer,
+// http://127.0.0.1:8683/, a page that speaks CoAP over the same WebSocket endpoint from the browser.
 using CoapNet.AspNetCore;
 using CoapNet.Messages;
 
@@ -20,4 +21,5 @@ builder.Services.AddCoapWebSockets(options => options.AllowedOrigins.Add("http:/
 
 WebApplication app = builder.Build();
 app.MapCoapWebSockets();
+app.MapCoapExplorer();
 app.Run();

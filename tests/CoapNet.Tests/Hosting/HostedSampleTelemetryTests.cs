@@ -22,10 +22,9 @@ public sealed class HostedSampleTelemetryTests
         TaskCompletionSource traced = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess sample = ChildProcess.StartDll(dll, [.. settings.Arguments, "--Telemetry:Console", "true"], line =>
         {
-            int at = line.IndexOf("listening on ", StringComparison.Ordinal);
-            if (at >= 0)
+            if (HostedSampleSettings.ListeningOn(line) is { } uri)
             {
-                listening.TrySetResult(new Uri(line[(at + "listening on ".Length)..].Trim()));
+                listening.TrySetResult(uri);
             }
 
             // The console exporter prints the resource with every exported activity.

@@ -11,7 +11,7 @@ namespace CoapNet.Tests.Hosting;
 /// 127.0.0.1 at ports the OS picks (<see cref="HostedSampleSettings"/>); it serves /hello through its scoped greeter
 /// and stops gracefully on SIGTERM; a start it cannot make (ports held, a misspelled key) says why in one line.
 /// </summary>
-public sealed class HostedSampleTests
+public sealed partial class HostedSampleTests
 {
     private static readonly TimeSpan Liveness = TimeSpan.FromSeconds(30);
 
@@ -26,12 +26,11 @@ public sealed class HostedSampleTests
         TaskCompletionSource allListening = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess sample = ChildProcess.StartDll(dll, settings.Arguments, line =>
         {
-            int at = line.IndexOf("listening on ", StringComparison.Ordinal);
-            if (at >= 0)
+            if (HostedSampleSettings.ListeningOn(line) is { } uri)
             {
                 lock (listening)
                 {
-                    listening.Add(new Uri(line[(at + "listening on ".Length)..].Trim()));
+                    listening.Add(uri);
                     if (listening.Count == schemes.Count)
                     {
                         allListening.TrySetResult();
@@ -116,14 +115,21 @@ public sealed class HostedSampleTests
         // The hint, as written, starts the sample with both endpoints while the first ports are still held.
         int listening = 0;
         TaskCompletionSource both = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        TaskCompletionSource started = new(TaskCreationOptions.RunContinuationsAsynchronously);
         using ChildProcess moved = ChildProcess.StartDll(dll, [.. settings.Arguments, .. hint], line =>
         {
-            if (line.Contains("listening on ", StringComparison.Ordinal) && Interlocked.Increment(ref listening) == 2)
+            if (HostedSampleSettings.ListeningOn(line) is not null && Interlocked.Increment(ref listening) == 2)
             {
                 both.TrySetResult();
             }
+
+            if (line.Contains("Application started.", StringComparison.Ordinal))
+            {
+                started.TrySetResult();
+            }
         });
         await moved.UntilAsync(both.Task, Liveness, "listen on both moved endpoints");
+        await moved.UntilAsync(started.Task, Liveness, "start, Kestrel too");
         await moved.SignalAsync("TERM");
         (await moved.WaitForExitAsync(Liveness)).Should().Be(0, moved.Output);
     }
@@ -142,6 +148,48 @@ public sealed class HostedSampleTests
         (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
         sample.Output.Should().Contain("Coap:MaxPendingRequest is not a setting; did you mean MaxPendingRequests?").And.NotContain("listening on");
     }
+
+    [SkippableFact]
+    public async Task TheSampleServesCoapOverWebSocketsAndTheExplorerOnKestrelsPortFromItsSettings()
+    {
+        Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
+        using HostedSampleSettings settings = new();
+        TaskCompletionSource<int> http = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Hosted.dll"), settings.Arguments, line =>
+        {
+            // Kestrel's line for the settings' Kestrel:Endpoints (the file's 8683, port 0 here).
+            if (KestrelListening().Match(line) is { Success: true } match)
+            {
+                http.TrySetResult(int.Parse(match.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+            }
+        });
+        await sample.UntilAsync(http.Task, Liveness, "say where Kestrel listens");
+        int port = await http.Task;
+        await using CoapClient client = CoapNet.Tests.WebSockets.KestrelCoapServer.Client();
+
+        CoapResponse hello = await client.GetAsync(new Uri($"coap+ws://127.0.0.1:{port}/hello"));
+        using CancellationTokenSource stop = new(Wait.DefaultBound);
+        int notifications = 0;
+        await foreach (CoapResponse temperature in client.ObserveAsync(new Uri($"coap+ws://127.0.0.1:{port}/sensors/temperature"), stop.Token))
+        {
+            double.Parse(temperature.GetPayloadString(), System.Globalization.CultureInfo.InvariantCulture).Should().BeInRange(15, 25);
+            if (++notifications == 2)
+            {
+                break;
+            }
+        }
+
+        using HttpClient browser = new();
+        string page = await browser.GetStringAsync(new Uri($"http://127.0.0.1:{port}/"));
+
+        hello.GetPayloadString().Should().Be("Hello, CoAP! You are visitor 1.");
+        page.Should().Contain("<title>CoAP explorer</title>");
+        await sample.SignalAsync("TERM");
+        (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
+    }
+
+    [GeneratedRegex(@"Now listening on: http://127\.0\.0\.1:(\d+)")]
+    private static partial Regex KestrelListening();
 
     [Fact]
     public void TheHostingGuideShowsTheSamplesProgram()

@@ -53,6 +53,26 @@ public static class Wait
         }
     }
 
+    /// <summary>Waits until <paramref name="condition"/>, asked asynchronously (of a browser's page, say), holds; throws <see cref="TimeoutException"/> naming it once <paramref name="within"/> (default <see cref="DefaultBound"/>) has passed.</summary>
+    /// <param name="condition">The state to reach; asked repeatedly, one question at a time.</param>
+    /// <param name="what">What is awaited, in words, for the failure message; the condition's source text when omitted.</param>
+    /// <param name="within">The liveness bound.</param>
+    /// <param name="expression">Filled in by the compiler: the source text of <paramref name="condition"/>.</param>
+    public static async Task UntilAsync(Func<Task<bool>> condition, string? what = null, TimeSpan? within = null, [CallerArgumentExpression(nameof(condition))] string expression = "")
+    {
+        TimeSpan bound = within ?? DefaultBound;
+        Stopwatch waited = Stopwatch.StartNew();
+        while (!await condition())
+        {
+            if (waited.Elapsed > bound)
+            {
+                throw Failed(what, expression, bound);
+            }
+
+            await Task.Delay(20);
+        }
+    }
+
     private static TimeoutException Failed(string? what, string expression, TimeSpan bound)
         => new($"Waited {bound.TotalSeconds:0.###} s for {what ?? expression}, and it never came.");
 }

@@ -268,7 +268,7 @@ public sealed class GroupNetworkTests(ITestOutputHelper output)
                     TaskCompletionSource ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
                     started._servers.Add(ChildProcess.Start(
                         "ip",
-                        network.Exec(node, ChildProcess.DotnetHost, dll, "--multicast", "--multicast-interface", TestNetwork.Interface, "--multicast-leisure", leisure.TotalSeconds.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", "0", "--tls-port", "0"),
+                        network.Exec(node, ChildProcess.DotnetHost, dll, "--multicast", "--multicast-interface", TestNetwork.Interface, "--multicast-leisure", leisure.TotalSeconds.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", "0", "--tls-port", "0", "--http-port", "0"),
                         line =>
                         {
                             if (line.Contains("Resources:", StringComparison.Ordinal))

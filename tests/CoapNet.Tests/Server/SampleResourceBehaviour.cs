@@ -51,12 +51,15 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
         reply.ContentFormat.Should().Be(CoapContentFormat.LinkFormat);
         Dictionary<string, CoapLink> links = CoapLinkFormat.Parse(reply.Text).ToDictionary(link => link.Target);
         links.Keys.Should().BeEquivalentTo(
-            ["/hello", "/time", "/counter", "/echo", "/store", "/slow", "/large", "/upload"],
+            ["/hello", "/time", "/sensors/temperature", "/counter", "/echo", "/store", "/slow", "/large", "/upload"],
             "every sample resource is listed; /store/{name} is a template, not a link, and /.well-known/core is not listed");
 
         links["/hello"].Title.Should().Be("Greeting");
         links["/hello"].ResourceTypes.Should().Equal("greeting");
         links["/hello"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
+
+        links["/sensors/temperature"].IsObservable.Should().BeTrue("the explorer charts its notifications");
+        links["/sensors/temperature"].ContentFormats.Should().Equal(CoapContentFormat.TextPlain);
 
         links["/time"].Title.Should().Be("Server time (UTC)");
         links["/time"].ResourceTypes.Should().Equal("time");
@@ -114,7 +117,7 @@ public abstract class SampleResourceBehaviour : IAsyncLifetime
         SampleReply sensors = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?if=sensor"));
         SampleReply binary = await SendAsync(new SampleRequest(CoapCode.Get, "/.well-known/core?ct=42"));
 
-        CoapLinkFormat.Parse(sensors.Text).Select(link => link.Target).Should().Equal("/time");
+        CoapLinkFormat.Parse(sensors.Text).Select(link => link.Target).Should().Equal("/time", "/sensors/temperature");
         CoapLinkFormat.Parse(binary.Text).Select(link => link.Target).Should().Equal("/large");
     }
 

@@ -64,7 +64,7 @@ public sealed class SampleServerProgramTests
 
         using ChildProcess sample = ChildProcess.StartDll(
             dll,
-            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", securePort.ToString(CultureInfo.InvariantCulture), "--tls-port", "0", "--address", "127.0.0.1"],
+            ["--port", port.ToString(CultureInfo.InvariantCulture), "--tcp-port", "0", "--dtls-port", securePort.ToString(CultureInfo.InvariantCulture), "--tls-port", "0", "--http-port", "0", "--address", "127.0.0.1"],
             _ => { });
 
         (await sample.WaitForExitAsync(Liveness)).Should().Be(1, sample.Output);
@@ -100,7 +100,7 @@ public sealed class SampleServerProgramTests
         using ChildProcess sample = ChildProcess.StartDll(Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"), ["--help"], _ => { });
 
         (await sample.WaitForExitAsync(Liveness)).Should().Be(0, sample.Output);
-        foreach (string flag in (string[])["--address", "--port", "--tcp-port", "--dtls-port", "--tls-port", "--receive-sockets", "--psk-identity", "--psk-key", "--cert", "--key"])
+        foreach (string flag in (string[])["--address", "--port", "--tcp-port", "--dtls-port", "--tls-port", "--http-port", "--receive-sockets", "--psk-identity", "--psk-key", "--cert", "--key"])
         {
             sample.Output.Should().Contain(flag + " ", "benchmarks/*.sh pass it");
         }

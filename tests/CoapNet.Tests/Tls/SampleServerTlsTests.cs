@@ -56,7 +56,7 @@ public sealed class SampleServerTlsTests
     {
         using ChildProcess sample = ChildProcess.StartDll(
             Path.Combine(AppContext.BaseDirectory, "CoapNet.Samples.Server.dll"),
-            ["--port", "0", "--tcp-port", "0", "--dtls-port", "0", "--cert", "server.pem", "--address", "127.0.0.1"],
+            ["--port", "0", "--tcp-port", "0", "--dtls-port", "0", "--http-port", "0", "--cert", "server.pem", "--address", "127.0.0.1"],
             _ => { });
 
         (await sample.WaitForExitAsync(Liveness)).Should().Be(2, sample.Output);
