@@ -3,6 +3,9 @@
 
   idle-connections.py LABEL=PATH/CoapNet.Samples.Server.dll [LABEL=PATH ...] [--connections N] [--rounds R]
 
+N below the server's MaxConnections (1,000 by default, so 900 here): each round's connections come from 127.0.0.10 up,
+90 a source address, within MaxConnectionsPerAddress (100), so none is evicted.
+
 For each server in turn (rounds interleave the servers): start it on free ports of 127.0.0.1 with coap+tcp only beside
 UDP, wait until it answers, read VmRSS (/proc/PID/status); open N connections, each sending a CSM (RFC 8323 section 5.3)
 and reading the server's, wait 3 s and read VmRSS ("idle"); send one GET /hello on every connection and read each
@@ -64,8 +67,9 @@ def measure(label, dll, n):
         time.sleep(3)
         before = rss_kib(proc.pid)
         conns = []
-        for _ in range(n):
-            c = socket.create_connection(("127.0.0.1", tcp))
+        for i in range(n):
+            # From 127.0.0.10 up, 90 connections a source address: under the server's MaxConnectionsPerAddress (100).
+            c = socket.create_connection(("127.0.0.1", tcp), source_address=(f"127.0.0.{10 + i // 90}", 0))
             c.sendall(CSM)
             conns.append(c)
         for c in conns:
@@ -87,7 +91,7 @@ def measure(label, dll, n):
         proc.wait()
 
 def main(argv):
-    n, rounds, servers = 1000, 3, []
+    n, rounds, servers = 900, 3, []
     i = 0
     while i < len(argv):
         if argv[i] == "--connections":
