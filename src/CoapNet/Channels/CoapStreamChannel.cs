@@ -12,9 +12,10 @@ namespace CoapNet.Channels;
 /// aborts the connection.
 /// </summary>
 /// <remarks>
-/// Not safe for concurrent writes, and needs no lock for them: its one writer is the connection's
-/// <see cref="Messaging.Connections.ConnectionWriter"/>, a single loop that awaits each write before the next
-/// (RFC 8323 frames must not interleave on the stream).
+/// Not safe for concurrent writes, and needs no lock for them: its one writer at a time is whoever drains the
+/// connection's <see cref="Messaging.Connections.ConnectionWriter"/> (its write loop, or the read loop after a read),
+/// which writes a batch of frames and awaits their one flush before the next (RFC 8323 frames must not interleave on
+/// the stream).
 /// </remarks>
 internal sealed class CoapStreamChannel : IDisposable
 {
@@ -57,31 +58,55 @@ internal sealed class CoapStreamChannel : IDisposable
     public static int MeasureForSend(CoapMessage message, int tokenLength) => Writer.GetSerializedLength(message, tokenLength);
 
     /// <summary>
-    /// Reads the next message. A frame header announcing more than our Max-Message-Size is rejected
-    /// from its first bytes (<see cref="CoapFormatErrorReason.MessageTooLarge"/>), before the frame is buffered or allocated.
+    /// Reads the messages whose frames are whole in what has arrived: waits for at least one, takes at most
+    /// <paramref name="max"/>, and leaves the rest buffered for the next call. A frame header announcing more than our
+    /// Max-Message-Size is rejected from its first bytes (<see cref="CoapFormatErrorReason.MessageTooLarge"/>), before the
+    /// frame is buffered or allocated; a bad frame after good ones is reported by the next call, so the good ones are
+    /// handled first, as they would have been one read at a time.
     /// </summary>
-    /// <returns>The message, or null when the peer closed the connection between messages.</returns>
+    /// <param name="into">Where the messages go, in order.</param>
+    /// <param name="max">The most messages to take.</param>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <returns>True with at least one message; false when the peer closed the connection between messages.</returns>
     /// <exception cref="CoapFormatException">The frame is malformed or too large, or the connection ended inside one.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     /// <exception cref="IOException">The transport failed.</exception>
-    public ValueTask<CoapMessage?> ReadAsync(CancellationToken cancellationToken)
-        => _reader.DeserializeAsync(_connection.Transport.Input, cancellationToken);
+    public ValueTask<bool> ReadAsync(List<CoapMessage> into, int max, CancellationToken cancellationToken)
+        => _reader.ReadAsync(_connection.Transport.Input, into, max, cancellationToken);
 
-    /// <summary>Writes one message and flushes it. The caller is the one writer: it awaits this before writing again.</summary>
-    /// <returns>True when written; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
+    /// <summary>
+    /// Writes one message without flushing it; the caller is the one writer and flushes after a batch
+    /// (<see cref="FlushAsync"/>), so frames ready together leave in one send.
+    /// </summary>
+    /// <returns>True when written; false when the connection is gone (its output completed).</returns>
     /// <exception cref="ArgumentException">The message cannot be serialized; nothing was written.</exception>
     /// <param name="message">The message.</param>
     /// <param name="token">The token to write in place of the message's own (a response: its request's), or null for the message's.</param>
-    /// <param name="cancellationToken">Cancels the flush.</param>
-    public async ValueTask<bool> WriteAsync(CoapMessage message, ReadOnlyMemory<byte>? token = null, CancellationToken cancellationToken = default)
+    public bool Write(CoapMessage message, ReadOnlyMemory<byte>? token)
     {
         try
         {
-            PipeWriter output = _connection.Transport.Output;
-
             // Measures first and throws before writing anything, so a refused message never leaves half a frame behind.
-            Writer.Serialize(message, token is { } own ? new CoapMessageSerializer.WireHeader(message.Type, message.MessageId, own) : CoapMessageSerializer.WireHeader.Of(message), output);
-            ValueTask<FlushResult> flushing = output.FlushAsync(cancellationToken);
+            Writer.Serialize(message, token is { } own ? new CoapMessageSerializer.WireHeader(message.Type, message.MessageId, own) : CoapMessageSerializer.WireHeader.Of(message), _connection.Transport.Output);
+            return true;
+        }
+        catch (Exception exception) when (exception is IOException or InvalidOperationException or ObjectDisposedException)
+        {
+            // The pipe was already completed: the connection is gone.
+            return false;
+        }
+    }
+
+    /// <summary>The bytes written and not yet flushed; 0 from a transport whose output cannot tell (then only the frame count bounds a batch).</summary>
+    public long Unflushed => _connection.Transport.Output is { CanGetUnflushedBytes: true } output ? output.UnflushedBytes : 0;
+
+    /// <summary>Flushes what <see cref="Write"/> wrote. The caller is the one writer: it awaits this before writing again.</summary>
+    /// <returns>True when flushed; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
+    public async ValueTask<bool> FlushAsync()
+    {
+        try
+        {
+            ValueTask<FlushResult> flushing = _connection.Transport.Output.FlushAsync();
             FlushResult flushed;
             if (flushing.IsCompleted)
             {

@@ -86,10 +86,21 @@ public sealed partial class CoapMessageSerializer
         }
         else
         {
-            Span<byte> head = stackalloc byte[MaxStreamLengthHeader];
-            ReadOnlySequence<byte> headBytes = buffer.Length > head.Length ? buffer.Slice(0, head.Length) : buffer;
-            headBytes.CopyTo(head);
-            OperationStatus status = ReadStreamLength(head[..(int)headBytes.Length], out frameLength, out error);
+            // The header is read in place when the first segment holds it (it nearly always does), else gathered.
+            ReadOnlySpan<byte> first = buffer.FirstSpan;
+            OperationStatus status;
+            if (first.Length >= MaxStreamLengthHeader || buffer.IsSingleSegment)
+            {
+                status = ReadStreamLength(first[..Math.Min(first.Length, MaxStreamLengthHeader)], out frameLength, out error);
+            }
+            else
+            {
+                Span<byte> head = stackalloc byte[MaxStreamLengthHeader];
+                ReadOnlySequence<byte> headBytes = buffer.Length > head.Length ? buffer.Slice(0, head.Length) : buffer;
+                headBytes.CopyTo(head);
+                status = ReadStreamLength(head[..(int)headBytes.Length], out frameLength, out error);
+            }
+
             if (status != OperationStatus.Done)
             {
                 return status;
@@ -99,10 +110,24 @@ public sealed partial class CoapMessageSerializer
             {
                 return OperationStatus.NeedMoreData;
             }
+
+            if (first.Length >= frameLength)
+            {
+                // A frame within one segment (a pipe's segment holds many small ones) is parsed where it lies, the parser
+                // copying once what the message keeps; only a frame that spans segments is gathered first.
+                if (!TryParse(first[..(int)frameLength], default, out message, out error))
+                {
+                    return OperationStatus.InvalidData;
+                }
+
+                consumed = buffer.GetPosition(frameLength);
+                return OperationStatus.Done;
+            }
         }
 
-        // The buffer is recycled once the caller advances past it, so the message gets its own copy: the frame's
-        // own array, or for a mid-sized frame the copying parser's arrays, off the Large Object Heap (IsPooledFrame).
+        // A datagram, or a frame that spans segments. The buffer is recycled once the caller advances past it, so the
+        // message gets its own copy: the frame's own array, or for a mid-sized frame the copying parser's arrays, off
+        // the Large Object Heap (IsPooledFrame).
         ReadOnlySequence<byte> frame = buffer.Slice(0, frameLength);
         bool pooled = IsPooledFrame((int)frameLength);
         byte[] owned = pooled ? ArrayPool<byte>.Shared.Rent((int)frameLength) : GC.AllocateUninitializedArray<byte>((int)frameLength);

@@ -17,8 +17,9 @@ public sealed partial class CoapServer
     /// bounded by MaxPendingRequests; past it the server sheds load at once.
     /// </summary>
     /// <remarks>
-    /// On a transport's receive thread with nothing queued in the dispatch block, the request is routed right here
-    /// (<see cref="RunsHere"/>), so an idle server wakes no other thread for it; otherwise it joins the dispatch block.
+    /// On a transport's receive thread or a connection's read loop with nothing queued in the dispatch block, the request is
+    /// routed right here (<see cref="RunsHere"/>), so an idle server wakes no other thread for it; otherwise it joins the
+    /// dispatch block.
     /// </remarks>
     private void Enqueue(CoapExchange exchange)
     {
@@ -52,12 +53,13 @@ public sealed partial class CoapServer
     }
 
     /// <summary>
-    /// True when a request may be routed on the calling thread: it is a transport's receive thread, nothing waits in the
-    /// dispatch block (the request must not overtake those), and the transport does not ask for a hand-off (more datagrams
-    /// wait and another processor could run this one's work meanwhile). Under load the dispatch block spreads the work.
+    /// True when a request may be routed on the calling thread: it is a transport's receive thread or a stream connection's
+    /// read loop (<see cref="Transports.ReceiveContext"/>), nothing waits in the dispatch block (the request must not
+    /// overtake those), and the transport does not ask for a hand-off (more datagrams wait and another processor could run
+    /// this one's work meanwhile). Under load the dispatch block spreads the work.
     /// </summary>
     private bool RunsHere()
-        => Transports.DatagramReceiveThread.Current is { } receiving
+        => Transports.ReceiveContext.Current is { } receiving
             && Volatile.Read(ref _queued) == 0
             && !receiving.HandOff;
 

@@ -13,7 +13,8 @@ namespace CoapNet.Server;
 /// <remarks>
 /// What inline saves is the hand-off: a wake-up of another thread and the receiving thread's own sleep, several
 /// microseconds each on an idle server (issue 25). What it risks is the receiving thread held up by a handler that
-/// blocks: the transport hands a stalled socket to a new thread (<see cref="Transports.UdpTransport"/>), and this
+/// blocks: the transport hands a stalled socket to a new thread (<see cref="Transports.UdpTransport"/>), a stream
+/// connection a stalled read loop's frames to a new read loop (<c>StreamConnection</c>), and this
 /// gate keeps the handler from stalling it again. A call's time includes any pause of the whole process (a GC, the
 /// machine's other load), so a quick handler may be sent back now and then: that costs only its next calls' hand-offs.
 /// The counters are updated without a lock from any thread; a lost update only moves a decision by a call.

@@ -35,10 +35,13 @@ internal abstract class PumpedConnection : TransportConnection, IDuplexPipe
     {
         // Pause at the bound and resume at half of it: the reader of the input is the protocol layer, the reader of the
         // output is the send pump, and each writer waits when its reader falls behind.
+        // The send pump resumes on the thread that flushed (PipeScheduler.Inline), as Kestrel's inline scheduling does:
+        // the protocol layer's flush then hands the bytes below itself (a send that does not complete at once goes on
+        // where the socket completes it), rather than waking a thread-pool thread for every flush.
         long input = options.MaxInputBufferSize;
         long output = options.MaxOutputBufferSize;
         _input = new Pipe(new PipeOptions(pauseWriterThreshold: input, resumeWriterThreshold: input / 2, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
+        _output = new Pipe(new PipeOptions(readerScheduler: PipeScheduler.Inline, pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
         _closeTimeout = options.CloseTimeout;
     }
 

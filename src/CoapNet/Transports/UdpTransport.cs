@@ -17,7 +17,7 @@ namespace CoapNet.Transports;
 /// per burst; the blocking call wakes its own thread. The measurements that chose it are in issue 11 of
 /// benchmarks/RESULTS.md. Disposing the socket interrupts the blocking call, which ends the thread.
 /// <para>
-/// The layers above may do a datagram's work on the receive thread (<see cref="DatagramReceiveThread"/>, offered
+/// The layers above may do a datagram's work on the receive thread (<see cref="ReceiveContext"/>, offered
 /// only to a receiver whose <see cref="IDatagramReceiver.SupportsInlineWork"/> is true), so a receiver call that does not return must not leave the socket unserved: a watchdog, armed while datagrams arrive,
 /// hands a socket whose receiver has been inside one call for a whole check interval (25-50 ms) to a new receive
 /// thread, and the old one ends when its call returns. At most <see cref="MaxThreadsPerSocket"/> threads serve a
@@ -35,7 +35,7 @@ public sealed class UdpTransport : IDatagramTransport
 
     // A thread inside one receiver call for a whole interval hands its socket over; the watchdog ticks only while
     // datagrams arrive, so an idle transport has no timer running.
-    private static readonly TimeSpan StallCheckInterval = TimeSpan.FromMilliseconds(25);
+    private static readonly TimeSpan StallCheckInterval = ReceiveContext.StallCheckInterval;
 
     private readonly Socket _socket;
     private readonly Socket[] _receivers;
@@ -53,7 +53,7 @@ public sealed class UdpTransport : IDatagramTransport
     private int _disposed;
 
     /// <summary>The most threads that serve one socket: the one receiving and those still inside a receiver call that stalled.</summary>
-    internal const int MaxThreadsPerSocket = 17;
+    internal const int MaxThreadsPerSocket = ReceiveContext.MaxThreads;
 
     /// <summary>Binds a socket to <paramref name="localEndPoint"/>, set up as <paramref name="options"/> say.</summary>
     /// <param name="localEndPoint">
@@ -393,7 +393,7 @@ public sealed class UdpTransport : IDatagramTransport
         IDatagramReceiver receiver = receiving.Receiver;
         bool inline = receiver.SupportsInlineWork;
         bool native = NativeDatagram.IsAvailable;
-        using DatagramReceiveThread.Scope scope = inline ? receiving.Enter() : default;
+        using ReceiveContext.Scope scope = inline ? receiving.Enter() : default;
         using NativeReceiveBatch? batch = NativeReceiveBatch.IsAvailable ? new NativeReceiveBatch(_receiveBufferSize) : null;
         byte[]? buffer = null;
         SocketAddress received = new(socket.AddressFamily);
@@ -532,7 +532,7 @@ public sealed class UdpTransport : IDatagramTransport
     }
 
     /// <summary>One receiving socket: its current receive thread, how many threads serve it, and whether more datagrams wait.</summary>
-    private sealed class ReceiveSocket(UdpTransport transport, Socket socket, IDatagramReceiver receiver, string threadName) : DatagramReceiveThread
+    private sealed class ReceiveSocket(UdpTransport transport, Socket socket, IDatagramReceiver receiver, string threadName) : ReceiveContext
     {
         private const int BacklogCheckInterval = 8;
         private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);

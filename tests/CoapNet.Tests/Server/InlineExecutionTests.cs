@@ -16,7 +16,7 @@ public sealed class InlineExecutionTests : IDisposable
 {
     private readonly VirtualTimeServer _fixture;
     private readonly ReceiveThread _receiving = new();
-    private readonly DatagramReceiveThread.Scope _scope;
+    private readonly ReceiveContext.Scope _scope;
     private readonly List<string> _calls = [];
     private TimeSpan _handlerTakes;
 
@@ -187,7 +187,7 @@ public sealed class InlineExecutionTests : IDisposable
     }
 
     /// <summary>The test's thread as a transport's receive thread; <see cref="Busy"/> plays a socket with a backlog.</summary>
-    private sealed class ReceiveThread : DatagramReceiveThread
+    private sealed class ReceiveThread : ReceiveContext
     {
         public bool Busy { get; set; }
 

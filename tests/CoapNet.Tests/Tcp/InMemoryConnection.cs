@@ -14,12 +14,14 @@ internal sealed class InMemoryConnection : TransportConnection, IDuplexPipe
     private readonly Pipe _input;
     private readonly Pipe _output;
     private readonly CancellationTokenSource _closed = new();
+    private readonly CountingWriter _writer;
     private int _disposed;
 
     private InMemoryConnection(Pipe input, Pipe output, IPEndPoint local, IPEndPoint remote)
     {
         _input = input;
         _output = output;
+        _writer = new CountingWriter(output.Writer);
         LocalEndPoint = local;
         RemoteEndPoint = remote;
     }
@@ -34,7 +36,13 @@ internal sealed class InMemoryConnection : TransportConnection, IDuplexPipe
 
     public PipeReader Input => _input.Reader;
 
-    public PipeWriter Output => _output.Writer;
+    public PipeWriter Output => _writer;
+
+    /// <summary>How many times this end flushed its output: a socket transport sends once per flush.</summary>
+    public int Flushes => Volatile.Read(ref _writer.Flushes);
+
+    /// <summary>The connection's other end.</summary>
+    public InMemoryConnection Other { get; private set; } = null!;
 
     /// <summary>Why <see cref="Abort"/> was called, if it was.</summary>
     public Exception? AbortReason { get; private set; }
@@ -53,7 +61,10 @@ internal sealed class InMemoryConnection : TransportConnection, IDuplexPipe
         Pipe toClient = new(options);
         IPEndPoint server = new(IPAddress.Parse("10.0.0.1"), 5683);
         IPEndPoint client = new(clientAddress ?? IPAddress.Parse("10.0.0.2"), clientPort);
-        return (new InMemoryConnection(toServer, toClient, server, client), new InMemoryConnection(toClient, toServer, client, server));
+        InMemoryConnection serverEnd = new(toServer, toClient, server, client);
+        InMemoryConnection clientEnd = new(toClient, toServer, client, server) { Other = serverEnd };
+        serverEnd.Other = clientEnd;
+        return (serverEnd, clientEnd);
     }
 
     public override void Abort(Exception? reason = null)
@@ -76,6 +87,34 @@ internal sealed class InMemoryConnection : TransportConnection, IDuplexPipe
         await _input.Reader.CompleteAsync();
         _closed.Cancel();
     }
+}
+
+/// <summary>A pipe's writer that counts its flushes.</summary>
+internal sealed class CountingWriter(PipeWriter inner) : PipeWriter
+{
+    public int Flushes;
+
+    public override bool CanGetUnflushedBytes => inner.CanGetUnflushedBytes;
+
+    public override long UnflushedBytes => inner.UnflushedBytes;
+
+    public override void Advance(int bytes) => inner.Advance(bytes);
+
+    public override void CancelPendingFlush() => inner.CancelPendingFlush();
+
+    public override void Complete(Exception? exception = null) => inner.Complete(exception);
+
+    public override ValueTask CompleteAsync(Exception? exception = null) => inner.CompleteAsync(exception);
+
+    public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default)
+    {
+        Interlocked.Increment(ref Flushes);
+        return inner.FlushAsync(cancellationToken);
+    }
+
+    public override Memory<byte> GetMemory(int sizeHint = 0) => inner.GetMemory(sizeHint);
+
+    public override Span<byte> GetSpan(int sizeHint = 0) => inner.GetSpan(sizeHint);
 }
 
 /// <summary>A listener the test feeds with the server ends of in-memory connections.</summary>

@@ -55,4 +55,7 @@ internal static partial class Log
 
     [LoggerMessage(112, LogLevel.Debug, "CSM from {Peer}: Max-Message-Size {MaxMessageSize}")]
     public static partial void CsmReceived(ILogger logger, CoapPeer peer, uint maxMessageSize);
+
+    [LoggerMessage(116, LogLevel.Information, "The handling of a frame from {Peer} has not returned for a watchdog interval; a new read loop serves the connection meanwhile")]
+    public static partial void ReadLoopStalled(ILogger logger, CoapPeer peer);
 }

@@ -13,11 +13,19 @@ namespace CoapNet.Messaging.Connections;
 /// <remarks>
 /// The coordinator of the connection's state machine, with two collaborators: <see cref="SignalingState"/> (the
 /// peer's CSM, held requests, awaited Pongs), guarded by this connection's lock, and <see cref="ConnectionWriter"/>,
-/// the single write loop with the backlog under a leaf lock of its own. One read loop parses frames and dispatches
-/// them. State changes happen under <see cref="_gate"/>; calls into the exchange layer happen outside it.
+/// the queue of frames to write with the backlog under a leaf lock of its own. One read loop parses the frames of each
+/// read and handles them in order on its own thread (a <see cref="ReceiveContext"/>, so the server may run a quick
+/// handler right there), then writes the responses they produced in one flush. When the handling of one frame does not
+/// return (a handler that blocks), the layer's watchdog hands the connection to a new read loop, as the UDP transport
+/// hands a stalled socket to a new thread. State changes happen under <see cref="_gate"/>; calls into the exchange
+/// layer happen outside it.
 /// </remarks>
 internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
 {
+    // What a read loop writes after a read before it reads again, in the writer's batches: the responses of a full read
+    // (MaxRequestsInFlight frames at most) and then some; more, queued by other threads meanwhile, is the write loop's.
+    private const int MaxDrainBatches = 4;
+
     private readonly StreamConnectionLayer _layer;
 
     // Guards _state, _outstanding, _incomingInFlight, _signaling and the order of what is queued to _writer.
@@ -27,6 +35,13 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
     private readonly HashSet<OutgoingRequest> _outstanding = [];
     private readonly CancellationTokenSource _closing = new();
     private readonly TaskCompletionSource _finished = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    // Guards _reader, _readLoops and _received: which read loop owns the connection, and the frames it parsed and has
+    // not handled yet (a new owner goes on with them). A leaf: nothing is called while it is held.
+    private readonly object _readGate = new();
+    private readonly Queue<CoapMessage> _received = new();
+    private ReadLoop? _reader;
+    private int _readLoops;
     private TransportConnection? _transport;
     private CoapStreamChannel? _channel;
     private ITimer? _csmTimer;
@@ -162,7 +177,69 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
         }
 
         _ = Task.Run(WriteLoopAsync);
-        _ = Task.Run(ReadLoopAsync);
+        StartReadLoop();
+    }
+
+    /// <summary>
+    /// True on the thread of the read loop that owns the connection while it handles a read: what is queued to write
+    /// then waits for that loop to drain it after the read, with the other responses of the read, instead of waking the
+    /// write loop.
+    /// </summary>
+    internal bool DefersWrites => ReceiveContext.Current is ReadLoop loop && ReferenceEquals(loop, Volatile.Read(ref _reader));
+
+    /// <summary>
+    /// The watchdog's look at this connection: a read loop that has been inside the handling of the same frame since the
+    /// last look gives the connection to a new read loop, which goes on with the frames after it (at most
+    /// <see cref="ReceiveContext.MaxThreads"/> loops, the stalled ones included); the stalled one ends when its call returns.
+    /// </summary>
+    /// <returns>True when a frame is being handled, so the watchdog should look again.</returns>
+    internal bool CheckStall()
+    {
+        ReadLoop? next = null;
+        bool inCall;
+        lock (_readGate)
+        {
+            if (_reader is not { } owner)
+            {
+                return false;
+            }
+
+            long calls = Volatile.Read(ref owner.Calls);
+            inCall = Volatile.Read(ref owner.InCall) != 0;
+            if (inCall && calls == owner.CallsAtLastCheck && _readLoops < ReceiveContext.MaxThreads && !_closing.IsCancellationRequested)
+            {
+                next = new ReadLoop();
+                _reader = next;
+                _readLoops++;
+            }
+            else
+            {
+                owner.CallsAtLastCheck = calls;
+            }
+        }
+
+        if (next is not null)
+        {
+            Log.ReadLoopStalled(_layer.Logger, Peer);
+            _ = Task.Run(() => ReadLoopAsync(next));
+        }
+
+        return inCall;
+    }
+
+    /// <summary>True when the owning read loop is handling a frame (the watchdog's last look before it stops).</summary>
+    internal bool InCall => Volatile.Read(ref _reader) is { } owner && Volatile.Read(ref owner.InCall) != 0;
+
+    private void StartReadLoop()
+    {
+        ReadLoop loop = new();
+        lock (_readGate)
+        {
+            _reader = loop;
+            _readLoops++;
+        }
+
+        _ = Task.Run(() => ReadLoopAsync(loop));
     }
 
     /// <summary>
@@ -437,21 +514,29 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
         Close(new CoapConnectionException($"Aborted the connection to {Peer}: {diagnostic}", Peer.EndPoint), Signaling.Abort(diagnostic, badCsmOption));
     }
 
-    private async Task ReadLoopAsync()
+    private async Task ReadLoopAsync(ReadLoop self)
     {
         CoapStreamChannel channel = _channel!;
+        List<CoapMessage> read = [];
         try
         {
             while (true)
             {
+                if (!Handle(self))
+                {
+                    return;
+                }
+
+                // The responses the frames of this read produced on this thread leave together, in one flush.
+                await _writer.DrainAsync(channel, _layer.Time, MaxDrainBatches).ConfigureAwait(false);
+
                 Task backlog = _writer.WhenBacklogAllowsReading();
                 if (!backlog.IsCompleted)
                 {
                     await backlog.WaitAsync(_closing.Token).ConfigureAwait(false);
                 }
 
-                CoapMessage? message = await channel.ReadAsync(_closing.Token).ConfigureAwait(false);
-                if (message is null)
+                if (!await channel.ReadAsync(read, _writer.ReadAllowance, _closing.Token).ConfigureAwait(false))
                 {
                     Log.Closed(_layer.Logger, Peer, "the peer closed the connection");
                     Close(new CoapConnectionException($"{Peer} closed the connection.", Peer.EndPoint), null);
@@ -459,11 +544,15 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
                 }
 
                 Volatile.Write(ref _lastActivity, _layer.Time.GetTimestamp());
-                Log.Received(_layer.Logger, Peer, message);
-                if (!OnMessage(message))
+                lock (_readGate)
                 {
-                    return;
+                    foreach (CoapMessage message in read)
+                    {
+                        _received.Enqueue(message);
+                    }
                 }
+
+                read.Clear();
             }
         }
         catch (OperationCanceledException) when (_closing.IsCancellationRequested)
@@ -482,6 +571,69 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
             {
                 _layer.LogAborted(Peer, exception.Message, byPeer: false);
                 Close(new CoapConnectionException($"The connection to {Peer} failed: {exception.Message}", Peer.EndPoint, exception), null);
+            }
+        }
+        finally
+        {
+            lock (_readGate)
+            {
+                _readLoops--;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Handles the frames read and not yet handled, in order, on this thread, marked as the connection's receive context.
+    /// </summary>
+    /// <returns>False when a frame closed the connection, or the watchdog gave the connection to another read loop.</returns>
+    private bool Handle(ReadLoop self)
+    {
+        using ReceiveContext.Scope scope = self.Enter();
+        while (true)
+        {
+            CoapMessage? message;
+            lock (_readGate)
+            {
+                Volatile.Write(ref self.InCall, 0);
+                if (!ReferenceEquals(_reader, self))
+                {
+                    message = null;
+                }
+                else if (!_received.TryDequeue(out message))
+                {
+                    return true;
+                }
+                else
+                {
+                    // The counter and the flag before the watchdog's flag is read (Exchange is a full fence), as the
+                    // watchdog clears its flag before it reads them: one of the two always sees the other.
+                    Volatile.Write(ref self.Calls, self.Calls + 1);
+                    Interlocked.Exchange(ref self.InCall, 1);
+                }
+            }
+
+            if (message is null)
+            {
+                // Taken over while a call stalled: the new owner goes on; what this loop queued to write goes out without it.
+                _writer.Kick();
+                return false;
+            }
+
+            _layer.ArmWatchdog();
+            Log.Received(_layer.Logger, Peer, message);
+            bool open;
+            try
+            {
+                open = OnMessage(message);
+            }
+            finally
+            {
+                Volatile.Write(ref self.InCall, 0);
+            }
+
+            if (!open)
+            {
+                return false;
             }
         }
     }
@@ -808,6 +960,22 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
 
         Log.Closed(_layer.Logger, Peer, $"idle for {quiet.TotalSeconds:0.###} s");
         Close(new CoapConnectionException($"The connection to {Peer} was idle for {idle.TotalSeconds:0.###} s and was released.", Peer.EndPoint), Signaling.Release());
+    }
+
+    /// <summary>
+    /// One read loop of the connection, the receive context its frames are handled in, and what the watchdog reads of it:
+    /// how many frames it has handled, and whether it is inside one.
+    /// </summary>
+    private sealed class ReadLoop : ReceiveContext
+    {
+        public long Calls;
+        public int InCall;
+
+        // The watchdog's own: Calls when it last looked.
+        public long CallsAtLastCheck = -1;
+
+        /// <inheritdoc/>
+        public override bool HandOff => false;
     }
 
     private ArgumentException TooLarge(int size, CoapMessage message)

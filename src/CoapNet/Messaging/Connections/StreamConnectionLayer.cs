@@ -32,6 +32,10 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
     private readonly CancellationTokenSource _stopping = new();
     private readonly LogRateLimiter _abortLog;
     private IExchangeLayer? _upper;
+
+    // The read loops' watchdog (StreamConnection.CheckStall): made on the first frame, ticking only while frames are handled.
+    private ITimer? _watchdog;
+    private int _watching;
     private Task _acceptLoop = Task.CompletedTask;
     private int _disposed;
 
@@ -360,6 +364,7 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         lock (_gate)
         {
             connections = [.. _all];
+            _watchdog?.Dispose();
         }
 
         Exception reason = new CoapConnectionException("The endpoint was disposed.");
@@ -372,6 +377,65 @@ internal sealed partial class StreamConnectionLayer : IMessageLayer
         closing[^2] = listenerClosed.AsTask();
         closing[^1] = _acceptLoop;
         return Task.WhenAll(closing);
+    }
+
+    /// <summary>
+    /// A read loop is about to handle a frame: starts the watchdog if it is not ticking. One read of a flag when it is,
+    /// as it is while frames keep coming.
+    /// </summary>
+    internal void ArmWatchdog()
+    {
+        if (Volatile.Read(ref _watching) != 0 || Interlocked.CompareExchange(ref _watching, 1, 0) != 0)
+        {
+            return;
+        }
+
+        lock (_gate)
+        {
+            if (Volatile.Read(ref _disposed) != 0)
+            {
+                return;
+            }
+
+            _watchdog ??= Time.CreateTimer(static s => ((StreamConnectionLayer)s!).OnWatchdogTick(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            _watchdog.Change(ReceiveContext.StallCheckInterval, ReceiveContext.StallCheckInterval);
+        }
+    }
+
+    /// <summary>
+    /// The watchdog's tick: each connection whose read loop has been inside the handling of one frame since the last
+    /// tick gets a new read loop (RFC 8323 puts no order on the answers to pipelined requests, section 3.3, so the frames
+    /// after it need not wait); when no frame is being handled anywhere the watchdog stops until the next one arms it.
+    /// </summary>
+    private void OnWatchdogTick()
+    {
+        bool busy = false;
+        lock (_gate)
+        {
+            foreach (StreamConnection connection in _all)
+            {
+                busy |= connection.CheckStall();
+            }
+
+            if (busy || Volatile.Read(ref _disposed) != 0)
+            {
+                return;
+            }
+
+            // Stopped before the flag is cleared, and the flag cleared (a full fence) before the calls are looked at, as a
+            // read loop marks its call before it reads the flag: a call that began meanwhile either armed again or is seen here.
+            _watchdog!.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            Interlocked.Exchange(ref _watching, 0);
+            foreach (StreamConnection connection in _all)
+            {
+                busy |= connection.InCall;
+            }
+        }
+
+        if (busy)
+        {
+            ArmWatchdog();
+        }
     }
 
     /// <summary>Forgets a connection that is closing, and frees its place for new requests to its peer.</summary>
