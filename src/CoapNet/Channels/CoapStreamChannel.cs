@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using CoapNet.Messages;
 using CoapNet.Serialization;
@@ -71,8 +72,76 @@ internal sealed class CoapStreamChannel : IDisposable
     /// <exception cref="CoapFormatException">The frame is malformed or too large, or the connection ended inside one.</exception>
     /// <exception cref="OperationCanceledException">The token was canceled.</exception>
     /// <exception cref="IOException">The transport failed.</exception>
-    public ValueTask<bool> ReadAsync(List<CoapMessage> into, int max, CancellationToken cancellationToken)
-        => _reader.ReadAsync(_connection.Transport.Input, into, max, cancellationToken);
+    public async ValueTask<bool> ReadAsync(List<CoapMessage> into, int max, CancellationToken cancellationToken)
+    {
+        PipeReader input = _connection.Transport.Input;
+        while (true)
+        {
+            ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            ReadOnlySequence<byte> buffer = result.Buffer;
+            SequencePosition consumed = buffer.Start;
+            SequencePosition examined = buffer.End;
+            try
+            {
+                if (result.IsCanceled)
+                {
+                    throw new OperationCanceledException("The pending read was canceled.");
+                }
+
+                // All the frames one read brought, parsed before any is handled: the pipe is released at once, and the
+                // responses to them can leave together (ConnectionWriter).
+                bool lookAgain = false;
+                while (into.Count < max)
+                {
+                    OperationStatus status = _reader.ReadFrame(buffer.Slice(consumed), out CoapMessage? message, out SequencePosition end, out CoapFormatError error);
+                    if (status == OperationStatus.Done)
+                    {
+                        into.Add(message!);
+                        consumed = end;
+                        continue;
+                    }
+
+                    if (status == OperationStatus.InvalidData)
+                    {
+                        if (into.Count == 0)
+                        {
+                            throw new CoapFormatException(error);
+                        }
+
+                        lookAgain = true;
+                    }
+
+                    break;
+                }
+
+                if (into.Count > 0)
+                {
+                    // What is left may hold a whole frame (past max) or a bad one to report next: the next read must look
+                    // at it again rather than wait for more bytes. Part of a frame waits for more.
+                    if (lookAgain || into.Count == max)
+                    {
+                        examined = consumed;
+                    }
+
+                    return true;
+                }
+
+                if (result.IsCompleted)
+                {
+                    if (buffer.IsEmpty)
+                    {
+                        return false;
+                    }
+
+                    throw new CoapFormatException(new CoapFormatError(CoapFormatErrorReason.UnexpectedEndOfStream, buffer.Length));
+                }
+            }
+            finally
+            {
+                input.AdvanceTo(consumed, examined);
+            }
+        }
+    }
 
     /// <summary>
     /// Writes one message without flushing it; the caller is the one writer and flushes after a batch

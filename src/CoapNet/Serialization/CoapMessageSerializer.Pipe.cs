@@ -21,19 +21,6 @@ public sealed partial class CoapMessageSerializer
     public async ValueTask<CoapMessage?> DeserializeAsync(PipeReader reader, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(reader);
-        List<CoapMessage> one = new(1);
-        return await ReadAsync(reader, one, 1, cancellationToken).ConfigureAwait(false) ? one[0] : null;
-    }
-
-    /// <summary>
-    /// Reads the messages that are whole in what has arrived: waits for at least one, takes at most <paramref name="max"/>
-    /// (a datagram is one, once the writer completes), and leaves the rest buffered for the next call. A bad frame after
-    /// good ones is reported by the next call, so the good ones are handled first. The one pipe read loop behind
-    /// <see cref="DeserializeAsync(PipeReader, CancellationToken)"/> and a connection's reads (<c>CoapStreamChannel</c>).
-    /// </summary>
-    /// <returns>True with at least one message; false when the pipe completed cleanly before the first byte of a message.</returns>
-    internal async ValueTask<bool> ReadAsync(PipeReader reader, List<CoapMessage> into, int max, CancellationToken cancellationToken)
-    {
         while (true)
         {
             ReadResult result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
@@ -49,57 +36,29 @@ public sealed partial class CoapMessageSerializer
 
                 if (buffer.IsEmpty && result.IsCompleted)
                 {
-                    return false;
+                    return null;
                 }
 
                 // A datagram ends when the writer completes; past MaxMessageSize it is rejected without waiting for that,
                 // so a peer that never completes cannot grow the buffer without bound (as ReadDatagram does for streams).
-                // Stream frames: all that one read made whole, parsed before any is handled, so the pipe is released at
-                // once and the answers to them can leave together.
-                bool lookAgain = false;
-                while (into.Count < max && (Framing == CoapFraming.Stream || result.IsCompleted || buffer.Length > _maxMessageSize))
+                if (Framing == CoapFraming.Stream || result.IsCompleted || buffer.Length > _maxMessageSize)
                 {
-                    OperationStatus status = ReadFrame(buffer.Slice(consumed), out CoapMessage? message, out SequencePosition end, out CoapFormatError error);
+                    OperationStatus status = ReadFrame(buffer, out CoapMessage? message, out consumed, out CoapFormatError error);
                     if (status == OperationStatus.Done)
                     {
-                        into.Add(message!);
-                        consumed = end;
-                        if (Framing == CoapFraming.Datagram)
-                        {
-                            break;
-                        }
-
-                        continue;
+                        examined = consumed;
+                        return message;
                     }
 
                     if (status == OperationStatus.InvalidData)
                     {
-                        if (into.Count == 0)
-                        {
-                            ThrowFormat(error);
-                        }
-
-                        lookAgain = true;
+                        ThrowFormat(error);
                     }
 
-                    break;
-                }
-
-                if (into.Count > 0)
-                {
-                    // What is left may hold a whole frame (past max) or a bad one to report next: the next read must look
-                    // at it again rather than wait for more bytes. Part of a frame waits for more.
-                    if (lookAgain || into.Count == max)
+                    if (result.IsCompleted)
                     {
-                        examined = consumed;
+                        ThrowFormat(new CoapFormatError(CoapFormatErrorReason.UnexpectedEndOfStream, buffer.Length));
                     }
-
-                    return true;
-                }
-
-                if (result.IsCompleted)
-                {
-                    ThrowFormat(new CoapFormatError(CoapFormatErrorReason.UnexpectedEndOfStream, buffer.Length));
                 }
             }
             finally
