@@ -196,6 +196,8 @@ for i in "${!dlls[@]}"; do
   # several builds side by side would all ask for port 5684, and the rounds do not use them.
   LC_ALL=C grep -qaP -- '-\x00-\x00d\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--dtls-port 0)
   LC_ALL=C grep -qaP -- '-\x00-\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--tls-port 0)
+  # coap+ws and the explorer (--http-port, since issue 37) off too: Kestrel would take port 8683 and a share of the core.
+  LC_ALL=C grep -qaP -- '-\x00-\x00h\x00t\x00t\x00p\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--http-port 0)
   if ((pre_tcp[i])); then
     start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@
   elif ((use_tcp)); then
