@@ -27,10 +27,32 @@ namespace CoapNet.Transports;
 internal static partial class NativeDatagram
 {
     // <errno.h> on Linux.
-    private const int EINTR = 4;
+    internal const int EINTR = 4;
 
-    // <sys/socket.h> on Linux: for a datagram socket, recvfrom returns the datagram's real length when it was cut.
-    private const int MsgTrunc = 0x20;
+    // <sys/socket.h> on Linux: for a datagram socket, recvfrom returns the datagram's real length when it was cut, and
+    // recvmmsg marks a cut one in its msg_flags.
+    internal const int MsgTrunc = 0x20;
+
+    // <sys/socket.h> on Linux, x86-64 and arm64 alike, for NativeReceiveBatch and NativeSendBatch: struct mmsghdr is a
+    // struct msghdr (msg_name, msg_namelen, msg_iov, msg_iovlen, msg_control, msg_controllen, msg_flags: 56 bytes) and
+    // an unsigned msg_len, padded to 64; struct iovec is two words; a name slot is a struct sockaddr_storage.
+    internal const int MmsgHdrSize = 64;
+    internal const int IovecSize = 16;
+    internal const int NameSize = 128;
+    internal const int MsgNameLenOffset = 8;
+    internal const int MsgIovOffset = 16;
+    internal const int MsgFlagsOffset = 48;
+    internal const int MsgLenOffset = 56;
+
+    /// <summary>Points the message header <paramref name="header"/> at its name slot and, through <paramref name="iovec"/>, at one data buffer.</summary>
+    internal static unsafe void Link(byte* header, byte* iovec, byte* name, byte* data, nuint length)
+    {
+        *(byte**)iovec = data;
+        *(nuint*)(iovec + 8) = length;
+        *(byte**)header = name; // msg_name
+        *(byte**)(header + MsgIovOffset) = iovec; // msg_iov
+        *(nuint*)(header + MsgIovOffset + 8) = 1; // msg_iovlen
+    }
 
     /// <summary>True where the calls are used: Linux, with a C library that has them (checked once).</summary>
     public static bool IsAvailable { get; } = Probe();

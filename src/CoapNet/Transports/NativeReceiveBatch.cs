@@ -23,16 +23,11 @@ namespace CoapNet.Transports;
 /// </remarks>
 internal sealed unsafe partial class NativeReceiveBatch : IDisposable
 {
-    // <sys/socket.h> on Linux, x86-64 and arm64 alike: struct msghdr is 56 bytes, struct mmsghdr a msghdr and an
-    // unsigned length, padded to 64; struct iovec two words.
-    private const int MsgHdrSize = 56;
-    private const int MmsgHdrSize = 64;
-    private const int IovecSize = 16;
-    private const int NameSize = 128; // sizeof(struct sockaddr_storage)
-
-    private const int MsgTrunc = 0x20;
+    // <sys/socket.h> on Linux; the message header layout is NativeDatagram's.
     private const int MsgWaitForOne = 0x10000;
-    private const int EINTR = 4;
+    private const int MmsgHdrSize = NativeDatagram.MmsgHdrSize;
+    private const int IovecSize = NativeDatagram.IovecSize;
+    private const int NameSize = NativeDatagram.NameSize;
 
     // The most slots, and the most native memory the slots may span: 16 slots of the default 64 KiB buffer.
     private const int MaxCapacity = 16;
@@ -56,13 +51,7 @@ internal sealed unsafe partial class NativeReceiveBatch : IDisposable
         byte* names = iovecs + (Capacity * IovecSize);
         for (int i = 0; i < Capacity; i++)
         {
-            byte* header = _headers + (i * MmsgHdrSize);
-            byte* iovec = iovecs + (i * IovecSize);
-            *(byte**)iovec = _slots + ((long)i * slotSize);
-            *(nuint*)(iovec + 8) = (nuint)slotSize;
-            *(byte**)header = names + (i * NameSize); // msg_name
-            *(byte**)(header + 16) = iovec; // msg_iov
-            *(nuint*)(header + 24) = 1; // msg_iovlen
+            NativeDatagram.Link(_headers + (i * MmsgHdrSize), iovecs + (i * IovecSize), names + (i * NameSize), _slots + ((long)i * slotSize), (nuint)slotSize);
         }
     }
 
@@ -94,8 +83,8 @@ internal sealed unsafe partial class NativeReceiveBatch : IDisposable
             {
                 // The kernel writes each name's length and the flags back: both are set again before every call.
                 byte* header = _headers + (i * MmsgHdrSize);
-                *(uint*)(header + 8) = NameSize; // msg_namelen
-                *(int*)(header + 48) = 0; // msg_flags
+                *(uint*)(header + NativeDatagram.MsgNameLenOffset) = NameSize;
+                *(int*)(header + NativeDatagram.MsgFlagsOffset) = 0;
             }
 
             while (true)
@@ -107,7 +96,7 @@ internal sealed unsafe partial class NativeReceiveBatch : IDisposable
                     return true;
                 }
 
-                if (Marshal.GetLastPInvokeError() != EINTR)
+                if (Marshal.GetLastPInvokeError() != NativeDatagram.EINTR)
                 {
                     _count = 0;
                     return false;
@@ -134,16 +123,16 @@ internal sealed unsafe partial class NativeReceiveBatch : IDisposable
     public bool TryGet(int index, SocketAddress address, out ReadOnlySpan<byte> datagram)
     {
         byte* header = _headers + (index * MmsgHdrSize);
-        if ((*(int*)(header + 48) & MsgTrunc) != 0)
+        if ((*(int*)(header + NativeDatagram.MsgFlagsOffset) & NativeDatagram.MsgTrunc) != 0)
         {
             datagram = default;
             return false;
         }
 
-        int nameLength = (int)Math.Min(*(uint*)(header + 8), (uint)address.Buffer.Length);
+        int nameLength = (int)Math.Min(*(uint*)(header + NativeDatagram.MsgNameLenOffset), (uint)address.Buffer.Length);
         new ReadOnlySpan<byte>(*(byte**)header, nameLength).CopyTo(address.Buffer.Span);
         address.Size = nameLength;
-        datagram = new ReadOnlySpan<byte>(_slots + ((long)index * _slotSize), (int)*(uint*)(header + MsgHdrSize));
+        datagram = new ReadOnlySpan<byte>(_slots + ((long)index * _slotSize), (int)*(uint*)(header + NativeDatagram.MsgLenOffset));
         return true;
     }
 

@@ -22,11 +22,10 @@ internal sealed unsafe partial class NativeSendBatch : IDisposable
     /// <summary>The most datagrams held before they are sent.</summary>
     public const int Capacity = 16;
 
-    // <sys/socket.h> on Linux, as in NativeReceiveBatch.
-    private const int MmsgHdrSize = 64;
-    private const int IovecSize = 16;
-    private const int NameSize = 128;
-    private const int EINTR = 4;
+    // The message header layout is NativeDatagram's.
+    private const int MmsgHdrSize = NativeDatagram.MmsgHdrSize;
+    private const int IovecSize = NativeDatagram.IovecSize;
+    private const int NameSize = NativeDatagram.NameSize;
 
     private readonly byte* _memory;
     private readonly byte* _names;
@@ -43,12 +42,7 @@ internal sealed unsafe partial class NativeSendBatch : IDisposable
         _slots = _names + (Capacity * NameSize);
         for (int i = 0; i < Capacity; i++)
         {
-            byte* header = _memory + (i * MmsgHdrSize);
-            byte* iovec = iovecs + (i * IovecSize);
-            *(byte**)iovec = _slots + (i * SlotSize);
-            *(byte**)header = _names + (i * NameSize); // msg_name
-            *(byte**)(header + 16) = iovec; // msg_iov
-            *(nuint*)(header + 24) = 1; // msg_iovlen
+            NativeDatagram.Link(_memory + (i * MmsgHdrSize), iovecs + (i * IovecSize), _names + (i * NameSize), _slots + (i * SlotSize), 0);
         }
     }
 
@@ -70,11 +64,11 @@ internal sealed unsafe partial class NativeSendBatch : IDisposable
 
         int i = _count++;
         byte* header = _memory + (i * MmsgHdrSize);
-        byte* iovec = *(byte**)(header + 16);
+        byte* iovec = *(byte**)(header + NativeDatagram.MsgIovOffset);
         datagram.CopyTo(new Span<byte>(_slots + (i * SlotSize), SlotSize));
         *(nuint*)(iovec + 8) = (nuint)datagram.Length;
         address.Buffer.Span[..address.Size].CopyTo(new Span<byte>(_names + (i * NameSize), NameSize));
-        *(uint*)(header + 8) = (uint)address.Size; // msg_namelen
+        *(uint*)(header + NativeDatagram.MsgNameLenOffset) = (uint)address.Size;
         return true;
     }
 
@@ -105,7 +99,7 @@ internal sealed unsafe partial class NativeSendBatch : IDisposable
                     continue;
                 }
 
-                if (result < 0 && Marshal.GetLastPInvokeError() == EINTR)
+                if (result < 0 && Marshal.GetLastPInvokeError() == NativeDatagram.EINTR)
                 {
                     continue;
                 }
@@ -150,8 +144,8 @@ internal sealed unsafe partial class NativeSendBatch : IDisposable
     private bool SendOne(Socket socket, int index)
     {
         byte* header = _memory + (index * MmsgHdrSize);
-        byte* iovec = *(byte**)(header + 16);
-        SocketAddress address = new(socket.AddressFamily, (int)*(uint*)(header + 8));
+        byte* iovec = *(byte**)(header + NativeDatagram.MsgIovOffset);
+        SocketAddress address = new(socket.AddressFamily, (int)*(uint*)(header + NativeDatagram.MsgNameLenOffset));
         new ReadOnlySpan<byte>(_names + (index * NameSize), address.Size).CopyTo(address.Buffer.Span);
         try
         {
