@@ -79,6 +79,8 @@ fi
 [[ -f "$dll" ]] || die "no such server: $dll"
 coapnet=("$dll")
 [[ "$dll" == *.dll ]] && coapnet=(dotnet "$dll")
+# coap+ws and the explorer (Kestrel on 8683, since issue 37) off where the build has them: not measured here.
+takes_option "$dll" http-port && coapnet+=(--http-port 0)
 
 free_port() {
   while :; do

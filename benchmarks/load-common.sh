@@ -25,3 +25,12 @@ field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 # The median of the numbers on standard input, one a line (0 for none).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# takes_option FILE NAME: whether the sample server build FILE (a .dll or a Native AOT executable) takes --NAME; its
+# option names are UTF-16 strings in the file. Newer builds open more ports by default (--http-port, since issue 37,
+# starts Kestrel on 8683), and a script turns off what its rounds do not use only where the build has the option.
+takes_option() {
+  local pattern
+  pattern=$(sed 's/./&\\x00/g; s/^/-\\x00-\\x00/' <<< "$2")
+  LC_ALL=C grep -qaP -- "$pattern" "$1"
+}

@@ -192,12 +192,9 @@ if ((use_fresh)); then start_server libcoap-fresh / same coap-server-notls -A 12
 for i in "${!dlls[@]}"; do
   run=("${dlls[i]}") # a native executable runs as it is
   [[ "${dlls[i]}" == *.dll ]] && run=(dotnet "${dlls[i]}")
-  # coaps and coaps+tcp off in the builds that have them (--dtls-port, --tls-port: UTF-16 strings in the assembly):
-  # several builds side by side would all ask for port 5684, and the rounds do not use them.
-  LC_ALL=C grep -qaP -- '-\x00-\x00d\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--dtls-port 0)
-  LC_ALL=C grep -qaP -- '-\x00-\x00t\x00l\x00s\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--tls-port 0)
-  # coap+ws and the explorer (--http-port, since issue 37) off too: Kestrel would take port 8683 and a share of the core.
-  LC_ALL=C grep -qaP -- '-\x00-\x00h\x00t\x00t\x00p\x00-\x00p\x00o\x00r\x00t' "${dlls[i]}" && run+=(--http-port 0)
+  # coaps, coaps+tcp, coap+ws and the explorer off in the builds that have them: several builds side by side would all
+  # ask for ports 5684 and 8683 (Kestrel would take a share of the core too), and the rounds do not use them.
+  for option in dtls-port tls-port http-port; do takes_option "${dlls[i]}" "$option" && run+=("--$option" 0); done
   if ((pre_tcp[i])); then
     start_server "${labels[i]}" /hello none "${run[@]}" --address 127.0.0.1 --port @PORT@
   elif ((use_tcp)); then

@@ -57,7 +57,8 @@ else
   server=(dotnet "$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll")
 fi
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-nice -n "$niceness" taskset -c 0 "${server[@]}" --address 127.0.0.1 --port "$port" --tcp-port 0 > "$work/server.log" 2>&1 &
+# Only plain coap is soaked: the other transports' ports (and Kestrel's, for coap+ws and the explorer) stay closed.
+nice -n "$niceness" taskset -c 0 "${server[@]}" --address 127.0.0.1 --port "$port" --tcp-port 0 --dtls-port 0 --tls-port 0 --http-port 0 > "$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do grep -q listening "$work/server.log" && break; sleep 0.1; done
 
