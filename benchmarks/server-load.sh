@@ -16,7 +16,8 @@
 #   --rate R,...   also a paced CON round per server at each rate R (requests/s, the same for every server),
 #                  driven by benchmarks/tools/coap-rate-load.c: open loop, latency from when each request
 #                  was due, so servers are compared at the same offered load (type "CON@R" in the tables;
-#                  "behind" is how far the generator itself ever fell behind its schedule: the noise floor)
+#                  "behind" is how far the generator itself ever fell behind its schedule: the noise floor);
+#                  with --tcp, also a paced coap+tcp round at each R over the --tcp-connections ("TCP@R")
 #   --rounds N     recorded rounds per server and message type (default 3)
 #   --seconds S    length of a round (default 8)
 #   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
@@ -220,6 +221,7 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "coap-udp-load -c C -w $window -d $seconds at C = ${sockets_counts[*]}; $rounds rounds per server, type and C; servers on core 0, generator on core 1"
 ((use_tcp)) && echo "TCP: coap-tcp-load -c $tcp_connections -w $tcp_window -d $seconds against the servers that speak coap+tcp"
 ((${#rates[@]})) && echo "paced: coap-rate-load -r R -d $seconds at R = ${rates[*]} requests/s, CON, on enough sockets for the Message IDs"
+((${#rates[@]} && use_tcp)) && echo "paced TCP: coap-rate-load -T -r R -c $tcp_connections -d $seconds at R = ${rates[*]} requests/s"
 echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
 
 for i in "${!names[@]}"; do
@@ -242,6 +244,7 @@ measure() {
   case $type in
     TCP) out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$c" -w "$tcp_window" -d "$seconds" || true) ;;
     CON@*) out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "${type#CON@}" -c "$c" -d "$seconds" || true) ;;
+    TCP@*) out=$(taskset -c 1 "$work/coap-rate-load" -T -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -r "${type#TCP@}" -c "$c" -d "$seconds" || true) ;;
     NON) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" -n || true) ;;
     *) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" || true) ;;
   esac
@@ -262,12 +265,13 @@ series=()
 for c in "${sockets_counts[@]}"; do series+=("CON $c" "NON $c"); done
 ((use_tcp)) && series+=("TCP $tcp_connections")
 for rate in "${rates[@]}"; do series+=("CON@$rate $((rate * 247 / 65536 + 128))"); done
+if ((use_tcp)); then for rate in "${rates[@]}"; do series+=("TCP@$rate $tcp_connections"); done; fi
 
 for ((r = 1; r <= rounds; r++)); do
   for s in "${series[@]}"; do
     read -r type c <<< "$s"
     for i in "${!names[@]}"; do
-      [[ $type == TCP && -z "${tports[i]}" ]] && continue
+      [[ $type == TCP* && -z "${tports[i]}" ]] && continue
       measure "$r" "$c" "$type" "$i"
     done
   done
@@ -288,11 +292,11 @@ for s in "${series[@]}"; do
     rps=$(sel 5 | median) p50=$(sel 6 | median) p99=$(sel 7 | median) to=$(sel 8 | median) renewed=$(sel 13 | median)
     rss=$(sel 9 | sort -g | tail -1) loads=$(sel 10 | paste -sd' ')
     behind=-
-    [[ $type == CON@* ]] && behind="$(awk -v v="$(sel 12 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
-    [[ $type == TCP || $type == CON@* ]] && renewed=-
+    [[ $type == *@* ]] && behind="$(awk -v v="$(sel 12 | median)" 'BEGIN { printf "%.2f ms", v / 1000 }')"
+    [[ $type == TCP* || $type == CON@* ]] && renewed=-
     med[$s,$name]=$rps med99[$s,$name]=$p99
     cpu=$(sel 14 | median) sleeps=$(sel 15 | median) bad="$(sel 16 | median) ($(sel 17 | median))" acks=$(sel 18 | median)
-    [[ $type == TCP || $type == CON@* ]] && bad=- acks=-
+    [[ $type == TCP* || $type == CON@* ]] && bad=- acks=-
     printf '| %s | %s | %s | %.0f | %.2f ms | %.2f ms | %.0f | %s | %.0f MB | %s | %s | %.2f | %.1f | %s | %s |\n' "$c" "$type" "$name" "$rps" "$(awk -v v="$p50" 'BEGIN { print v / 1000 }')" \
       "$(awk -v v="$p99" 'BEGIN { print v / 1000 }')" "$to" "$renewed" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')" "$behind" "$loads" "$cpu" "$sleeps" "$bad" "$acks"
   done
@@ -314,7 +318,7 @@ echo "$header"
 echo "$rule"
 for s in "${series[@]}"; do
   read -r type c <<< "$s"
-  [[ $type == CON@* ]] && continue # the same offered load for all: compared by p99 below
+  [[ $type == *@* ]] && continue # the same offered load for all: compared by p99 below
   line="| $c | $type |"
   for name in "${names[@]}"; do
     if [[ -n "${med[$s,$name]:-}" ]]; then line+=" $(printf '%.0f' "${med[$s,$name]}") |"; else line+=" - |"; fi
@@ -333,12 +337,12 @@ if ((${#rates[@]})); then
   echo "Paced rounds, the same offered load for every server: median p99 against libcoap's and udp-echo's"
   for s in "${series[@]}"; do
     read -r type c <<< "$s"
-    [[ $type == CON@* ]] || continue
+    [[ $type == *@* ]] || continue
     for i in "${!labels[@]}"; do
       line="  $type ${labels[i]}:"
       ((use_libcoap)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,libcoap]}")x libcoap's p99,"
       ((use_fresh)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,libcoap-fresh]}")x libcoap-fresh's p99,"
-      ((use_echo)) && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,udp-echo]}")x udp-echo's p99,"
+      ((use_echo)) && [[ $type == CON@* ]] && line+=" $(ratio "${med99[$s,${labels[i]}]}" "${med99[$s,udp-echo]}")x udp-echo's p99,"
       echo "${line%,}"
     done
   done

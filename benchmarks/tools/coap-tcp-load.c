@@ -47,44 +47,6 @@ typedef struct {
 
 static uint64_t hist[HIST_BUCKETS];
 
-/* One RFC 8323 section 3.2 frame: Len|TKL, extended length, code, token, options. */
-static size_t frame(uint8_t *buf, int code, const uint8_t *token, int tkl, const uint8_t *options, size_t length) {
-  size_t n = 0;
-  if (length < 13) {
-    buf[n++] = (uint8_t)(length << 4 | tkl);
-  } else if (length < 269) {
-    buf[n++] = (uint8_t)(13 << 4 | tkl);
-    buf[n++] = (uint8_t)(length - 13);
-  } else {
-    buf[n++] = (uint8_t)(14 << 4 | tkl);
-    buf[n++] = (uint8_t)((length - 269) >> 8);
-    buf[n++] = (uint8_t)(length - 269);
-  }
-  buf[n++] = (uint8_t)code;
-  memcpy(buf + n, token, (size_t)tkl);
-  n += (size_t)tkl;
-  memcpy(buf + n, options, length);
-  return n + length;
-}
-
-static int send_all(int fd, const uint8_t *buf, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN) {
-        struct pollfd p = {fd, POLLOUT, 0};
-        poll(&p, 1, 100);
-        continue;
-      }
-      return -1;
-    }
-    buf += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 int main(int argc, char **argv) {
   const char *host = "127.0.0.1", *path = "/", *port = "5683";
   int conns = 1, window = 16, seconds = 5;
@@ -132,10 +94,10 @@ int main(int argc, char **argv) {
     pfd[i].events = POLLIN;
 
     /* RFC 8323 section 5.3.1: a CSM first, here with no options (the defaults). */
-    size_t n = frame(out, 0xE1, NULL, 0, NULL, 0);
+    size_t n = tcp_frame(out, 0xE1, NULL, 0, NULL, 0);
     for (int s = 0; s < window; s++) {
       uint32_t token = (uint32_t)s;
-      n += frame(out + n, 1, (const uint8_t *)&token, 4, options, options_length);
+      n += tcp_frame(out + n, 1, (const uint8_t *)&token, 4, options, options_length);
       if (n > sizeof out - 260) {
         if (send_all(cl[i].fd, out, n) < 0) { perror("coap-tcp-load: send"); return 2; }
         n = 0;
@@ -163,23 +125,16 @@ int main(int argc, char **argv) {
       c->have += (size_t)got;
       size_t at = 0, n_out = 0;
       for (;;) {
-        if (c->have - at < 2) break;
-        uint8_t *f = c->in + at;
-        size_t len = f[0] >> 4, ext = 0;
-        int tkl = f[0] & 0x0f;
-        if (len == 13) { ext = 1; } else if (len == 14) { ext = 2; } else if (len == 15) { ext = 4; }
-        if (c->have - at < 1 + ext + 1) break;
-        if (ext == 1) len = 13 + f[1];
-        else if (ext == 2) len = 269 + ((size_t)f[1] << 8 | f[2]);
-        else if (ext == 4) len = 65805 + ((size_t)f[1] << 24 | (size_t)f[2] << 16 | (size_t)f[3] << 8 | f[4]);
-        size_t total = 1 + ext + 1 + (size_t)tkl + len;
-        if (total > INPUT) { fprintf(stderr, "coap-tcp-load: a %zu-byte frame\n", total); return 2; }
-        if (c->have - at < total) break;
-        int code = f[1 + ext];
-        const uint8_t *token = f + 2 + ext;
+        int code, tkl;
+        const uint8_t *token;
+        size_t total = tcp_frame_parse(c->in + at, c->have - at, &code, &token, &tkl);
+        if (total == 0) {
+          if (c->have - at == INPUT) { fprintf(stderr, "coap-tcp-load: a frame over %d bytes\n", INPUT); return 2; }
+          break;
+        }
         at += total;
         if (code >> 5 == 7) {
-          if (code == 0xE2 && n_out < sizeof out - 20) n_out += frame(out + n_out, 0xE3, token, tkl, NULL, 0); /* Ping: Pong */
+          if (code == 0xE2 && n_out < sizeof out - 20) n_out += tcp_frame(out + n_out, 0xE3, token, tkl, NULL, 0); /* Ping: Pong */
           continue;
         }
         uint32_t slot;
@@ -193,7 +148,7 @@ int main(int argc, char **argv) {
         hist[b < HIST_BUCKETS ? b : HIST_BUCKETS - 1]++;
         if (lat > max_us) max_us = lat;
         if (n_out > sizeof out - 260) { if (send_all(c->fd, out, n_out) < 0) return 2; n_out = 0; }
-        n_out += frame(out + n_out, 1, token, 4, options, options_length);
+        n_out += tcp_frame(out + n_out, 1, token, 4, options, options_length);
         c->sent_at[slot] = now_us();
         sent++;
       }
