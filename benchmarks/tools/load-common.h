@@ -14,14 +14,14 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static uint64_t now_us(void) {
+static inline uint64_t now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000u;
 }
 
 /* Uri-Path options (option 11, one per segment) for path; returns their length. */
-static size_t path_options(uint8_t *buf, const char *path) {
+static inline size_t path_options(uint8_t *buf, const char *path) {
   size_t n = 0;
   unsigned prev = 0;
   const char *p = path;
@@ -46,7 +46,7 @@ static size_t path_options(uint8_t *buf, const char *path) {
 }
 
 /* The upper edge of the bucket holding the given share (0..1) of the samples; buckets are width units wide. */
-static uint64_t percentile(const uint64_t *hist, int buckets, uint64_t width, double share) {
+static inline uint64_t percentile(const uint64_t *hist, int buckets, uint64_t width, double share) {
   uint64_t total = 0, acc = 0;
   for (int b = 0; b < buckets; b++) total += hist[b];
   if (total == 0) return 0;
@@ -57,10 +57,15 @@ static uint64_t percentile(const uint64_t *hist, int buckets, uint64_t width, do
   return (uint64_t)buckets * width;
 }
 
-/* Raises the soft limit on open files to need, as far as the hard limit allows (a socket per client). */
+/* Raises the soft limit on open files to need (a socket per client): past the hard limit too when the process may
+ * (root, up to /proc/sys/fs/nr_open), else as far as the hard limit allows. */
 static inline void raise_open_files(rlim_t need) {
   struct rlimit files;
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < need) {
+    if (files.rlim_max < need) {
+      struct rlimit both = {need, need};
+      if (setrlimit(RLIMIT_NOFILE, &both) == 0) return;
+    }
     files.rlim_cur = files.rlim_max < need ? files.rlim_max : need;
     setrlimit(RLIMIT_NOFILE, &files);
   }
