@@ -115,7 +115,6 @@ start() {
 stop() { kill "$1" 2> /dev/null || true; wait "$1" 2> /dev/null || true; }
 path() { [[ $1 == coapnet ]] && echo /hello || echo /; }
 hz=$(getconf CLK_TCK)
-load1() { cut -d' ' -f1 /proc/loadavg; }
 
 servers=(coapnet)
 ((use_libcoap)) && servers+=(libcoap)

@@ -1,4 +1,4 @@
-# Sourced by the load scripts (server-load.sh, dtls-load.sh): the work directory and the servers' clean-up, and the
+# Sourced by the load scripts (server-load.sh, dtls-load.sh, fleet.sh): the work directory and the servers' clean-up, and the
 # readings every script takes the same way, so a fix to one is a fix to all. Not a script of its own.
 
 # make_work NAME: a temporary directory in $work and an empty $pids; at exit (or Ctrl-C) every process whose id the
@@ -25,3 +25,14 @@ field() { tr ' ' '\n' <<< "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
 # The median of the numbers on standard input, one a line (0 for none).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# The 1-minute load average; wait_for_quiet waits until it is below $max_load, but at most $max_wait seconds (a run then
+# goes ahead and records the load it had), so a run on a shared machine starts when the others' work has settled.
+load1() { cut -d' ' -f1 /proc/loadavg; }
+wait_for_quiet() {
+  local waited=0
+  while awk -v l="$(load1)" -v m="$max_load" 'BEGIN { exit !(l >= m) }' && ((waited < max_wait)); do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}

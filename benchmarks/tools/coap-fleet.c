@@ -9,8 +9,8 @@
  *
  *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
  *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
- *              [--storm-same-port] [--shared-key HEX] [--put] [--status S] [--setup-timeout S] [-C ciphers]
- *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]
+ *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
  *
  *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
  *   -n           devices (default 1000); -d seconds of reporting once every device is up (default 120)
@@ -25,12 +25,12 @@
  *                  as after a NAT rebinding; --storm-same-port keeps the port: RFC 6347 section 4.2.8's new handshake on
  *                  an existing association), then reports on its old schedule. The run lasts at least until every
  *                  device is back or W + 120 s have passed.
- *   --shared-key HEX  every device uses this key (identities stay their own): for servers that take one key for every
- *                  identity (libcoap's coap-server -k); no -K needed
  *   --setup-timeout S  when not every device is up after S seconds (default 600), the run goes on with those that are
  *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
  *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
- *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity) unless --random-keys
+ *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
+ *                  or all the same with --shared-key (identities stay their own), for a server that takes one key for
+ *                  every identity (libcoap's coap-server -k)
  *
  * The key file (read by the server too): UTF-8 text, one identity a line, "identity<SPACE>hexkey" with the 16-byte key in
  * lowercase hex; lines beginning with '#' are comments.
@@ -49,7 +49,7 @@
  *   status t_s=... up=... handshaking=... hs_ok=... hs_failed=... sent=... ok=... bad=... timeouts=... retransmits=...
  *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=...   every --status
  *          seconds (default 10): counts since the start, iv_ok and the percentiles over the interval
- *   setup devices=... up=... failed=... seconds=... hps=... rss_kb=... rss_per_device_b=...   once every device is up:
+ *   setup devices=... up=... failed=... seconds=... hps=... ok=... rss_kb=... rss_per_device_b=...   once every device is up:
  *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices up: sockets, SSL objects, state
  *   storm devices=... back=... all_back_s=... back_p50_s=... back_p99_s=... reconnect_p50_ms=... reconnect_p99_ms=...
  *          hs_peak_per_s=... hs_mean_per_s=...   and   storm_hps=n0,n1,...   (handshakes completed in each second
@@ -593,17 +593,19 @@ static void derive_key(const char *identity, uint8_t *key) {
   memcpy(key, digest, KEY_LEN);
 }
 
-static int write_keys(const char *path, int n, int dashboards, int random_keys) {
+static int write_keys(const char *path, int n, int dashboards, int random_keys, const uint8_t *shared) {
   FILE *f = fopen(path, "w");
   if (!f) die(path);
   fprintf(f, "# coap-fleet key file: identity and 16-byte PSK in hex, one a line (%d devices, %d dashboards, %s keys)\n", n, dashboards,
-          random_keys ? "random" : "derived");
+          shared ? "one shared" : random_keys ? "random" : "derived");
   for (int k = 0; k < n + dashboards; k++) {
     char id[ID_MAX + 8];
     uint8_t key[KEY_LEN];
     if (k < n) snprintf(id, sizeof id, "dev-%06d", k + 1);
     else snprintf(id, sizeof id, "dash-%03d", k - n + 1);
-    if (random_keys) {
+    if (shared) {
+      memcpy(key, shared, KEY_LEN);
+    } else if (random_keys) {
       if (RAND_bytes(key, KEY_LEN) != 1) die("RAND_bytes");
     } else {
       derive_key(id, key);
@@ -695,8 +697,8 @@ int main(int argc, char **argv) {
     default:
       fprintf(stderr, "usage: coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]\n"
                       "                  [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]\n"
-                      "                  [--storm-same-port] [--shared-key HEX] [--put] [--status S] [--setup-timeout S] [-C ciphers]\n"
-                      "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys]\n");
+                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]\n"
+                      "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]\n");
       return 2;
     }
   }
@@ -705,13 +707,18 @@ int main(int argc, char **argv) {
       fprintf(stderr, "coap-fleet: --write-keys takes 1..999999 devices, --dashboards 0..999\n");
       return 2;
     }
-    return write_keys(write_path, write_n, dashboards, random_keys);
+    uint8_t shared[KEY_LEN];
+    if (shared_hex && (random_keys || !parse_hex(shared_hex, shared, KEY_LEN))) {
+      fprintf(stderr, "coap-fleet: --shared-key takes a %d-byte key in hex, and not with --random-keys\n", KEY_LEN);
+      return 2;
+    }
+    return write_keys(write_path, write_n, dashboards, random_keys, shared_hex ? shared : NULL);
   }
   struct in_addr a;
   if (n_devices < 1 || n_devices > MAX_DEVICES || seconds < 1 || period_s <= 0 || jitter < 0 || jitter >= 1 || in_flight_max < 1 || hs_rate < 0 ||
       per_address < 1 || per_address > 20000 || status_s < 1 || storm_window_s < 1 || setup_timeout_s < 1 || inet_pton(AF_INET, first, &a) != 1 ||
-      (!keys && !shared_hex)) {
-    fprintf(stderr, "coap-fleet: -K FILE (or --shared-key), -n 1..%d, -d 1.., -P > 0, -j 0..<1, -a 1.., -r >= 0, --per-address 1..20000, "
+      !keys || shared_hex) {
+    fprintf(stderr, "coap-fleet: -K FILE (--shared-key goes with --write-keys), -n 1..%d, -d 1.., -P > 0, -j 0..<1, -a 1.., -r >= 0, --per-address 1..20000, "
                     "--status 1.., --storm-window 1.., --setup-timeout 1.., --first-address an IPv4 address\n",
             MAX_DEVICES);
     return 2;
@@ -754,16 +761,9 @@ int main(int argc, char **argv) {
   raise_open_files((rlim_t)n_devices + 64);
   dev = calloc((size_t)n_devices, sizeof *dev);
   if (!dev) die("calloc");
-  uint8_t shared[KEY_LEN];
-  if (shared_hex && !parse_hex(shared_hex, shared, KEY_LEN)) {
-    fprintf(stderr, "coap-fleet: --shared-key takes a %d-byte key in hex\n", KEY_LEN);
-    return 2;
-  }
-  if (keys) read_keys(keys, n_devices);
+  read_keys(keys, n_devices);
   for (int i = 0; i < n_devices; i++) {
     device_t *d = &dev[i];
-    if (!keys) snprintf(d->id, ID_MAX, "dev-%06d", i + 1);
-    if (shared_hex) memcpy(d->key, shared, KEY_LEN);
     d->fd = -1;
     d->wslot = d->wnext = d->wprev = -1;
     d->address = first_address + (uint32_t)(i / per_address);
@@ -801,8 +801,8 @@ int main(int argc, char **argv) {
       setup_done = now;
       rss_setup = rss_kb();
       double secs = (double)(now - t0) / 1e6;
-      printf("setup devices=%d up=%d failed=%llu seconds=%.1f hps=%.0f rss_kb=%ld rss_per_device_b=%.0f\n", n_devices, up_count,
-             (unsigned long long)hs_failed, secs, n_devices / secs, rss_setup, (double)(rss_setup - rss0) * 1024 / n_devices);
+      printf("setup devices=%d up=%d failed=%llu seconds=%.1f hps=%.0f ok=%llu rss_kb=%ld rss_per_device_b=%.0f\n", n_devices, up_count,
+             (unsigned long long)hs_failed, secs, n_devices / secs, (unsigned long long)ok, rss_setup, (double)(rss_setup - rss0) * 1024 / n_devices);
       fflush(stdout);
       measuring = 1;
       end = now + (uint64_t)seconds * 1000000u;
