@@ -80,19 +80,10 @@ fi
 coapnet=("$dll")
 [[ "$dll" == *.dll ]] && coapnet=(dotnet "$dll")
 
-free_port() {
-  while :; do
-    port=$((20000 + RANDOM % 12000))
-    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
-    ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
-    return 0
-  done
-}
-
 # Starts server NAME; sets $spid, $sport (coaps), $pport (plain coap, CoapNet only).
 start() {
   local name=$1
-  free_port
+  free_udp_pair
   if [[ $name == coapnet ]]; then
     pport=$port sport=$((port + 1))
     DOTNET_GCgen0size=100000 DOTNET_GCRegionSize=100000 taskset -c 0 "${coapnet[@]}" --address 127.0.0.1 --port "$pport" \

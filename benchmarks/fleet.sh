@@ -113,19 +113,10 @@ key_of() { awk -v id="$2" '$1 == id { print $2 }' "$1"; }
 hz=$(getconf CLK_TCK)
 stamp=$(date -u +%Y%m%dT%H%MZ)
 
-free_port() {
-  while :; do
-    port=$((20000 + RANDOM % 12000))
-    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
-    ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
-    return 0
-  done
-}
-
 # Starts server NAME with key file KEYS; sets $spid and $sport (coaps). Ready once a device's GET is answered over coaps.
 start_server() {
   local name=$1 keys=$2 path=/fleet/dev-000001 i
-  free_port
+  free_udp_pair
   if [[ $name == coapnet ]]; then
     sport=$port
     local run=("$dll")

@@ -36,3 +36,14 @@ wait_for_quiet() {
     waited=$((waited + 5))
   done
 }
+
+# Sets $port to a UDP port free on this machine, with the port after it free too (a coap port and its coaps port, as
+# libcoap takes them), below the ephemeral range the kernel hands out.
+free_udp_pair() {
+  while :; do
+    port=$((20000 + RANDOM % 12000))
+    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
+    ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
+    return 0
+  done
+}

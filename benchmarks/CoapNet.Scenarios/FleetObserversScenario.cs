@@ -142,10 +142,12 @@ internal static class FleetObserversScenario
     private static async Task<bool> ObserveAsync(CoapClient client, Uri uri, Lags lags, CancellationToken cancellationToken)
     {
         bool first = true;
+        long? last = null;
         try
         {
             await foreach (CoapResponse response in client.ObserveAsync(uri, cancellationToken))
             {
+                long? sent = Lags.SentAt(response.Payload.Span);
                 if (first)
                 {
                     first = false;
@@ -156,10 +158,20 @@ internal static class FleetObserversScenario
                     }
 
                     lags.Register();
+                    last = sent;
                     continue;
                 }
 
-                lags.Add(response.Payload.Span);
+                // The same reading again is no new report: the client registering again once Max-Age passed without a
+                // notification (RFC 7641 section 3.3.1; 60 s by default, a report period) gets the current state anew.
+                if (sent is not null && sent == last)
+                {
+                    lags.Repeat();
+                    continue;
+                }
+
+                last = sent;
+                lags.Add(sent);
             }
         }
         catch (OperationCanceledException)
@@ -183,7 +195,7 @@ internal static class FleetObserversScenario
     {
         private readonly List<long> _interval = [];
         private readonly List<long> _total = [];
-        private int _registered, _refused, _failed, _ended, _unreadable;
+        private int _registered, _refused, _failed, _ended, _repeated, _unreadable;
 
         public int Registered => Volatile.Read(ref _registered);
 
@@ -194,6 +206,8 @@ internal static class FleetObserversScenario
         public void Register() => Interlocked.Increment(ref _registered);
 
         public void Refuse() => Interlocked.Increment(ref _refused);
+
+        public void Repeat() => Interlocked.Increment(ref _repeated);
 
         public void Fail(Exception e)
         {
@@ -211,11 +225,11 @@ internal static class FleetObserversScenario
             }
         }
 
-        /// <summary>A notification: its lag is now minus the reading's "t" (Unix seconds with milliseconds).</summary>
-        public void Add(ReadOnlySpan<byte> payload)
+        /// <summary>A notification of a new reading sent at <paramref name="sentAt"/> (Unix milliseconds): its lag is now minus that.</summary>
+        public void Add(long? sentAt)
         {
             long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
-            if (SentAt(payload) is not long sent)
+            if (sentAt is not long sent)
             {
                 Interlocked.Increment(ref _unreadable);
                 return;
@@ -248,7 +262,7 @@ internal static class FleetObserversScenario
                 samples = [.. _total];
             }
 
-            return Describe(samples) + string.Create(CultureInfo.InvariantCulture, $" registered={Registered} refused={Refused} failed={Failed} ended={Volatile.Read(ref _ended)} unreadable={Volatile.Read(ref _unreadable)}");
+            return Describe(samples) + string.Create(CultureInfo.InvariantCulture, $" registered={Registered} refused={Refused} failed={Failed} ended={Volatile.Read(ref _ended)} repeated={Volatile.Read(ref _repeated)} unreadable={Volatile.Read(ref _unreadable)}");
         }
 
         private static string Describe(long[] samples)
@@ -261,7 +275,7 @@ internal static class FleetObserversScenario
         }
 
         /// <summary>The milliseconds of the reading's "t":SECONDS.MMM (as coap-fleet writes it), or null.</summary>
-        private static long? SentAt(ReadOnlySpan<byte> payload)
+        public static long? SentAt(ReadOnlySpan<byte> payload)
         {
             int at = payload.IndexOf("\"t\":"u8);
             if (at < 0)

@@ -17,7 +17,8 @@
  *   -P, -j       a report every P seconds (default 60), each interval P * (1 + u), u uniform in [-j, j] (default 0.1);
  *                a device's first report falls uniformly within its first period, so the fleet's reports are spread
  *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second
- *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address)
+ *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address),
+ *                  device i on address i mod (devices / M), so devices begun together come from different addresses
  *   --first-address  the first source address (default 127.1.0.1), then upwards
  *   --storm-at S   S seconds after every device is up, each device drops its session at a uniformly random point of
  *                  the next W seconds (--storm-window, default 60) without close_notify, as a device losing its cell
@@ -82,6 +83,7 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 
+#include "dtls-common.h"
 #include "load-common.h"
 
 #define MAX_DEVICES 1000000
@@ -724,7 +726,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   first_address = ntohl(a.s_addr);
-  uint32_t last_address = first_address + (uint32_t)((n_devices - 1) / per_address);
+  uint32_t addresses = (uint32_t)((n_devices + per_address - 1) / per_address), last_address = first_address + addresses - 1;
   if ((first_address >> 24) != 127 || (last_address >> 24) != 127) {
     fprintf(stderr, "coap-fleet: the source addresses (%d devices, %d per address from %s) must stay within 127.0.0.0/8\n", n_devices, per_address, first);
     return 2;
@@ -737,16 +739,7 @@ int main(int argc, char **argv) {
   memcpy(&server, found->ai_addr, sizeof server);
   freeaddrinfo(found);
 
-  ctx = SSL_CTX_new(DTLS_client_method());
-  if (!ctx) die("SSL_CTX_new");
-  SSL_CTX_set_min_proto_version(ctx, DTLS1_2_VERSION);
-  SSL_CTX_set_max_proto_version(ctx, DTLS1_2_VERSION);
-  /* Security level 0: OpenSSL counts a CCM_8 suite's 64-bit tag against it, and CCM_8 is what RFC 7252 mandates. */
-  char list[512];
-  snprintf(list, sizeof list, "%s:@SECLEVEL=0", ciphers);
-  if (SSL_CTX_set_cipher_list(ctx, list) != 1) die("no such cipher list (-C)");
-  SSL_CTX_set_psk_client_callback(ctx, psk_client);
-  SSL_CTX_set_read_ahead(ctx, 1);
+  ctx = dtls_psk_client_ctx("coap-fleet", ciphers, psk_client);
   /* Memory per session, for 100,000 of them: SSL_MODE_RELEASE_BUFFERS asks for the 16 KB record buffers to be given
    * back between records, but OpenSSL 3.0's DTLS keeps them (measured: 42 KB of RSS a device with it or without), and
    * SSL_free_buffers leaves DTLS with no write buffer to send its next record in (a crash in SSL_shutdown). What
@@ -766,7 +759,9 @@ int main(int argc, char **argv) {
     device_t *d = &dev[i];
     d->fd = -1;
     d->wslot = d->wnext = d->wprev = -1;
-    d->address = first_address + (uint32_t)(i / per_address);
+    /* Round robin over the addresses, so the devices that handshake together come from different ones (a server bounds
+     * the handshakes in progress per source address; CoapNet's default is 16). */
+    d->address = first_address + (uint32_t)i % addresses;
     d->mid = (uint16_t)rand();
     d->token = (uint32_t)rand();
   }
