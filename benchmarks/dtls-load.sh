@@ -82,19 +82,10 @@ coapnet=("$dll")
 # coap+ws and the explorer (Kestrel on 8683, since issue 37) off where the build has them: not measured here.
 takes_option "$dll" http-port && coapnet+=(--http-port 0)
 
-free_port() {
-  while :; do
-    port=$((20000 + RANDOM % 12000))
-    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
-    ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
-    return 0
-  done
-}
-
 # Starts server NAME; sets $spid, $sport (coaps), $pport (plain coap, CoapNet only).
 start() {
   local name=$1
-  free_port
+  free_udp_pair
   if [[ $name == coapnet ]]; then
     pport=$port sport=$((port + 1))
     DOTNET_GCgen0size=100000 DOTNET_GCRegionSize=100000 taskset -c 0 "${coapnet[@]}" --address 127.0.0.1 --port "$pport" \
@@ -117,7 +108,6 @@ start() {
 stop() { kill "$1" 2> /dev/null || true; wait "$1" 2> /dev/null || true; }
 path() { [[ $1 == coapnet ]] && echo /hello || echo /; }
 hz=$(getconf CLK_TCK)
-load1() { cut -d' ' -f1 /proc/loadavg; }
 
 servers=(coapnet)
 ((use_libcoap)) && servers+=(libcoap)

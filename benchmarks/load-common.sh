@@ -1,4 +1,4 @@
-# Sourced by the load scripts (server-load.sh, dtls-load.sh): the work directory and the servers' clean-up, and the
+# Sourced by the load scripts (server-load.sh, dtls-load.sh, fleet.sh): the work directory and the servers' clean-up, and the
 # readings every script takes the same way, so a fix to one is a fix to all. Not a script of its own.
 
 # make_work NAME: a temporary directory in $work and an empty $pids; at exit (or Ctrl-C) every process whose id the
@@ -33,4 +33,26 @@ takes_option() {
   local pattern
   pattern=$(sed 's/./&\\x00/g; s/^/-\\x00-\\x00/' <<< "$2")
   LC_ALL=C grep -qaP -- "$pattern" "$1"
+}
+
+# The 1-minute load average; wait_for_quiet waits until it is below $max_load, but at most $max_wait seconds (a run then
+# goes ahead and records the load it had), so a run on a shared machine starts when the others' work has settled.
+load1() { cut -d' ' -f1 /proc/loadavg; }
+wait_for_quiet() {
+  local waited=0
+  while awk -v l="$(load1)" -v m="$max_load" 'BEGIN { exit !(l >= m) }' && ((waited < max_wait)); do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
+# Sets $port to a UDP port free on this machine, with the port after it free too (a coap port and its coaps port, as
+# libcoap takes them), below the ephemeral range the kernel hands out.
+free_udp_pair() {
+  while :; do
+    port=$((20000 + RANDOM % 12000))
+    ss -Hlnu "sport = :$port" 2> /dev/null | grep -q . && continue
+    ss -Hlnu "sport = :$((port + 1))" 2> /dev/null | grep -q . && continue
+    return 0
+  done
 }

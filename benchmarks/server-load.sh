@@ -205,14 +205,6 @@ for i in "${!dlls[@]}"; do
   fi
 done
 
-load1() { cut -d' ' -f1 /proc/loadavg; }
-wait_for_quiet() {
-  local waited=0
-  while awk -v l="$(load1)" -v m="$max_load" 'BEGIN { exit !(l >= m) }' && ((waited < max_wait)); do
-    sleep 5
-    waited=$((waited + 5))
-  done
-}
 # "tid switches" for every thread of the process (a thread that ends meanwhile is skipped, not an error).
 switches() { for f in /proc/"$1"/task/*/status; do awk -v t="${f%/status}" '/^voluntary_ctxt_switches/ { n = split(t, p, "/"); print p[n], $2 }' "$f" 2> /dev/null || true; done; }
 hz=$(getconf CLK_TCK)

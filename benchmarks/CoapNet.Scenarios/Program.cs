@@ -1,12 +1,12 @@
 // Whole-stack scenarios: a real server on loopback, real sockets, numbers printed as a table.
-//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets [options]
+//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers [options]
 // "slow-senders-peer" is the child process that slow-senders starts to hold the slow connections, "websockets-server" the
 // server that websockets starts.
 using CoapNet.Scenarios;
 
 if (args.Length == 0 || args[0] is "-h" or "--help")
 {
-    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets [options]   (SCENARIO --help lists them)");
+    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers [options]   (SCENARIO --help lists them)");
     return args.Length == 0 ? 2 : 0;
 }
 
@@ -32,7 +32,8 @@ try
         "nbiot" => await NbIotScenario.RunAsync(rest),
         "websockets" => await WebSocketsScenario.RunAsync(rest),
         "websockets-server" => await WebSocketsServer.RunAsync(),
-        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, oscore, qblock, nbiot, websockets."),
+        "fleet-observers" => await FleetObserversScenario.RunAsync(rest),
+        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, oscore, qblock, nbiot, websockets, fleet-observers."),
     };
 }
 catch (ArgumentException exception)

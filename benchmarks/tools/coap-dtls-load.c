@@ -54,6 +54,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "dtls-common.h"
 #include "load-common.h"
 
 #define MAX_SESSIONS 8192
@@ -340,16 +341,7 @@ int main(int argc, char **argv) {
   raise_open_files((rlim_t)(handshakes > 0 ? at_once : count) + 16);
   server = resolve_udp("coap-dtls-load", host, port);
 
-  ctx = SSL_CTX_new(DTLS_client_method());
-  if (!ctx) die_ssl("SSL_CTX_new");
-  SSL_CTX_set_min_proto_version(ctx, DTLS1_2_VERSION);
-  SSL_CTX_set_max_proto_version(ctx, DTLS1_2_VERSION);
-  /* Security level 0: OpenSSL counts a CCM_8 suite's 64-bit tag against it, and CCM_8 is what RFC 7252 mandates. */
-  char list[512];
-  snprintf(list, sizeof list, "%s:@SECLEVEL=0", ciphers);
-  if (SSL_CTX_set_cipher_list(ctx, list) != 1) die_ssl("no such cipher list (-C)");
-  SSL_CTX_set_psk_client_callback(ctx, psk_client);
-  SSL_CTX_set_read_ahead(ctx, 1);
+  ctx = dtls_psk_client_ctx("coap-dtls-load", ciphers, psk_client);
 
   sessions = calloc((size_t)total, sizeof *sessions);
   slots = calloc((size_t)count * (size_t)window, sizeof *slots);

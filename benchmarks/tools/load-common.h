@@ -60,10 +60,15 @@ static inline uint64_t percentile(const uint64_t *hist, int buckets, uint64_t wi
   return (uint64_t)buckets * width;
 }
 
-/* Raises the soft limit on open files to need, as far as the hard limit allows (a socket per client). */
+/* Raises the soft limit on open files to need (a socket per client): past the hard limit too when the process may
+ * (root, up to /proc/sys/fs/nr_open), else as far as the hard limit allows. */
 static inline void raise_open_files(rlim_t need) {
   struct rlimit files;
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < need) {
+    if (files.rlim_max < need) {
+      struct rlimit both = {need, need};
+      if (setrlimit(RLIMIT_NOFILE, &both) == 0) return;
+    }
     files.rlim_cur = files.rlim_max < need ? files.rlim_max : need;
     setrlimit(RLIMIT_NOFILE, &files);
   }

@@ -25,6 +25,21 @@ if (SampleArguments.Parse(args, out int usage) is not { } arguments)
 
 IPAddress address = arguments.Address;
 
+// --psk-file: a fleet's keys (issue 41), read before anything is bound so a bad file stops the start with its line.
+Dictionary<string, byte[]>? fleetKeys = null;
+if (arguments.PskFile is { } pskFile)
+{
+    try
+    {
+        fleetKeys = SamplePskFile.Load(pskFile);
+    }
+    catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException)
+    {
+        Console.Error.WriteLine($"--psk-file: {e.Message}");
+        return 2;
+    }
+}
+
 // What an operator needs on the console, at Information: failed and refused handshakes (DTLS and TLS) with the peer, the
 // reason and the alert, evictions, malformed input; each kind rate-limited where it is logged, and never a key. The
 // endpoints' per-exchange lines (a retransmission given up, a 5.03 for a connection's full window) stay at Warning.
@@ -75,8 +90,13 @@ void Configure(CoapServerOptions options)
         options.Listen(CoapPeer.TcpScheme, new IPEndPoint(address, arguments.TcpPort));
     }
 
-    // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.
-    if (arguments.DtlsPort != 0)
+    // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`, or
+    // a fleet's keys, one per device.
+    if (arguments.DtlsPort != 0 && fleetKeys is not null)
+    {
+        SampleCertificate.ListenDtls(options, new IPEndPoint(address, arguments.DtlsPort), fleetKeys);
+    }
+    else if (arguments.DtlsPort != 0)
     {
         SampleCertificate.ListenDtls(options, new IPEndPoint(address, arguments.DtlsPort), arguments.PskIdentity, arguments.PskKey);
     }
@@ -100,6 +120,10 @@ void Map(CoapServer server)
 {
     ticker = SampleResources.Map(server);
     SampleOscore.Map(server);
+    if (fleetKeys is not null)
+    {
+        FleetResource.Map(server, fleetKeys.Keys);
+    }
 }
 
 // coap+ws (RFC 8323 section 4) and the explorer page on --http-port: a Kestrel application that hosts the server (SampleWeb.cs).
@@ -203,7 +227,14 @@ if (web is not null)
 }
 
 Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
-if (arguments.DtlsPort != 0)
+if (arguments.DtlsPort != 0 && fleetKeys is not null)
+{
+    Console.WriteLine($"coaps pre-shared keys: {fleetKeys.Count} identities from {arguments.PskFile}, each reporting to /fleet/{{identity}}");
+
+    // The server's lookup holds copies of the keys: these go, so that a fleet's keys are held once.
+    fleetKeys = null;
+}
+else if (arguments.DtlsPort != 0)
 {
     Console.WriteLine($"coaps pre-shared key: identity '{arguments.PskIdentity}', key '{arguments.PskKey}' (demo only; set yours with --psk-identity and --psk-key)");
 }

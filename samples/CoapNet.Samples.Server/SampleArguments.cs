@@ -71,6 +71,7 @@ internal sealed class SampleArguments
 
     private static readonly Option<string> PskIdentityFlag = TextOption("--psk-identity", "ID", "The identity of coaps' demo pre-shared key (printed at start).", "coapnet");
     private static readonly Option<string> PskKeyFlag = TextOption("--psk-key", "KEY", "The demo pre-shared key itself (RFC 7252 section 9.1.3.1).", "sample-secret");
+    private static readonly Option<FileInfo?> PskFileFlag = FileOption("--psk-file", "coaps' pre-shared keys from FILE (\"identity hexkey\" a line, as benchmarks/tools/coap-fleet.c writes it) instead of the demo key, and /fleet/{identity} for those devices.");
     private static readonly Option<FileInfo?> CertFlag = FileOption("--cert", "The PEM certificate of coaps+tcp, with --key. Default: a self-signed one made at start.");
     private static readonly Option<FileInfo?> KeyFlag = FileOption("--key", "The PEM private key of --cert.");
 
@@ -85,6 +86,7 @@ internal sealed class SampleArguments
         ReceiveSockets = parse.GetValue(ReceiveSocketsFlag);
         PskIdentity = parse.GetValue(PskIdentityFlag)!;
         PskKey = parse.GetValue(PskKeyFlag)!;
+        PskFile = parse.GetValue(PskFileFlag)?.FullName;
         CertFile = parse.GetValue(CertFlag)?.FullName;
         KeyFile = parse.GetValue(KeyFlag)?.FullName;
         Multicast = parse.GetValue(MulticastFlag);
@@ -119,6 +121,9 @@ internal sealed class SampleArguments
     /// <summary>--psk-key: the demo key.</summary>
     public string PskKey { get; }
 
+    /// <summary>--psk-file: the fleet's key file, or null for the demo key alone.</summary>
+    public string? PskFile { get; }
+
     /// <summary>--cert: coaps+tcp's PEM certificate, or null for a self-signed one.</summary>
     public string? CertFile { get; }
 
@@ -146,7 +151,7 @@ internal sealed class SampleArguments
         RootCommand root = new("The CoapNet sample server: coap and coap+tcp on 5683, coaps and coaps+tcp on 5684, coap+ws and the explorer page on HTTP 8683, every interface. Ctrl+C stops it.")
         {
             PortFlag, TcpPortFlag, DtlsPortFlag, TlsPortFlag, HttpPortFlag, AddressFlag, ReceiveSocketsFlag, MulticastFlag, MulticastInterfaceFlag, MulticastLeisureFlag,
-            PskIdentityFlag, PskKeyFlag, CertFlag, KeyFlag,
+            PskIdentityFlag, PskKeyFlag, PskFileFlag, CertFlag, KeyFlag,
         };
         ParseResult parse = root.Parse(args);
         if (parse.Action is HelpAction)

@@ -1,0 +1,857 @@
+/*
+ * coap-fleet: a fleet of N secure CoAP devices in one process (issue 41): each device a UDP socket of its own on a source
+ * address of its own share of 127.0.0.0/8 (the kernel routes all of it to loopback, so 100,000 sessions fit the port
+ * space), with its own PSK identity and key (RFC 7252 section 9.1.3.1), a DTLS 1.2 session (OpenSSL), and a CON POST of
+ * a small SenML-JSON reading (RFC 8428) to /fleet/{identity} every P seconds with jitter, retransmitted as RFC 7252
+ * section 4.2 says. A reconnect storm (--storm-at) drops every session at a random point of a window and handshakes
+ * again, as a fleet does when a cell comes back. OpenSSL 3.0 has no Connection ID (RFC 9146): sessions are found by
+ * address, so CID is not measured here.
+ *
+ *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
+ *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]
+ *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
+ *
+ *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
+ *   -n           devices (default 1000); -d seconds of reporting once every device is up (default 120)
+ *   -P, -j       a report every P seconds (default 60), each interval P * (1 + u), u uniform in [-j, j] (default 0.1);
+ *                a device's first report falls uniformly within its first period, so the fleet's reports are spread
+ *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second
+ *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address),
+ *                  device i on address i mod (devices / M), so devices begun together come from different addresses
+ *   --first-address  the first source address (default 127.1.0.1), then upwards
+ *   --storm-at S   S seconds after every device is up, each device drops its session at a uniformly random point of
+ *                  the next W seconds (--storm-window, default 60) without close_notify, as a device losing its cell
+ *                  does, and handshakes again from a new port (the old session stays on the server until it times out,
+ *                  as after a NAT rebinding; --storm-same-port keeps the port: RFC 6347 section 4.2.8's new handshake on
+ *                  an existing association), then reports on its old schedule. The run lasts at least until every
+ *                  device is back or W + 120 s have passed.
+ *   --setup-timeout S  when not every device is up after S seconds (default 600), the run goes on with those that are
+ *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
+ *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
+ *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
+ *                  or all the same with --shared-key (identities stay their own), for a server that takes one key for
+ *                  every identity (libcoap's coap-server -k)
+ *
+ * The key file (read by the server too): UTF-8 text, one identity a line, "identity<SPACE>hexkey" with the 16-byte key in
+ * lowercase hex; lines beginning with '#' are comments.
+ *
+ * A report is a CON POST with a 4-byte token, Uri-Path "fleet" and the identity, Content-Format 110
+ * (application/senml+json) and [{"bn":"<identity>/","n":"temperature","u":"Cel","v":21.37,"t":<send time>}] where
+ * the time is Unix seconds with milliseconds, the moment the report was first sent, so an observer of the resource can
+ * compute its notification lag. Unanswered, it goes again after ACK_TIMEOUT (2 s) times a random factor up to
+ * ACK_RANDOM_FACTOR (1.5), doubling, at most MAX_RETRANSMIT (4) times (RFC 7252 section 4.2); after that the report has
+ * timed out and the device, taking its session for lost, handshakes again. An empty ACK stops the retransmissions and
+ * the response then comes as a CON, which is acknowledged (section 5.2.2). One report outstanding per device (NSTART 1,
+ * section 4.7): one that falls due while the last is unanswered is skipped. Latency: from the first transmission to the
+ * response. A failed or timed-out handshake (30 s) is tried again after 1 to 5 s.
+ *
+ * Output, key=value lines:
+ *   status t_s=... up=... handshaking=... hs_ok=... hs_failed=... sent=... ok=... bad=... timeouts=... retransmits=...
+ *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=...   every --status
+ *          seconds (default 10): counts since the start, iv_ok and the percentiles over the interval
+ *   setup devices=... up=... failed=... seconds=... hps=... ok=... rss_kb=... rss_per_device_b=...   once every device is up:
+ *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices up: sockets, SSL objects, state
+ *   storm devices=... back=... all_back_s=... back_p50_s=... back_p99_s=... reconnect_p50_ms=... reconnect_p99_ms=...
+ *          hs_peak_per_s=... hs_mean_per_s=...   and   storm_hps=n0,n1,...   (handshakes completed in each second
+ *          from the storm's start), when every device is back or the storm's time is up
+ *   summary devices=... up=... seconds=... sent=... ok=... bad=... timeouts=... retransmits=... skipped=... lost=...
+ *          reports_per_s=... p50_us=... p99_us=... p999_us=... max_us=... hs_ok=... hs_failed=... cpu_s=...
+ *          cpu_us_per_report=... rss_kb=... rss_per_device_b=...   at the end (the percentiles over the reporting phase)
+ * A socket per device: the process raises its open-file limit to N + 64, past the hard limit when it may (root with
+ * CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open), and says at once when it cannot. (The benchmark machine's container
+ * has no CAP_SYS_RESOURCE and a hard limit of 20,000: 19,936 devices at most there, until the limit is raised outside.)
+ * Exit status 0 when every device came up and at least one report was answered, 1 otherwise, 2 on a usage or setup error.
+ *
+ * Build: cc -O2 -Wall -Wextra -o coap-fleet coap-fleet.c -lssl -lcrypto   (Linux: epoll; Debian: libssl-dev)
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+
+#include "dtls-common.h"
+#include "load-common.h"
+
+#define MAX_DEVICES 1000000
+#define ID_MAX 16 /* identities up to 15 bytes: dev-000001 ... dev-999999 are 10 */
+#define KEY_LEN 16
+
+/* RFC 7252 section 4.8: ACK_TIMEOUT 2 s, ACK_RANDOM_FACTOR 1.5, MAX_RETRANSMIT 4. */
+#define ACK_TIMEOUT_MS 2000
+#define MAX_RETRANSMIT 4
+#define HANDSHAKE_TIMEOUT_US 30000000u
+
+/* A hashed timer wheel: one deadline per device, 10 ms slots, 16,384 of them (164 s a turn, more than a period plus its
+ * jitter); a deadline further out waits a turn. Scanning 100,000 devices every tick would cost more than the fleet. */
+#define TICK_US 10000u
+#define WHEEL_SLOTS 16384
+
+enum { WAITING, HANDSHAKING, UP, DOWN };
+
+typedef struct {
+  SSL *ssl;
+  int fd;
+  uint8_t state, retransmits, storm_pending;
+  uint16_t mid;
+  uint32_t token, timeout_ms, address;
+  uint64_t due;          /* the timer wheel's deadline for this device, 0 = none */
+  int32_t wnext, wprev, wslot;
+  uint64_t started;      /* when its handshake began */
+  uint64_t next_report;  /* when its next report is due */
+  uint64_t sent_at;      /* the outstanding report's first transmission, 0 = none */
+  uint64_t retransmit_at;
+  uint64_t sent_unix_ms; /* the outstanding report's time, in its payload */
+  uint64_t storm_at;     /* when it drops its session in the storm, 0 = not scheduled */
+  uint64_t dropped_at;   /* when it dropped it, until it is back */
+  uint64_t retry_at;     /* DOWN: when it handshakes again */
+  char id[ID_MAX];
+  uint8_t key[KEY_LEN];
+} device_t;
+
+/* Latencies in a log-linear histogram: exact below 1,024 us, then 512 buckets per power of two (0.2% wide). */
+#define HBUCKETS (1024 + 40 * 512)
+typedef struct { uint32_t n[HBUCKETS]; uint64_t count, max; } hist_t;
+
+static int bucket_of(uint64_t v) {
+  if (v < 1024) return (int)v;
+  int e = 63 - __builtin_clzll(v) - 9;
+  int b = 1024 + (e - 1) * 512 + (int)((v >> e) - 512);
+  return b < HBUCKETS ? b : HBUCKETS - 1;
+}
+
+static uint64_t bucket_top(int b) {
+  if (b < 1024) return (uint64_t)b + 1;
+  int e = (b - 1024) / 512 + 1;
+  return ((uint64_t)((b - 1024) % 512 + 512) + 1) << e;
+}
+
+static void hist_add(hist_t *h, uint64_t v) {
+  h->n[bucket_of(v)]++;
+  h->count++;
+  if (v > h->max) h->max = v;
+}
+
+/* The upper edge of the bucket holding the given share of the samples (0 for none). */
+static uint64_t hist_at(const hist_t *h, double share) {
+  if (h->count == 0) return 0;
+  uint64_t acc = 0;
+  for (int b = 0; b < HBUCKETS; b++) {
+    acc += h->n[b];
+    if ((double)acc >= share * (double)h->count) return bucket_top(b);
+  }
+  return h->max;
+}
+
+static device_t *dev;
+static int n_devices = 1000, in_flight_max = 64, per_address = 250, use_put = 0, same_port = 0;
+static double period_s = 60, jitter = 0.1, hs_rate = 0;
+static struct sockaddr_in server;
+static uint32_t first_address;
+static SSL_CTX *ctx;
+static int ep;
+static int32_t wheel[WHEEL_SLOTS];
+static uint64_t wheel_tick; /* the next tick to process */
+static int in_flight, up_count, handshaking;
+static uint64_t hs_ok, hs_failed, sent, ok, bad, timeouts, retransmits, skipped, lost, iv_ok;
+static hist_t iv_hist, run_hist, storm_back, storm_reconnect;
+static int measuring; /* reports answered count into run_hist once every device was up */
+static uint64_t storm_start, storm_end;
+static int storm_active, storm_back_count, storm_window_s = 60;
+static uint32_t *storm_hps;
+static int storm_hps_len;
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig) {
+  (void)sig;
+  stopping = 1;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "coap-fleet: %s: %s\n", what, strerror(errno));
+  ERR_print_errors_fp(stderr);
+  exit(2);
+}
+
+static double uniform(void) { return (double)rand() / ((double)RAND_MAX + 1.0); }
+
+static uint64_t unix_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static long rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "VmRSS:", 6) == 0) kb = atol(line + 6);
+  if (f) fclose(f);
+  return kb;
+}
+
+static double cpu_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
+/* ---- the timer wheel ------------------------------------------------------------------------------------------ */
+
+static void wheel_unlink(int i) {
+  device_t *d = &dev[i];
+  if (d->wslot < 0) return;
+  if (d->wprev >= 0) dev[d->wprev].wnext = d->wnext;
+  else wheel[d->wslot] = d->wnext;
+  if (d->wnext >= 0) dev[d->wnext].wprev = d->wprev;
+  d->wslot = d->wnext = d->wprev = -1;
+}
+
+/* Sets device i's deadline; never earlier than the next tick, so a deadline met while its slot is processed waits. */
+static void wheel_set(int i, uint64_t due) {
+  wheel_unlink(i);
+  dev[i].due = due;
+  if (due == 0) return;
+  uint64_t tick = due / TICK_US;
+  if (tick < wheel_tick) tick = wheel_tick;
+  int slot = (int)(tick % WHEEL_SLOTS);
+  dev[i].wslot = slot;
+  dev[i].wprev = -1;
+  dev[i].wnext = wheel[slot];
+  if (wheel[slot] >= 0) dev[wheel[slot]].wprev = i;
+  wheel[slot] = i;
+}
+
+/* The earliest thing device i has to do: a handshake retransmission or give-up, a report or its retransmission, its
+ * drop in the storm, or its next handshake after a failure. */
+static void reschedule(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  uint64_t due = 0;
+#define EARLIER(t) do { if ((t) && (due == 0 || (t) < due)) due = (t); } while (0)
+  if (d->state == HANDSHAKING) {
+    struct timeval tv;
+    uint64_t giveup = d->started + HANDSHAKE_TIMEOUT_US;
+    EARLIER(giveup);
+    if (DTLSv1_get_timeout(d->ssl, &tv)) EARLIER(now + (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec);
+  } else if (d->state == UP) {
+    EARLIER(d->next_report);
+    if (d->sent_at) EARLIER(d->retransmit_at);
+  } else if (d->state == DOWN) {
+    EARLIER(d->retry_at);
+  }
+  EARLIER(d->storm_at);
+#undef EARLIER
+  wheel_set(i, due);
+}
+
+/* ---- sessions ------------------------------------------------------------------------------------------------- */
+
+static unsigned psk_client(SSL *ssl, const char *hint, char *id, unsigned max_id, unsigned char *psk, unsigned max_psk) {
+  (void)hint;
+  device_t *d = SSL_get_app_data(ssl);
+  if (strlen(d->id) + 1 > max_id || KEY_LEN > max_psk) return 0;
+  strcpy(id, d->id);
+  memcpy(psk, d->key, KEY_LEN);
+  return KEY_LEN;
+}
+
+static int open_socket(int i) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) die("socket (is the open-file limit too low?)");
+  struct sockaddr_in from = {0};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(dev[i].address);
+  if (bind(fd, (struct sockaddr *)&from, sizeof from) < 0) die("bind to a source address of 127.0.0.0/8");
+  if (connect(fd, (struct sockaddr *)&server, sizeof server) < 0) die("connect");
+  struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl");
+  return fd;
+}
+
+static void handshake_done(int i, uint64_t now);
+static void retry_later(int i, uint64_t now);
+
+/* Moves device i's handshake on with what has arrived: up, failed (tried again later), or waiting for more. */
+static void drive_handshake(int i, uint64_t now) {
+  int r = SSL_do_handshake(dev[i].ssl);
+  if (r == 1) {
+    handshake_done(i, now);
+  } else if (SSL_get_error(dev[i].ssl, r) != SSL_ERROR_WANT_READ) {
+    hs_failed++;
+    retry_later(i, now);
+  } else {
+    reschedule(i, now);
+  }
+}
+
+/* Starts device i's handshake (its ClientHello goes now; the rest as the server's flights arrive). */
+static void begin(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  if (d->fd < 0) d->fd = open_socket(i);
+  BIO *bio = BIO_new_dgram(d->fd, BIO_NOCLOSE);
+  BIO_ctrl(bio, BIO_CTRL_DGRAM_SET_CONNECTED, 0, &server);
+  d->ssl = SSL_new(ctx);
+  if (!bio || !d->ssl) die("SSL_new");
+  SSL_set_app_data(d->ssl, d);
+  SSL_set_bio(d->ssl, bio, bio);
+  SSL_set_connect_state(d->ssl);
+  d->state = HANDSHAKING;
+  d->started = now;
+  in_flight++, handshaking++;
+  /* The ClientHello; on loopback the server's answers may already be there, so the handshake can end in this call. */
+  drive_handshake(i, now);
+}
+
+/* Forgets device i's session: with close_notify (RFC 5246 section 7.2.1) at the end of the run, silently when it
+ * loses it; its socket goes too unless keep_socket. */
+static void teardown(int i, int notify, int keep_socket) {
+  device_t *d = &dev[i];
+  if (d->state == HANDSHAKING) in_flight--, handshaking--;
+  if (d->state == UP) up_count--;
+  if (d->ssl) {
+    if (notify && d->state == UP) SSL_shutdown(d->ssl);
+    SSL_free(d->ssl);
+    d->ssl = NULL;
+  }
+  if (d->fd >= 0 && !keep_socket) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, d->fd, NULL);
+    close(d->fd);
+    d->fd = -1;
+  }
+  d->sent_at = 0;
+  d->state = DOWN;
+  ERR_clear_error();
+}
+
+/* Device i lost its session or could not make one: it handshakes again after 1 to 5 s, from a new port. */
+static void retry_later(int i, uint64_t now) {
+  teardown(i, 0, 0);
+  dev[i].retry_at = now + 1000000u + (uint64_t)(uniform() * 4e6);
+  reschedule(i, now);
+}
+
+static void handshake_done(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  in_flight--, handshaking--;
+  d->state = UP;
+  up_count++;
+  hs_ok++;
+  if (storm_active) {
+    int s = (int)((now - storm_start) / 1000000u);
+    if (s >= 0 && s < storm_hps_len) storm_hps[s]++;
+  }
+  if (d->dropped_at) {
+    hist_add(&storm_back, now - storm_start);
+    hist_add(&storm_reconnect, now - d->dropped_at);
+    d->dropped_at = 0;
+    storm_back_count++;
+  }
+  /* The first report uniformly within the first period; after a reconnect, on the old schedule (at once if missed). */
+  if (d->next_report == 0) d->next_report = now + (uint64_t)(uniform() * period_s * 1e6) + 1;
+  else if (d->next_report < now) d->next_report = now;
+  reschedule(i, now);
+}
+
+/* ---- reports -------------------------------------------------------------------------------------------------- */
+
+static void transmit(int i) {
+  device_t *d = &dev[i];
+  uint8_t msg[256];
+  size_t n = 0;
+  msg[n++] = 0x44; /* version 1, CON, token length 4 */
+  msg[n++] = use_put ? 0x03 : 0x02;
+  msg[n++] = (uint8_t)(d->mid >> 8);
+  msg[n++] = (uint8_t)d->mid;
+  memcpy(msg + n, &d->token, 4);
+  n += 4;
+  char path[8 + ID_MAX];
+  snprintf(path, sizeof path, "fleet/%s", d->id);
+  n += path_options(msg + n, path);
+  msg[n++] = 0x11; /* Content-Format (12), one byte after Uri-Path (11) */
+  msg[n++] = 110;  /* application/senml+json, RFC 8428 section 12.3 */
+  msg[n++] = 0xFF;
+  /* A reading that changes with the time (so observers see changes), and the first transmission's time. */
+  double v = 20 + (double)((d->sent_unix_ms / 1000 + (uint64_t)d->address) % 1000) / 100.0;
+  n += (size_t)snprintf((char *)msg + n, sizeof msg - n, "[{\"bn\":\"%s/\",\"n\":\"temperature\",\"u\":\"Cel\",\"v\":%.2f,\"t\":%llu.%03llu}]",
+                        d->id, v, (unsigned long long)(d->sent_unix_ms / 1000), (unsigned long long)(d->sent_unix_ms % 1000));
+  /* A full socket buffer loses it, as a lossy link would: the retransmission covers it. */
+  SSL_write(d->ssl, msg, (int)n);
+}
+
+static void next_report_after(device_t *d, uint64_t now) {
+  d->next_report = now + (uint64_t)(period_s * 1e6 * (1 + jitter * (2 * uniform() - 1)));
+}
+
+static void send_report(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  next_report_after(d, now);
+  if (d->sent_at) { /* NSTART 1 (RFC 7252 section 4.7): the last one is still unanswered */
+    skipped++;
+    return;
+  }
+  d->mid++;
+  d->token++;
+  d->sent_at = now;
+  d->sent_unix_ms = unix_ms();
+  d->retransmits = 0;
+  /* RFC 7252 section 4.2: the first timeout is random between ACK_TIMEOUT and ACK_TIMEOUT * ACK_RANDOM_FACTOR. */
+  d->timeout_ms = ACK_TIMEOUT_MS + (uint32_t)(uniform() * ACK_TIMEOUT_MS / 2);
+  d->retransmit_at = now + (uint64_t)d->timeout_ms * 1000u;
+  sent++;
+  transmit(i);
+}
+
+/* A record from device i's session: the report's piggybacked response, an empty ACK, or a separate response (CON or NON). */
+static void on_message(int i, const uint8_t *buf, int got, uint64_t now) {
+  device_t *d = &dev[i];
+  if (got < 4 || (buf[0] >> 6) != 1) return;
+  int type = (buf[0] >> 4) & 3, tkl = buf[0] & 0x0f, code = buf[1];
+  uint16_t mid = (uint16_t)(buf[2] << 8 | buf[3]);
+  if (type == 0) { /* a CON (a separate response): acknowledge it, RFC 7252 section 5.2.2 */
+    uint8_t ack[4] = {0x60, 0x00, buf[2], buf[3]};
+    SSL_write(d->ssl, ack, sizeof ack);
+  }
+  if (!d->sent_at) return;
+  if (type == 3 && mid == d->mid) { /* RST: the server will not take it */
+    bad++;
+    d->sent_at = 0;
+    return;
+  }
+  if (code == 0) {
+    if (type == 2 && mid == d->mid) { /* an empty ACK: the response comes separately; stop retransmitting (5.2.2) */
+      d->retransmits = MAX_RETRANSMIT;
+      d->retransmit_at = now + 60000000u;
+    }
+    return;
+  }
+  if (tkl != 4 || got < 8 || memcmp(buf + 4, &d->token, 4) != 0) return;
+  uint64_t lat = now - d->sent_at;
+  hist_add(&iv_hist, lat);
+  if (measuring) hist_add(&run_hist, lat);
+  if ((code >> 5) == 2) ok++, iv_ok++;
+  else bad++;
+  d->sent_at = 0;
+}
+
+/* ---- the timer ------------------------------------------------------------------------------------------------ */
+
+static void fire(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  if (d->storm_at && d->storm_at <= now) {
+    /* The storm reaches this device: its session is gone, without a word to the server. */
+    d->storm_at = 0;
+    teardown(i, 0, same_port);
+    d->dropped_at = now;
+    begin(i, now);
+    return;
+  }
+  switch (d->state) {
+  case HANDSHAKING:
+    if (now - d->started >= HANDSHAKE_TIMEOUT_US) {
+      hs_failed++;
+      retry_later(i, now);
+      return;
+    }
+    /* RFC 6347 section 4.2.4: a flight not answered is sent again on the timer OpenSSL keeps. */
+    DTLSv1_handle_timeout(d->ssl);
+    break;
+  case UP:
+    if (d->sent_at && now >= d->retransmit_at) {
+      if (d->retransmits < MAX_RETRANSMIT) {
+        d->retransmits++;
+        d->timeout_ms *= 2;
+        d->retransmit_at = now + (uint64_t)d->timeout_ms * 1000u;
+        retransmits++;
+        transmit(i);
+      } else {
+        /* Given up (RFC 7252 section 4.2): the session is taken for lost and made again. */
+        timeouts++;
+        lost++;
+        retry_later(i, now);
+        return;
+      }
+    }
+    if (now >= d->next_report) send_report(i, now);
+    break;
+  case DOWN:
+    if (now >= d->retry_at) {
+      begin(i, now);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  reschedule(i, now);
+}
+
+static void run_wheel(uint64_t now) {
+  uint64_t last = now / TICK_US;
+  while (wheel_tick <= last) {
+    /* wheel_tick moves on first, so what is scheduled while this slot is processed goes to a later tick. */
+    int slot = (int)(wheel_tick++ % WHEEL_SLOTS);
+    int32_t i = wheel[slot];
+    wheel[slot] = -1;
+    while (i >= 0) {
+      int32_t next = dev[i].wnext;
+      dev[i].wslot = dev[i].wnext = dev[i].wprev = -1;
+      if (dev[i].due <= now) fire(i, now);
+      else wheel_set(i, dev[i].due); /* a later turn */
+      i = next;
+    }
+  }
+}
+
+static void on_readable(int i, uint64_t now) {
+  device_t *d = &dev[i];
+  if (d->state == HANDSHAKING) {
+    drive_handshake(i, now);
+    return;
+  }
+  if (d->state != UP) {
+    /* A datagram for a session that is gone (the storm kept the socket): drop it. */
+    uint8_t sink[16];
+    while (recv(d->fd, sink, sizeof sink, 0) > 0) {}
+    return;
+  }
+  uint8_t buf[2048];
+  for (;;) {
+    int got = SSL_read(d->ssl, buf, sizeof buf);
+    if (got <= 0) {
+      int err = SSL_get_error(d->ssl, got);
+      if (err != SSL_ERROR_WANT_READ) { /* the server closed or broke the session */
+        lost++;
+        retry_later(i, now);
+        return;
+      }
+      break;
+    }
+    on_message(i, buf, got, now);
+  }
+  reschedule(i, now);
+}
+
+/* ---- the key file --------------------------------------------------------------------------------------------- */
+
+static int hexval(int c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; }
+
+static int parse_hex(const char *s, uint8_t *out, size_t len) {
+  if (strlen(s) != 2 * len) return 0;
+  for (size_t j = 0; j < len; j++) {
+    int hi = hexval(s[2 * j]), lo = hexval(s[2 * j + 1]);
+    if (hi < 0 || lo < 0) return 0;
+    out[j] = (uint8_t)(hi << 4 | lo);
+  }
+  return 1;
+}
+
+/* The first n identities beginning "dev-" in path, with their keys; exits with 2 naming the line that is wrong. */
+static void read_keys(const char *path, int n) {
+  FILE *f = fopen(path, "r");
+  if (!f) die(path);
+  char line[512];
+  int found = 0, number = 0;
+  while (found < n && fgets(line, sizeof line, f)) {
+    number++;
+    line[strcspn(line, "\r\n")] = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    char *space = strchr(line, ' ');
+    if (!space || space == line || (size_t)(space - line) >= ID_MAX || !parse_hex(space + 1, dev[found].key, KEY_LEN)) {
+      fprintf(stderr, "coap-fleet: %s line %d is not \"identity hexkey\" (an identity under %d bytes, a %d-byte key in hex)\n", path, number, ID_MAX,
+              KEY_LEN);
+      exit(2);
+    }
+    *space = 0;
+    if (strncmp(line, "dev-", 4) != 0) continue;
+    strcpy(dev[found++].id, line);
+  }
+  fclose(f);
+  if (found < n) {
+    fprintf(stderr, "coap-fleet: %s holds %d devices (dev-...), not %d\n", path, found, n);
+    exit(2);
+  }
+}
+
+static void derive_key(const char *identity, uint8_t *key) {
+  char label[64];
+  uint8_t digest[32];
+  unsigned len = 0;
+  int n = snprintf(label, sizeof label, "coapnet-fleet %s", identity);
+  if (!EVP_Digest(label, (size_t)n, digest, &len, EVP_sha256(), NULL)) die("SHA-256");
+  memcpy(key, digest, KEY_LEN);
+}
+
+static int write_keys(const char *path, int n, int dashboards, int random_keys, const uint8_t *shared) {
+  FILE *f = fopen(path, "w");
+  if (!f) die(path);
+  fprintf(f, "# coap-fleet key file: identity and 16-byte PSK in hex, one a line (%d devices, %d dashboards, %s keys)\n", n, dashboards,
+          shared ? "one shared" : random_keys ? "random" : "derived");
+  for (int k = 0; k < n + dashboards; k++) {
+    char id[ID_MAX + 8];
+    uint8_t key[KEY_LEN];
+    if (k < n) snprintf(id, sizeof id, "dev-%06d", k + 1);
+    else snprintf(id, sizeof id, "dash-%03d", k - n + 1);
+    if (shared) {
+      memcpy(key, shared, KEY_LEN);
+    } else if (random_keys) {
+      if (RAND_bytes(key, KEY_LEN) != 1) die("RAND_bytes");
+    } else {
+      derive_key(id, key);
+    }
+    fprintf(f, "%s ", id);
+    for (int j = 0; j < KEY_LEN; j++) fprintf(f, "%02x", key[j]);
+    fputc('\n', f);
+  }
+  if (fclose(f) != 0) die(path);
+  return 0;
+}
+
+/* ---- main ----------------------------------------------------------------------------------------------------- */
+
+static void status(uint64_t t0, uint64_t now) {
+  printf("status t_s=%.0f up=%d handshaking=%d hs_ok=%llu hs_failed=%llu sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu "
+         "lost=%llu iv_ok=%llu p50_us=%llu p99_us=%llu p999_us=%llu cpu_s=%.2f rss_kb=%ld\n",
+         (double)(now - t0) / 1e6, up_count, handshaking, (unsigned long long)hs_ok, (unsigned long long)hs_failed, (unsigned long long)sent,
+         (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)timeouts, (unsigned long long)retransmits,
+         (unsigned long long)skipped, (unsigned long long)lost, (unsigned long long)iv_ok, (unsigned long long)hist_at(&iv_hist, 0.50),
+         (unsigned long long)hist_at(&iv_hist, 0.99), (unsigned long long)hist_at(&iv_hist, 0.999), cpu_seconds(), rss_kb());
+  fflush(stdout);
+  memset(&iv_hist, 0, sizeof iv_hist);
+  iv_ok = 0;
+}
+
+static void storm_report(void) {
+  int peak = 0, last = 0;
+  uint64_t total = 0;
+  for (int s = 0; s < storm_hps_len; s++) {
+    if (storm_hps[s]) last = s;
+    if ((int)storm_hps[s] > peak) peak = (int)storm_hps[s];
+    total += storm_hps[s];
+  }
+  printf("storm devices=%d back=%d window_s=%d all_back_s=%.1f back_p50_s=%.1f back_p99_s=%.1f reconnect_p50_ms=%.0f reconnect_p99_ms=%.0f "
+         "hs_peak_per_s=%d hs_mean_per_s=%.0f\n",
+         n_devices, storm_back_count, storm_window_s, storm_back_count == n_devices ? (double)storm_back.max / 1e6 : -1.0,
+         (double)hist_at(&storm_back, 0.50) / 1e6, (double)hist_at(&storm_back, 0.99) / 1e6, (double)hist_at(&storm_reconnect, 0.50) / 1e3,
+         (double)hist_at(&storm_reconnect, 0.99) / 1e3, peak, (double)total / (last + 1));
+  printf("storm_hps=");
+  for (int s = 0; s <= last; s++) printf("%s%u", s ? "," : "", storm_hps[s]);
+  printf("\n");
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  const char *host = "127.0.0.1", *port = "5684", *ciphers = "PSK-AES128-CCM8", *keys = NULL, *write_path = NULL, *first = "127.1.0.1";
+  const char *shared_hex = NULL;
+  int seconds = 120, status_s = 10, setup_timeout_s = 600, dashboards = 0, random_keys = 0, write_n = 0;
+  double storm_at_s = -1;
+  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP };
+  static const struct option longs[] = {
+      {"per-address", required_argument, 0, O_PER_ADDRESS}, {"first-address", required_argument, 0, O_FIRST},
+      {"storm-at", required_argument, 0, O_STORM_AT},       {"storm-window", required_argument, 0, O_STORM_WINDOW},
+      {"storm-same-port", no_argument, 0, O_SAME_PORT},     {"shared-key", required_argument, 0, O_SHARED},
+      {"put", no_argument, 0, O_PUT},                       {"status", required_argument, 0, O_STATUS},
+      {"write-keys", required_argument, 0, O_WRITE},        {"dashboards", required_argument, 0, O_DASH},
+      {"random-keys", no_argument, 0, O_RANDOM},            {"setup-timeout", required_argument, 0, O_SETUP},
+      {0, 0, 0, 0}};
+  int opt;
+  while ((opt = getopt_long(argc, argv, "h:p:n:d:P:j:a:r:K:C:", longs, NULL)) != -1) {
+    switch (opt) {
+    case 'h': host = optarg; break;
+    case 'p': port = optarg; break;
+    case 'n': n_devices = atoi(optarg); break;
+    case 'd': seconds = atoi(optarg); break;
+    case 'P': period_s = atof(optarg); break;
+    case 'j': jitter = atof(optarg); break;
+    case 'a': in_flight_max = atoi(optarg); break;
+    case 'r': hs_rate = atof(optarg); break;
+    case 'K': keys = optarg; break;
+    case 'C': ciphers = optarg; break;
+    case O_PER_ADDRESS: per_address = atoi(optarg); break;
+    case O_FIRST: first = optarg; break;
+    case O_STORM_AT: storm_at_s = atof(optarg); break;
+    case O_STORM_WINDOW: storm_window_s = atoi(optarg); break;
+    case O_SAME_PORT: same_port = 1; break;
+    case O_SHARED: shared_hex = optarg; break;
+    case O_PUT: use_put = 1; break;
+    case O_STATUS: status_s = atoi(optarg); break;
+    case O_WRITE:
+      write_path = optarg;
+      if (optind >= argc) { fprintf(stderr, "coap-fleet: --write-keys takes FILE N\n"); return 2; }
+      write_n = atoi(argv[optind++]);
+      break;
+    case O_DASH: dashboards = atoi(optarg); break;
+    case O_RANDOM: random_keys = 1; break;
+    case O_SETUP: setup_timeout_s = atoi(optarg); break;
+    default:
+      fprintf(stderr, "usage: coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]\n"
+                      "                  [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]\n"
+                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]\n"
+                      "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]\n");
+      return 2;
+    }
+  }
+  if (write_path) {
+    if (write_n < 1 || write_n > 999999 || dashboards < 0 || dashboards > 999) {
+      fprintf(stderr, "coap-fleet: --write-keys takes 1..999999 devices, --dashboards 0..999\n");
+      return 2;
+    }
+    uint8_t shared[KEY_LEN];
+    if (shared_hex && (random_keys || !parse_hex(shared_hex, shared, KEY_LEN))) {
+      fprintf(stderr, "coap-fleet: --shared-key takes a %d-byte key in hex, and not with --random-keys\n", KEY_LEN);
+      return 2;
+    }
+    return write_keys(write_path, write_n, dashboards, random_keys, shared_hex ? shared : NULL);
+  }
+  struct in_addr a;
+  if (n_devices < 1 || n_devices > MAX_DEVICES || seconds < 1 || period_s <= 0 || jitter < 0 || jitter >= 1 || in_flight_max < 1 || hs_rate < 0 ||
+      per_address < 1 || per_address > 20000 || status_s < 1 || storm_window_s < 1 || setup_timeout_s < 1 || inet_pton(AF_INET, first, &a) != 1 ||
+      !keys || shared_hex) {
+    fprintf(stderr, "coap-fleet: -K FILE (--shared-key goes with --write-keys), -n 1..%d, -d 1.., -P > 0, -j 0..<1, -a 1.., -r >= 0, --per-address 1..20000, "
+                    "--status 1.., --storm-window 1.., --setup-timeout 1.., --first-address an IPv4 address\n",
+            MAX_DEVICES);
+    return 2;
+  }
+  first_address = ntohl(a.s_addr);
+  uint32_t addresses = (uint32_t)((n_devices + per_address - 1) / per_address), last_address = first_address + addresses - 1;
+  if ((first_address >> 24) != 127 || (last_address >> 24) != 127) {
+    fprintf(stderr, "coap-fleet: the source addresses (%d devices, %d per address from %s) must stay within 127.0.0.0/8\n", n_devices, per_address, first);
+    return 2;
+  }
+  struct addrinfo *found = resolve_udp("coap-fleet", host, port);
+  if (found->ai_family != AF_INET) {
+    fprintf(stderr, "coap-fleet: %s is not an IPv4 address: the devices' sources are in 127.0.0.0/8\n", host);
+    return 2;
+  }
+  memcpy(&server, found->ai_addr, sizeof server);
+  freeaddrinfo(found);
+
+  ctx = dtls_psk_client_ctx("coap-fleet", ciphers, psk_client);
+  /* Memory per session, for 100,000 of them: SSL_MODE_RELEASE_BUFFERS asks for the 16 KB record buffers to be given
+   * back between records, but OpenSSL 3.0's DTLS keeps them (measured: 42 KB of RSS a device with it or without), and
+   * SSL_free_buffers leaves DTLS with no write buffer to send its next record in (a crash in SSL_shutdown). What
+   * works: records of at most 512 bytes (a report is under 200), so the write buffer is small: 38.7 KB a device. */
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_max_send_fragment(ctx, 512);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+
+  /* Everything from here on is the fleet's: the memory per device is the growth from this reading. */
+  long rss0 = rss_kb(), rss_setup = 0;
+  /* A socket per device, and epoll's and the standard streams' besides (we run as root: past the hard limit). */
+  raise_open_files((rlim_t)n_devices + 64);
+  struct rlimit files;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (rlim_t)n_devices + 64) {
+    /* Said now rather than at the socket that fails, minutes into the setup. */
+    fprintf(stderr, "coap-fleet: %d devices need %d open files and the limit is %llu (hard limit %llu; raising it needs CAP_SYS_RESOURCE, "
+                    "or prlimit --nofile=N:N --pid PID from outside, or the container's ulimit): at most %llu devices here\n",
+            n_devices, n_devices + 64, (unsigned long long)files.rlim_cur, (unsigned long long)files.rlim_max,
+            (unsigned long long)(files.rlim_cur > 64 ? files.rlim_cur - 64 : 0));
+    return 2;
+  }
+  dev = calloc((size_t)n_devices, sizeof *dev);
+  if (!dev) die("calloc");
+  read_keys(keys, n_devices);
+  for (int i = 0; i < n_devices; i++) {
+    device_t *d = &dev[i];
+    d->fd = -1;
+    d->wslot = d->wnext = d->wprev = -1;
+    /* Round robin over the addresses, so the devices that handshake together come from different ones (a server bounds
+     * the handshakes in progress per source address; CoapNet's default is 16). */
+    d->address = first_address + (uint32_t)i % addresses;
+    d->mid = (uint16_t)rand();
+    d->token = (uint32_t)rand();
+  }
+  for (int s = 0; s < WHEEL_SLOTS; s++) wheel[s] = -1;
+  storm_hps_len = storm_window_s + 300;
+  storm_hps = calloc((size_t)storm_hps_len, sizeof *storm_hps);
+  if (!storm_hps) die("calloc");
+
+  ep = epoll_create1(0);
+  if (ep < 0) die("epoll_create1");
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  srand((unsigned)now_us());
+
+  struct epoll_event events[1024];
+  uint64_t t0 = now_us(), next_status = t0 + (uint64_t)status_s * 1000000u, setup_done = 0, end = 0, storm_due = 0;
+  int next_start = 0;
+  wheel_tick = t0 / TICK_US;
+  while (!stopping) {
+    uint64_t now = now_us();
+    /* Setup: at most -a handshakes in flight, and at most -r begun a second. */
+    while (next_start < n_devices && in_flight < in_flight_max && (hs_rate == 0 || (double)next_start < hs_rate * (double)(now - t0) / 1e6))
+      begin(next_start++, now);
+    int n = epoll_wait(ep, events, 1024, (int)(TICK_US / 1000));
+    if (n < 0 && errno != EINTR) die("epoll_wait");
+    now = now_us();
+    for (int e = 0; e < n; e++) on_readable((int)events[e].data.u32, now);
+    run_wheel(now);
+
+    if (!setup_done && (up_count == n_devices || now - t0 >= (uint64_t)setup_timeout_s * 1000000u)) {
+      setup_done = now;
+      rss_setup = rss_kb();
+      double secs = (double)(now - t0) / 1e6;
+      printf("setup devices=%d up=%d failed=%llu seconds=%.1f hps=%.0f ok=%llu rss_kb=%ld rss_per_device_b=%.0f\n", n_devices, up_count,
+             (unsigned long long)hs_failed, secs, n_devices / secs, (unsigned long long)ok, rss_setup, (double)(rss_setup - rss0) * 1024 / n_devices);
+      fflush(stdout);
+      measuring = 1;
+      end = now + (uint64_t)seconds * 1000000u;
+      if (storm_at_s >= 0) storm_due = now + (uint64_t)(storm_at_s * 1e6);
+    }
+    if (storm_due && now >= storm_due) {
+      /* Every device drops its session at a uniformly random point of the window. */
+      storm_due = 0;
+      storm_active = 1;
+      storm_start = now;
+      storm_end = now + (uint64_t)(storm_window_s + 120) * 1000000u;
+      for (int i = 0; i < n_devices; i++) {
+        dev[i].storm_at = now + 1 + (uint64_t)(uniform() * storm_window_s * 1e6);
+        reschedule(i, now);
+      }
+      printf("storm_begins t_s=%.0f devices=%d window_s=%d\n", (double)(now - t0) / 1e6, n_devices, storm_window_s);
+      fflush(stdout);
+    }
+    if (storm_active && (storm_back_count == n_devices || now >= storm_end)) {
+      storm_active = 0;
+      storm_report();
+    }
+    if (now >= next_status) {
+      status(t0, now);
+      next_status += (uint64_t)status_s * 1000000u;
+    }
+    if (end && now >= end && !storm_active && !storm_due) break;
+  }
+  if (storm_active) storm_report();
+
+  uint64_t stop = now_us();
+  double run_s = setup_done ? (double)(stop - setup_done) / 1e6 : 0, cpu = cpu_seconds();
+  long rss = rss_kb();
+  printf("summary devices=%d up=%d seconds=%.0f sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu lost=%llu reports_per_s=%.1f "
+         "p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu hs_ok=%llu hs_failed=%llu cpu_s=%.2f cpu_us_per_report=%.1f rss_kb=%ld rss_per_device_b=%.0f\n",
+         n_devices, up_count, run_s, (unsigned long long)sent, (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)timeouts,
+         (unsigned long long)retransmits, (unsigned long long)skipped, (unsigned long long)lost, run_s > 0 ? (double)run_hist.count / run_s : 0,
+         (unsigned long long)hist_at(&run_hist, 0.50), (unsigned long long)hist_at(&run_hist, 0.99), (unsigned long long)hist_at(&run_hist, 0.999),
+         (unsigned long long)run_hist.max, (unsigned long long)hs_ok, (unsigned long long)hs_failed, cpu, ok ? cpu * 1e6 / (double)ok : 0, rss,
+         setup_done ? (double)(rss_setup - rss0) * 1024 / n_devices : 0);
+  fflush(stdout);
+  for (int i = 0; i < n_devices; i++) teardown(i, 1, 0);
+  SSL_CTX_free(ctx);
+  return setup_done && ok > 0 ? 0 : 1;
+}
