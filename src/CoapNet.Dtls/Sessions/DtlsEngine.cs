@@ -184,7 +184,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
-            old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)");
+            old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)", SessionEnd.Replaced);
             Forget(old);
         }
 
@@ -304,6 +304,14 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     {
     }
 
+    /// <summary>True on a server: its sessions are counted when they end (<c>coap.sessions.closed</c>), as its gauge reports them.</summary>
+    protected virtual bool ReportsSessions => false;
+
+    /// <summary>Called once when the engine is disposed, before its sessions are closed.</summary>
+    protected virtual void OnDisposing()
+    {
+    }
+
     /// <summary>Called on the handshake thread once a session is established (the client completes its waiters).</summary>
     protected virtual void OnEstablished(DtlsSession session)
     {
@@ -380,10 +388,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return;
         }
 
+        OnDisposing();
         _sweep.Dispose();
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close(DisposedReason);
+            pair.Value.Close(DisposedReason, SessionEnd.Shutdown);
         }
 
         Network.Dispose();
@@ -396,10 +405,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return;
         }
 
+        OnDisposing();
         await _sweep.DisposeAsync().ConfigureAwait(false);
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close(DisposedReason);
+            pair.Value.Close(DisposedReason, SessionEnd.Shutdown);
         }
 
         await Network.DisposeAsync().ConfigureAwait(false);
@@ -464,7 +474,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                 else
                 {
                     // Closed or replaced while it finished: the new association is dropped at once (and was never reported up).
-                    session.Close("it was closed or replaced while its handshake finished");
+                    session.Close("it was closed or replaced while its handshake finished", SessionEnd.Shutdown);
                     OnHandshakeFailed(session, new ObjectDisposedException(nameof(DtlsEngine)));
                 }
             }
@@ -481,7 +491,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             }
 
             session.Failure = e;
-            session.MarkClosed(e.Message);
+            session.MarkClosed(e.Message, null);
             Forget(session);
             failure = e;
         }
@@ -516,6 +526,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
 
         Interlocked.Decrement(ref _sessions);
+        if (ReportsSessions)
+        {
+            CoapInstrumentation.RecordSessionClosed(CoapPeer.DtlsScheme, session.ClosedAs);
+        }
+
         string reason = session.CloseReason ?? "it closed";
         Log.Closed(Logger, session.Remote, context, reason);
         try
@@ -548,7 +563,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             if (Time.GetElapsedTime(session.LastReceived) >= Options.SessionIdleTimeout)
             {
                 Log.Aged(Logger, session.Remote, pair.Key);
-                session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)");
+                session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)", SessionEnd.IdleTimeout);
             }
             else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
             {

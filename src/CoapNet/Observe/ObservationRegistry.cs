@@ -18,6 +18,7 @@ internal sealed partial class ObservationRegistry
     private readonly object _gate = new();
     private readonly Dictionary<TokenKey, Observation> _byKey = [];
     private readonly Dictionary<CoapPeer, int> _perPeer = [];
+    private readonly Dictionary<PeerIdentityKey, int> _perIdentity = [];
     private readonly Dictionary<object, HashSet<Observation>> _byTarget = new(ReferenceEqualityComparer.Instance);
     private int _count;
 
@@ -43,6 +44,9 @@ internal sealed partial class ObservationRegistry
 
     /// <summary>The clock's timestamp now.</summary>
     public long Now => _time.GetTimestamp();
+
+    /// <summary>The time since <paramref name="timestamp"/>, on the registry's clock.</summary>
+    public TimeSpan Since(long timestamp) => _time.GetElapsedTime(timestamp);
 
     /// <summary>The Observe value of a new observation's first response, less one; tests set it near 2^24 to see the wrap.</summary>
     internal uint FirstSequence { get; set; } = 1;
@@ -110,9 +114,11 @@ internal sealed partial class ObservationRegistry
             }
 
             _perPeer.TryGetValue(exchange.Peer, out int ofPeer);
-            if (_byKey.Count >= _options.MaxObservations || ofPeer >= _options.MaxObservationsPerPeer)
+            PeerIdentityKey identity = PeerIdentityKey.Of(exchange.Peer);
+            _perIdentity.TryGetValue(identity, out int ofIdentity);
+            if (_byKey.Count >= _options.MaxObservations || ofPeer >= _options.MaxObservationsPerPeer || ofIdentity >= _options.MaxObservationsPerIdentity)
             {
-                Log.Refused(_logger, exchange.Peer, exchange.Request.UriPath, _byKey.Count, ofPeer);
+                Log.Refused(_logger, exchange.Peer, exchange.Request.UriPath, _byKey.Count, ofPeer, ofIdentity);
                 return null;
             }
 
@@ -121,6 +127,7 @@ internal sealed partial class ObservationRegistry
             _byKey.Add(key, observation);
             Volatile.Write(ref _count, _byKey.Count);
             _perPeer[exchange.Peer] = ofPeer + 1;
+            _perIdentity[identity] = ofIdentity + 1;
             AddToTarget(observation);
         }
 
@@ -188,6 +195,7 @@ internal sealed partial class ObservationRegistry
             _byKey.Clear();
             Volatile.Write(ref _count, 0);
             _perPeer.Clear();
+            _perIdentity.Clear();
             _byTarget.Clear();
         }
     }
@@ -211,12 +219,14 @@ internal sealed partial class ObservationRegistry
             set.CopyTo(observers);
         }
 
+        // The clock is read only for a listener of the notification lag.
+        long changedAt = Diagnostics.CoapInstrumentation.MeasuresNotificationLag ? Now : Observation.NotTimed;
         int count = 0;
         foreach (Observation observation in observers)
         {
             if (path is null || string.Equals(observation.Path, path, StringComparison.Ordinal))
             {
-                observation.Trigger();
+                observation.Trigger(changedAt);
                 count++;
             }
         }
@@ -232,20 +242,28 @@ internal sealed partial class ObservationRegistry
     {
         _byKey.Remove(observation.Key);
         Volatile.Write(ref _count, _byKey.Count);
-        if (_perPeer.TryGetValue(observation.Peer, out int ofPeer))
+        Decrement(_perPeer, observation.Peer);
+
+        Decrement(_perIdentity, PeerIdentityKey.Of(observation.Peer));
+        RemoveFromTarget(observation);
+        observation.MarkRemoved();
+    }
+
+    // Caller holds the lock. An entry at zero goes, so the tables hold only those that observe something.
+    private static void Decrement<TKey>(Dictionary<TKey, int> counts, TKey key)
+        where TKey : notnull
+    {
+        if (counts.TryGetValue(key, out int count))
         {
-            if (ofPeer <= 1)
+            if (count <= 1)
             {
-                _perPeer.Remove(observation.Peer);
+                counts.Remove(key);
             }
             else
             {
-                _perPeer[observation.Peer] = ofPeer - 1;
+                counts[key] = count - 1;
             }
         }
-
-        RemoveFromTarget(observation);
-        observation.MarkRemoved();
     }
 
     // Caller holds the lock.
@@ -277,7 +295,7 @@ internal sealed partial class ObservationRegistry
         [LoggerMessage(302, LogLevel.Debug, "{Peer} no longer observes {Path}: {Reason}")]
         public static partial void Removed(ILogger logger, CoapPeer peer, string path, string reason);
 
-        [LoggerMessage(303, LogLevel.Debug, "Refused to let {Peer} observe {Path}: {Total} observations in all, {OfPeer} of this peer, at the configured bound (ObserveOptions)")]
-        public static partial void Refused(ILogger logger, CoapPeer peer, string path, int total, int ofPeer);
+        [LoggerMessage(303, LogLevel.Debug, "Refused to let {Peer} observe {Path}: {Total} observations in all, {OfPeer} of this peer, {OfIdentity} of its identity, at the configured bound (ObserveOptions)")]
+        public static partial void Refused(ILogger logger, CoapPeer peer, string path, int total, int ofPeer, int ofIdentity);
     }
 }

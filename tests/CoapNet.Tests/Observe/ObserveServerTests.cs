@@ -260,6 +260,27 @@ public sealed class ObserveServerTests : IAsyncLifetime
     }
 
     [Fact]
+    public void ObservationsAreBoundedPerIdentityWhichForAnUnsecuredPeerIsItsAddressWhateverItsPort()
+    {
+        Start(new ObserveOptions { MaxObservationsPerIdentity = 2 });
+        TestPeer a = Peer("10.0.0.1:5001");
+        TestPeer b = Peer("10.0.0.1:5002");
+        TestPeer c = Peer("10.0.0.3");
+
+        Register(a, "/counter", 0x31).Observe.Should().NotBeNull();
+        Register(b, "/counter", 0x32).Observe.Should().NotBeNull();
+        CoapMessage thirdOfAddress = Register(b, "/counter", 0x33);
+        Register(c, "/counter", 0x34).Observe.Should().NotBeNull("another address is another device");
+        Register(a, "/counter", 0x31, observe: 1);
+        CoapMessage afterDeregistration = Register(b, "/counter", 0x35);
+
+        thirdOfAddress.Code.Should().Be(CoapCode.Content);
+        thirdOfAddress.Observe.Should().BeNull("two ports of one address are one device without an identity: past its bound, a plain response");
+        afterDeregistration.Observe.Should().NotBeNull("a deregistration gives its place back to the device");
+        Server.Observations.Should().Be(3);
+    }
+
+    [Fact]
     public void AnUnobservableRouteAnswersWithoutObserve()
     {
         Start();
