@@ -78,6 +78,8 @@ public sealed class FleetInstrumentationTests : IDisposable
         byte[] answer = await DtlsAttacker.ReceiveAsync(forger);
         await using CoapClient stranger = DtlsLoopback.Client(identity: "stranger");
         await FluentActions.Awaiting(() => stranger.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/x"))).Should().ThrowAsync<System.Security.Authentication.AuthenticationException>();
+        await using CoapClient known = DtlsLoopback.Client();
+        await known.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/x"));
 
         answer[13].Should().Be(3, "a cookie that does not verify is answered with a HelloVerifyRequest (RFC 6347 section 4.2.1)");
         Wait.Until(() => Handshakes("failed", "unknown_psk_identity") >= 1, "the unknown identity was counted");
