@@ -35,6 +35,13 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     /// <summary>RFC 6347 section 4.2.4: a peer may retransmit its last flight for up to 2 MSL (BouncyCastle's 240 s).</summary>
     private static readonly TimeSpan LastFlightLifetime = TimeSpan.FromSeconds(240);
 
+    /// <summary>
+    /// How long a session must have received nothing for a sweep to drop its expanded ciphers: past a request, its
+    /// retransmissions and its answer (a few seconds), well short of a fleet's report period (a minute). Making them again
+    /// costs two AES key expansions, once per wake-up.
+    /// </summary>
+    private static readonly TimeSpan RestAfter = TimeSpan.FromSeconds(10);
+
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
     private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
@@ -565,13 +572,27 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                 Log.Aged(Logger, session.Remote, pair.Key);
                 session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)", SessionEnd.IdleTimeout);
             }
-            else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
+            else
             {
                 // A session that has said nothing since its handshake still holds BouncyCastle's state; past the time
-                // its last flight may be asked for again, it moves to our own record protection like the rest.
-                lock (session.ReceiveGate)
+                // its last flight may be asked for again, it moves to our own record protection like the rest. One quiet
+                // for RestAfter lets go of its expanded ciphers until its next record: a sleeping device costs its keys.
+                bool unread = Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime;
+                bool quiet = Time.GetElapsedTime(session.LastReceived) >= RestAfter;
+                if (unread || quiet)
                 {
-                    session.HandOverQuiet();
+                    lock (session.ReceiveGate)
+                    {
+                        if (unread)
+                        {
+                            session.HandOverQuiet();
+                        }
+
+                        if (quiet)
+                        {
+                            session.Rest();
+                        }
+                    }
                 }
             }
         }

@@ -83,8 +83,11 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
     public ulong? ConnectionId { get; set; }
 
-    /// <summary>Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order.</summary>
-    public object ReceiveGate { get; } = new();
+    /// <summary>
+    /// Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order:
+    /// the session itself, which nothing else locks (an object of its own would cost every idle session 24 bytes).
+    /// </summary>
+    public object ReceiveGate => this;
 
     /// <summary>Where the peer is now; a record authenticated with the Connection ID may move it (RFC 9146 section 6).</summary>
     public IPEndPoint Remote => Volatile.Read(ref _remote);
@@ -642,6 +645,18 @@ internal sealed class DtlsSession : DatagramTransport
         if (_ready is not null && _state == Established)
         {
             HandOver([]);
+        }
+    }
+
+    /// <summary>
+    /// Lets a quiet session hold no expanded ciphers until its next record (<see cref="RecordProtection.Rest"/>). Call
+    /// holding <see cref="ReceiveGate"/>.
+    /// </summary>
+    public void Rest()
+    {
+        if (_state == Established && _protection is { } protection)
+        {
+            protection.Rest();
         }
     }
 
