@@ -1,3 +1,4 @@
+using CoapNet.Channels;
 using CoapNet.Messaging;
 
 namespace CoapNet.RateLimiting;
@@ -26,7 +27,7 @@ public static class CoapRateLimitEndpointOptionsExtensions
         ArgumentNullException.ThrowIfNull(endpoint);
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        IdentityBuckets buckets = new(options.RequestsPerSecond, options.Burst, options.MaxIdentities, endpoint.TimeProvider);
+        CoapTokenBuckets<PeerIdentityKey> buckets = new(options.RequestsPerSecond, options.Burst, options.MaxIdentities, endpoint.TimeProvider);
         return endpoint.UseStage(StageName, _ => new IdentityRateLimitStage(buckets), CoapStagePosition.BelowAll);
     }
 }

@@ -9,7 +9,7 @@ namespace CoapNet.RateLimiting;
 /// A server's stage that takes a token of the request's device (<see cref="PeerIdentityKey"/>) for each request, and
 /// answers one past the rate itself (see <see cref="CoapRateLimitEndpointOptionsExtensions.UseIdentityRateLimit"/>).
 /// </summary>
-internal sealed class IdentityRateLimitStage(IdentityBuckets buckets) : CoapStage
+internal sealed class IdentityRateLimitStage(CoapTokenBuckets<PeerIdentityKey> buckets) : CoapStage
 {
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)

@@ -72,17 +72,14 @@ public sealed class DtlsPskStoreTests : IDisposable
     [Fact]
     public async Task AChangedFileIsReadOnTheNextHandshakeAfterASecondAndAnEstablishedSessionKeepsItsKey()
     {
-        string file = Write("keys.txt", "device-1 0102\n");
-        ManualTimeProvider time = new();
-        DtlsPskFile keys = new(file, timeProvider: time);
+        (string file, ManualTimeProvider time, DtlsPskFile keys) = Watched("device-1 0102\n");
         await using LoopbackServer server = StartServer(keys);
         await using CoapClient old = DtlsLoopback.Client("device-1", [1, 2]);
         Uri uri = DtlsLoopback.Uri(server.EndPoint, "/who");
         (await old.GetAsync(uri)).GetPayloadString().Should().Be("psk:device-1");
 
         // A new key for device-1 and a new device; the same length, so only the modification time tells the change.
-        File.WriteAllText(file, "device-1 0304\ndevice-2 0506\n");
-        File.SetLastWriteTimeUtc(file, DateTime.UtcNow.AddMinutes(1));
+        Rewrite(file, "device-1 0304\ndevice-2 0506\n");
         await FailsHandshake(server, "device-2", [5, 6]);
         time.Advance(TimeSpan.FromSeconds(1));
 
@@ -96,13 +93,10 @@ public sealed class DtlsPskStoreTests : IDisposable
     [Fact]
     public async Task AChangedFileThatIsMalformedKeepsTheKeysInUseAndSaysWhy()
     {
-        string file = Write("keys.txt", "device-1 0102\n");
-        ManualTimeProvider time = new();
-        DtlsPskFile keys = new(file, timeProvider: time);
+        (string file, ManualTimeProvider time, DtlsPskFile keys) = Watched("device-1 0102\n");
         await using LoopbackServer server = StartServer(keys);
 
-        File.WriteAllText(file, "device-1 0102\ndevice-2\n");
-        File.SetLastWriteTimeUtc(file, DateTime.UtcNow.AddMinutes(1));
+        Rewrite(file, "device-1 0102\ndevice-2\n");
         time.Advance(TimeSpan.FromSeconds(1));
 
         (await Who(server, "device-1", [1, 2])).Should().Be("psk:device-1");
@@ -210,6 +204,21 @@ public sealed class DtlsPskStoreTests : IDisposable
         await using CoapClient client = DtlsLoopback.Client(identity, key);
         Func<Task> get = () => client.GetAsync(DtlsLoopback.Uri(server.EndPoint, "/who")).WaitAsync(Infrastructure.Wait.DefaultBound);
         await get.Should().ThrowAsync<AuthenticationException>();
+    }
+
+    // The text may keep the file's length: the modification time, a minute on, tells the change.
+    private static void Rewrite(string file, string text)
+    {
+        File.WriteAllText(file, text);
+        File.SetLastWriteTimeUtc(file, DateTime.UtcNow.AddMinutes(1));
+    }
+
+    /// <summary>A file of keys read by a store whose checks for changes run on a clock the test moves.</summary>
+    private (string File, ManualTimeProvider Time, DtlsPskFile Keys) Watched(string text)
+    {
+        string file = Write("keys.txt", text);
+        ManualTimeProvider time = new();
+        return (file, time, new DtlsPskFile(file, timeProvider: time));
     }
 
     private string Write(string name, string text)

@@ -84,7 +84,7 @@ public sealed class IdentityRateLimitTests
     public void TheTableForgetsADeviceOnceItsBucketHasRefilledAndRefusesNewcomersAtItsBoundUntilThen()
     {
         ManualTimeProvider time = new();
-        IdentityBuckets buckets = new(perSecond: 1, burst: 2, maxIdentities: 2, time);
+        CoapTokenBuckets<PeerIdentityKey> buckets = new(perSecond: 1, burst: 2, maxKeys: 2, time);
         PeerIdentityKey a = Key("10.0.0.1");
         PeerIdentityKey b = Key("10.0.0.2");
         PeerIdentityKey c = Key("10.0.0.3");
