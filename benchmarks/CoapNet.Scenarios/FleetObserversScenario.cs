@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
+using System.Text;
 using CoapNet.Client;
 using CoapNet.Dtls;
 using CoapNet.Messages;
@@ -78,7 +79,7 @@ internal static class FleetObserversScenario
             throw new ArgumentException("--dashboards takes at most 250 (one source address 127.2.0.k each).");
         }
 
-        Dictionary<string, byte[]> keys = Samples.Server.SamplePskFile.Load(keysPath);
+        DtlsPskTable keys = DtlsPskFile.Read(keysPath);
         Lags lags = new();
         List<CoapClient> clients = [];
         using CancellationTokenSource stop = new();
@@ -89,13 +90,13 @@ internal static class FleetObserversScenario
             for (int k = 0; k < dashboards; k++)
             {
                 string identity = string.Create(CultureInfo.InvariantCulture, $"dash-{k + 1:D3}");
-                if (!keys.TryGetValue(identity, out byte[]? key))
+                if (!keys.TryGetKey(Encoding.UTF8.GetBytes(identity), out ReadOnlyMemory<byte> key))
                 {
                     throw new ArgumentException($"{keysPath} has no {identity}: write it with coap-fleet --write-keys FILE N --dashboards {dashboards}.");
                 }
 
                 CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Parse(string.Create(CultureInfo.InvariantCulture, $"127.2.0.{k + 1}")), 0) }
-                    .UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = key }));
+                    .UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = key.ToArray() }));
                 clients.Add(client);
                 for (int d = 0; d < each; d++)
                 {

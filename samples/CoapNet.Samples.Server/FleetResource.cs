@@ -1,6 +1,7 @@
-using System.Collections.Frozen;
+using System.Collections.Concurrent;
 using System.Text;
 using CoapNet.Channels;
+using CoapNet.Dtls;
 using CoapNet.Messages;
 using CoapNet.Server;
 
@@ -13,50 +14,50 @@ namespace CoapNet.Samples.Server;
 /// (RFC 7641), so each accepted POST notifies that device's observers, and only theirs.
 /// </summary>
 /// <remarks>
-/// The devices are fixed when the resource is mapped (the identities of the server's key file), so no request can make
-/// it hold more: an identity outside the fleet gets 4.04. A device costs its table entry, a small object and its last
-/// reading (about 200 bytes with a SenML reading), since 100,000 of them share one server.
+/// The devices are those of the server's key store (<see cref="DtlsPskStore"/>): an identity it does not know gets 4.04,
+/// so no request can make the table hold more than the fleet. A device's entry is made at its first request (a device
+/// provisioned while the server runs is served at once) and costs a small object and its last reading (about 200 bytes
+/// with a SenML reading), since 100,000 of them share one server.
 /// </remarks>
 public static class FleetResource
 {
     /// <summary>The longest reading kept, in bytes; a longer one gets 4.13 (a SenML reading of one value is about 100).</summary>
     public const int MaxReadingLength = 512;
 
-    /// <summary>Maps GET (observable) and POST /fleet/{identity} onto <paramref name="server"/> for the devices named.</summary>
+    /// <summary>The longest identity served, in bytes of UTF-8 (the key file's bound).</summary>
+    private const int MaxIdentityLength = 128;
+
+    /// <summary>Maps GET (observable) and POST /fleet/{identity} onto <paramref name="server"/> for the devices of <paramref name="devices"/>.</summary>
     /// <param name="server">The server, not yet started.</param>
-    /// <param name="identities">The devices' PSK identities.</param>
-    /// <exception cref="ArgumentException">An identity is empty or contains '/': it could not be a path segment.</exception>
-    public static void Map(CoapServer server, IEnumerable<string> identities)
+    /// <param name="devices">The fleet's key store: its identities are the devices.</param>
+    public static void Map(CoapServer server, DtlsPskStore devices)
     {
         ArgumentNullException.ThrowIfNull(server);
-        ArgumentNullException.ThrowIfNull(identities);
-        Dictionary<string, Device> devices = new(StringComparer.Ordinal);
-        foreach (string identity in identities)
+        ArgumentNullException.ThrowIfNull(devices);
+        ConcurrentDictionary<string, Device> fleet = new(StringComparer.Ordinal);
+
+        // The device of a path's identity, made at its first request when the store knows it; null for one outside the fleet.
+        Device? Find(string identity)
         {
-            if (string.IsNullOrEmpty(identity) || identity.Contains('/', StringComparison.Ordinal))
+            if (fleet.TryGetValue(identity, out Device? known))
             {
-                throw new ArgumentException($"'{identity}' cannot be a device of /fleet/{{identity}}: an identity is one non-empty path segment.", nameof(identities));
+                return known;
             }
 
-            devices[identity] = new Device();
-        }
+            Span<byte> bytes = stackalloc byte[Encoding.UTF8.GetMaxByteCount(MaxIdentityLength)];
+            if (identity.Length > MaxIdentityLength || !devices.TryGetKey(bytes[..Encoding.UTF8.GetBytes(identity, bytes)], out _))
+            {
+                return null;
+            }
 
-        // Read by every request, never changed after mapping: a frozen table is the cheapest to look up.
-        FrozenDictionary<string, Device> fleet = devices.ToFrozenDictionary(StringComparer.Ordinal);
+            return fleet.GetOrAdd(identity, static _ => new Device());
+        }
 
         server.MapGet("/fleet/{identity}", request =>
         {
-            if (!fleet.TryGetValue(request.GetRouteValue("identity")!, out Device? device))
+            if (Find(request.GetRouteValue("identity")!) is not { } device)
             {
                 return new CoapResponse(CoapCode.NotFound);
-            }
-
-            // A registration (RFC 7641 section 3.1, Observe 0) marks the device as observed, so that its POSTs notify:
-            // the server's notify-by-path walks every observation of the route, which a POST to an unobserved device
-            // need not pay for.
-            if (request.Message.Observe == 0)
-            {
-                device.Observed = true;
             }
 
             Reading? last = device.Last;
@@ -67,7 +68,7 @@ public static class FleetResource
         server.MapPost("/fleet/{identity}", request =>
         {
             string identity = request.GetRouteValue("identity")!;
-            if (!fleet.TryGetValue(identity, out Device? device))
+            if (Find(identity) is not { } device)
             {
                 return new CoapResponse(CoapCode.NotFound);
             }
@@ -83,12 +84,10 @@ public static class FleetResource
             }
 
             device.Last = new Reading(request.Payload.ToArray(), request.ContentFormat);
-            if (device.Observed)
-            {
-                // RFC 7641 section 4.2: the state changed, so the observers of this path (and no other) get it.
-                server.NotifyObservers("/fleet/" + identity);
-            }
 
+            // RFC 7641 section 4.2: the state changed, so the observers of this path (and no other) get it; the server
+            // finds them by path, so a device nobody observes costs a lookup.
+            server.NotifyObservers("/fleet/" + identity);
             return new CoapResponse(CoapCode.Changed);
         });
     }
@@ -110,8 +109,6 @@ public static class FleetResource
     private sealed class Device
     {
         public volatile Reading? Last;
-
-        public volatile bool Observed;
     }
 
     private sealed record Reading(byte[] Payload, ushort? ContentFormat);

@@ -25,13 +25,14 @@ if (SampleArguments.Parse(args, out int usage) is not { } arguments)
 
 IPAddress address = arguments.Address;
 
-// --psk-file: a fleet's keys (issue 41), read before anything is bound so a bad file stops the start with its line.
-Dictionary<string, byte[]>? fleetKeys = null;
+// --psk-file: a fleet's keys (issue 41), read before anything is bound so a bad file stops the start with its line; the
+// server re-reads the file when it changes (devices provisioned while it runs).
+SampleFleet? fleet = null;
 if (arguments.PskFile is { } pskFile)
 {
     try
     {
-        fleetKeys = SamplePskFile.Load(pskFile);
+        fleet = SampleFleet.Load(pskFile);
     }
     catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException)
     {
@@ -92,9 +93,9 @@ void Configure(CoapServerOptions options)
 
     // coaps: one demo pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`, or
     // a fleet's keys, one per device.
-    if (arguments.DtlsPort != 0 && fleetKeys is not null)
+    if (arguments.DtlsPort != 0 && fleet is not null)
     {
-        SampleCertificate.ListenDtls(options, new IPEndPoint(address, arguments.DtlsPort), fleetKeys);
+        fleet.Listen(options, new IPEndPoint(address, arguments.DtlsPort));
     }
     else if (arguments.DtlsPort != 0)
     {
@@ -120,10 +121,7 @@ void Map(CoapServer server)
 {
     ticker = SampleResources.Map(server);
     SampleOscore.Map(server);
-    if (fleetKeys is not null)
-    {
-        FleetResource.Map(server, fleetKeys.Keys);
-    }
+    fleet?.Map(server);
 }
 
 // coap+ws (RFC 8323 section 4) and the explorer page on --http-port: a Kestrel application that hosts the server (SampleWeb.cs).
@@ -227,12 +225,9 @@ if (web is not null)
 }
 
 Console.WriteLine("Resources: " + string.Join(", ", server.Routes));
-if (arguments.DtlsPort != 0 && fleetKeys is not null)
+if (arguments.DtlsPort != 0 && fleet is not null)
 {
-    Console.WriteLine($"coaps pre-shared keys: {fleetKeys.Count} identities from {arguments.PskFile}, each reporting to /fleet/{{identity}}");
-
-    // The server's lookup holds copies of the keys: these go, so that a fleet's keys are held once.
-    fleetKeys = null;
+    Console.WriteLine(fleet.Describe());
 }
 else if (arguments.DtlsPort != 0)
 {

@@ -20,19 +20,18 @@ namespace CoapNet.Samples.Server;
 /// </remarks>
 internal static class SampleCertificate
 {
-    /// <summary>A coaps endpoint at <paramref name="local"/> with one pre-shared key (RFC 7252 section 9.1.3.1), for `coap-client-openssl -u ID -k KEY coaps://...`.</summary>
+    /// <summary>A coaps endpoint at <paramref name="local"/> with the one demo pre-shared key (RFC 7252 section 9.1.3.1).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static void ListenDtls(CoapServerOptions options, IPEndPoint local, string pskIdentity, string pskKey)
-        => ListenDtls(options, local, new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) });
+        => ListenDtls(options, local, DtlsServerOptions.PskTable(new Dictionary<string, byte[]> { [pskIdentity] = System.Text.Encoding.UTF8.GetBytes(pskKey) }));
 
     /// <summary>
     /// A coaps endpoint at <paramref name="local"/> with a pre-shared key per identity (RFC 7252 section 9.1.3.1): the
-    /// demo key, or a fleet's from --psk-file. The one place the keys become the server's lookup, a table over a
-    /// dictionary keyed by identity (100,000 identities are a few megabytes).
+    /// demo key in a table, or a fleet's from --psk-file (<see cref="SampleFleet"/>).
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static void ListenDtls(CoapServerOptions options, IPEndPoint local, IReadOnlyDictionary<string, byte[]> keys)
-        => options.Listen(CoapPeer.DtlsScheme, local, endpoint => endpoint.UseDtls(new DtlsServerOptions { PskKeys = DtlsServerOptions.PskTable(keys) }));
+    public static void ListenDtls(CoapServerOptions options, IPEndPoint local, DtlsPskStore keys)
+        => options.Listen(CoapPeer.DtlsScheme, local, endpoint => endpoint.UseDtls(new DtlsServerOptions { PskKeys = keys }));
 
     /// <summary>
     /// A coaps+tcp endpoint at <paramref name="local"/> with the PEM certificate and key given, or a self-signed certificate

@@ -7,13 +7,14 @@ namespace CoapNet.Dtls;
 public sealed class DtlsServerOptions : DtlsOptions
 {
     /// <summary>
-    /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key; null to offer no
-    /// PSK suite. A server needs this, or a <see cref="DtlsOptions.RawPublicKeyPair"/> or
+    /// The pre-shared keys (RFC 7252 section 9.1.3.1): from the identity a client names to its key (a
+    /// <see cref="DtlsPskTable"/> changed in code, a <see cref="DtlsPskFile"/> for a fleet, or a store of your own); null
+    /// to offer no PSK suite. A server needs this, or a <see cref="DtlsOptions.RawPublicKeyPair"/> or
     /// <see cref="DtlsOptions.Certificate"/> with a way to check clients' (<see cref="DtlsOptions.TrustedRawPublicKeys"/>,
     /// <see cref="DtlsOptions.TrustedRoots"/>, <see cref="DtlsOptions.CertificateValidator"/>): with raw public keys and
     /// certificates the client authenticates too, so every session has an identity.
     /// </summary>
-    public DtlsPskKeyLookup? PskKeys { get; set; }
+    public DtlsPskStore? PskKeys { get; set; }
 
     /// <summary>
     /// The PSK identity hint sent in ServerKeyExchange (RFC 4279 section 2), or null to send none (the default).
@@ -57,21 +58,21 @@ public sealed class DtlsServerOptions : DtlsOptions
     /// </summary>
     public TimeSpan SessionEvictionThreshold { get; set; } = TimeSpan.FromMinutes(10);
 
-    /// <summary>A PSK lookup over a fixed table of UTF-8 identities, for configuration and tests.</summary>
+    /// <summary>A table of UTF-8 identities and their keys, for configuration and tests; it may be changed later (<see cref="DtlsPskTable.Set(string, ReadOnlySpan{byte})"/>).</summary>
     /// <param name="keys">Identity to key.</param>
-    /// <returns>The lookup; it copies the table, so later changes to <paramref name="keys"/> are not seen.</returns>
+    /// <returns>The table; it copies the keys, so later changes to <paramref name="keys"/> are not seen.</returns>
     /// <exception cref="ArgumentException">An identity or key is empty.</exception>
-    public static DtlsPskKeyLookup PskTable(IReadOnlyDictionary<string, byte[]> keys)
+    public static DtlsPskTable PskTable(IReadOnlyDictionary<string, byte[]> keys)
     {
         ArgumentNullException.ThrowIfNull(keys);
-        Dictionary<string, byte[]> copy = new(StringComparer.Ordinal);
+        DtlsPskTable table = new(keys.Count);
         foreach (KeyValuePair<string, byte[]> pair in keys)
         {
             Require(!string.IsNullOrEmpty(pair.Key) && pair.Value is { Length: > 0 }, nameof(keys), "must map non-empty identities to non-empty keys");
-            copy[pair.Key] = (byte[])pair.Value.Clone();
+            table.Set(pair.Key, pair.Value);
         }
 
-        return identity => copy.TryGetValue(System.Text.Encoding.UTF8.GetString(identity), out byte[]? key) ? key : null;
+        return table;
     }
 
     /// <summary>Checks the settings before a transport uses them.</summary>

@@ -1,5 +1,7 @@
 using CoapNet.Messaging;
+using CoapNet.RateLimiting;
 using CoapNet.Server;
+using CoapNet.Transports;
 
 namespace CoapNet.Multicast;
 
@@ -69,7 +71,7 @@ public static class CoapMulticastServerExtensions
         options.Validate();
 
         // One limit for every endpoint made with these options, so a source's requests count across the groups.
-        SourceRateLimit limit = new(options.RequestsPerSecond, options.Burst, options.MaxTrackedSources, endpoint.TimeProvider);
+        CoapTokenBuckets<AddressGroup> limit = new(options.RequestsPerSecond, options.Burst, options.MaxTrackedSources, endpoint.TimeProvider);
         return endpoint.UseStage(StageName, context => new GroupRequestStage(context, options, limit), CoapStagePosition.BelowAll);
     }
 }

@@ -1,5 +1,7 @@
 using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.RateLimiting;
+using CoapNet.Transports;
 
 namespace CoapNet.Multicast;
 
@@ -17,7 +19,7 @@ namespace CoapNet.Multicast;
 /// errors other stages make (block-wise, Echo) included. A CON to a group never reaches it: the group transport drops
 /// it before the message layer would acknowledge it (RFC 7252 section 8.1).
 /// </remarks>
-internal sealed class GroupRequestStage(CoapStageContext context, CoapMulticastOptions options, SourceRateLimit limit) : CoapStage
+internal sealed class GroupRequestStage(CoapStageContext context, CoapMulticastOptions options, CoapTokenBuckets<AddressGroup> limit) : CoapStage
 {
     private const string WellKnownCore = "/.well-known/core";
 
@@ -27,7 +29,7 @@ internal sealed class GroupRequestStage(CoapStageContext context, CoapMulticastO
     /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
-        if (!limit.TryTake(exchange.RemoteEndPoint.Address))
+        if (limit.TryTake(AddressGroup.Of(exchange.RemoteEndPoint.Address)) > 0)
         {
             exchange.EndWithoutResponse();
             return;

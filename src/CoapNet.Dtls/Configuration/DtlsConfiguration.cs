@@ -38,16 +38,20 @@ public static class DtlsConfiguration
     /// <summary>The section a client's DTLS credentials are read from.</summary>
     public const string ClientSection = "Coap:Client:Dtls";
 
+    // The file of a fleet's keys (DtlsPskFile's format), beside the list of PskKeys.
+    private const string PskFileKey = "PskFile";
+
     /// <summary>
     /// The keys an endpoint's "Dtls" section may hold: "PskKeys" (a list of "Identity" with "Key", "KeyHex" or
-    /// "KeyFile"), "PskIdentityHint", "CookieSecretLifetime", and what <see cref="ClientKeys"/> shares with it
+    /// "KeyFile") or "PskFile" (a fleet's keys in one file, read again when it changes: <see cref="DtlsPskFile"/>), "PskIdentityHint", "CookieSecretLifetime", and what <see cref="ClientKeys"/> shares with it
     /// (the bounds, "UseConnectionId", "RawPublicKeyFile", "TrustedRawPublicKeyFiles", and the certificate and trust
     /// keys of <see cref="CoapCredentialConfiguration"/>).
     /// </summary>
     /// <returns>New keys, the caller's.</returns>
     public static CoapConfigurationKeys ServerKeys()
         => CredentialKeys(CoapConfigurationKeys.Of<DtlsServerOptions>())
-            .AddList(nameof(DtlsServerOptions.PskKeys), new CoapConfigurationKeys("Identity", "Key", "KeyHex", "KeyFile"));
+            .AddList(nameof(DtlsServerOptions.PskKeys), new CoapConfigurationKeys("Identity", "Key", "KeyHex", "KeyFile"))
+            .Add(PskFileKey);
 
     /// <summary>
     /// The keys "Coap:Client:Dtls" may hold: "PskIdentity" with "PskKey" (text), "PskKeyHex" or "PskKeyFile", and what
@@ -69,7 +73,7 @@ public static class DtlsConfiguration
         ArgumentNullException.ThrowIfNull(section);
         Refuse(ServerKeys(), section);
         DtlsServerOptions options = new();
-        section.Bind(options);
+        WithoutPskKeys(section).Bind(options);
         ReadCredentials(options, section);
         Dictionary<string, byte[]> keys = new(StringComparer.Ordinal);
         foreach (IConfigurationSection entry in section.GetSection(nameof(DtlsServerOptions.PskKeys)).GetChildren())
@@ -81,6 +85,23 @@ public static class DtlsConfiguration
         if (keys.Count > 0)
         {
             options.PskKeys = DtlsServerOptions.PskTable(keys);
+        }
+
+        if (section[PskFileKey] is { Length: > 0 } pskFile)
+        {
+            if (keys.Count > 0)
+            {
+                throw new FormatException($"{Path(section, PskFileKey)} and {Path(section, nameof(DtlsServerOptions.PskKeys))} are both set: keep the keys in one place.");
+            }
+
+            try
+            {
+                options.PskKeys = new DtlsPskFile(pskFile);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                throw new IOException($"{Path(section, PskFileKey)} names '{pskFile}', which cannot be read: {e.Message}", e);
+            }
         }
 
         return options;
@@ -121,6 +142,28 @@ public static class DtlsConfiguration
         {
             throw new CoapConfigurationException(problems);
         }
+    }
+
+    // The binder would try to make a DtlsPskStore, an abstract class, out of the "PskKeys" list (read below, as a table):
+    // it binds a copy of the section without it, under the same paths, so its errors still name the setting's own path.
+    private static IConfiguration WithoutPskKeys(IConfiguration section)
+    {
+        if (section is not IConfigurationSection { Path: var path } || !section.GetSection(nameof(DtlsServerOptions.PskKeys)).Exists())
+        {
+            return section;
+        }
+
+        string list = path + ":" + nameof(DtlsServerOptions.PskKeys);
+        Dictionary<string, string?> settings = new(StringComparer.OrdinalIgnoreCase);
+        foreach (KeyValuePair<string, string?> setting in section.AsEnumerable())
+        {
+            if (!setting.Key.Equals(list, StringComparison.OrdinalIgnoreCase) && !setting.Key.StartsWith(list + ":", StringComparison.OrdinalIgnoreCase))
+            {
+                settings[setting.Key] = setting.Value;
+            }
+        }
+
+        return new ConfigurationBuilder().AddInMemoryCollection(settings).Build().GetSection(path);
     }
 
     private static void ReadCredentials(DtlsOptions options, IConfiguration section)

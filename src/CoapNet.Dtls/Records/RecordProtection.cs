@@ -18,8 +18,14 @@ namespace CoapNet.Dtls.Records;
 /// 4-byte salt from the key block and the 8-byte explicit nonce, which is the epoch and sequence number, sent before
 /// the ciphertext), RFC 5246 section 6.2.3.3 (the additional data) and RFC 9146 sections 4 and 5 (a record with a
 /// Connection ID: type tls12_cid, the ID in the header, the real type inside the plaintext, the additional data with
-/// the placeholder and the ID). Encryption is serialized by a lock of its own; decryption runs under the session's
-/// receive lock.
+/// the placeholder and the ID). Encryption is serialized by a lock of its own (this object); decryption runs under the
+/// session's receive lock.
+/// <para>
+/// What it holds while the session sleeps is the two keys and the state of the sequence numbers: the expanded ciphers
+/// (AES round keys, about 600 bytes a session) are made on the first record after <see cref="Activate"/> or
+/// <see cref="Rest"/> and dropped by <see cref="Rest"/>, which the engine calls for a session idle past a few seconds, so a
+/// fleet of devices that wake once a minute keeps ciphers only for those awake.
+/// </para>
 /// </remarks>
 internal sealed class RecordProtection : IDisposable
 {
@@ -36,12 +42,17 @@ internal sealed class RecordProtection : IDisposable
     private readonly bool _gcm;
     private readonly int _tagLength;
     private readonly int _epoch;
-    private readonly byte[] _encryptSalt;
-    private readonly byte[] _decryptSalt;
+    // RFC 5288 section 3: the implicit part of each nonce, 4 bytes from the key block, as numbers (no array each).
+    private readonly uint _encryptSalt;
+    private readonly uint _decryptSalt;
     private readonly byte[]? _writeConnectionId;
     private readonly byte[]? _readConnectionId;
-    private byte[]? _encryptKey;
-    private byte[]? _decryptKey;
+
+    // The encryption key, then the decryption key: one array for both, zeroed at Dispose.
+    private readonly byte[] _keys;
+    private readonly int _keyLength;
+    private bool _active;
+    private bool _disposed;
     private CcmCipher? _encryptCcm;
     private CcmCipher? _decryptCcm;
     private AesGcm? _encryptGcm;
@@ -50,16 +61,18 @@ internal sealed class RecordProtection : IDisposable
     // RFC 6347 section 4.1.2.6: a window of 64 records, set when the epoch's keys are activated.
     private CoapReplayWindow _window = new(ReplayWindowSize);
 
-    // The keys wait as bytes until Activate: a session quiet since its handshake keeps BouncyCastle's layer for up to
-    // 240 s, and should not hold expanded ciphers twice meanwhile.
+    // The keys stay bytes until a record needs them: a session quiet since its handshake keeps BouncyCastle's layer for
+    // up to 240 s, and should not hold expanded ciphers twice meanwhile.
     internal RecordProtection(bool gcm, ReadOnlySpan<byte> encryptKey, ReadOnlySpan<byte> decryptKey, int tagLength, byte[] encryptSalt, byte[] decryptSalt, byte[]? writeConnectionId, byte[]? readConnectionId, int epoch)
     {
         _gcm = gcm;
-        _encryptKey = encryptKey.ToArray();
-        _decryptKey = decryptKey.ToArray();
+        _keyLength = encryptKey.Length;
+        _keys = new byte[2 * _keyLength];
+        encryptKey.CopyTo(_keys);
+        decryptKey.CopyTo(_keys.AsSpan(_keyLength));
         _tagLength = tagLength;
-        _encryptSalt = encryptSalt;
-        _decryptSalt = decryptSalt;
+        _encryptSalt = BinaryPrimitives.ReadUInt32BigEndian(encryptSalt);
+        _decryptSalt = BinaryPrimitives.ReadUInt32BigEndian(decryptSalt);
         _writeConnectionId = writeConnectionId is { Length: > 0 } ? writeConnectionId : null;
         _readConnectionId = readConnectionId is { Length: > 0 } ? readConnectionId : null;
         _epoch = epoch;
@@ -129,25 +142,35 @@ internal sealed class RecordProtection : IDisposable
     /// </summary>
     public void Activate(long nextWrite, long highestRead)
     {
-        byte[] encryptKey = _encryptKey ?? throw new InvalidOperationException("Activated twice.");
-        byte[] decryptKey = _decryptKey!;
-        if (_gcm)
+        lock (this)
         {
-            _encryptGcm = new AesGcm(encryptKey, _tagLength);
-            _decryptGcm = new AesGcm(decryptKey, _tagLength);
+            if (_active)
+            {
+                throw new InvalidOperationException("Activated twice.");
+            }
+
+            _active = true;
+            _nextWrite = nextWrite;
+            _window = new CoapReplayWindow(ReplayWindowSize, highestRead);
         }
-        else
+    }
+
+    /// <summary>
+    /// Drops the expanded ciphers of a session that has gone quiet; the next record makes them again from the keys. Call
+    /// holding the session's receive lock (decryption's); encryption's is taken here.
+    /// </summary>
+    public void Rest()
+    {
+        lock (this)
         {
-            _encryptCcm = new CcmCipher(encryptKey, _tagLength);
-            _decryptCcm = new CcmCipher(decryptKey, _tagLength);
+            _encryptGcm?.Dispose();
+            _encryptGcm = null;
+            _encryptCcm = null;
         }
 
-        CryptographicOperations.ZeroMemory(encryptKey);
-        CryptographicOperations.ZeroMemory(decryptKey);
-        _encryptKey = null;
-        _decryptKey = null;
-        _nextWrite = nextWrite;
-        _window = new CoapReplayWindow(ReplayWindowSize, highestRead);
+        _decryptGcm?.Dispose();
+        _decryptGcm = null;
+        _decryptCcm = null;
     }
 
     /// <summary>
@@ -181,6 +204,11 @@ internal sealed class RecordProtection : IDisposable
         length = 0;
         contentType = 0;
         newestWithConnectionId = false;
+        if (Volatile.Read(ref _disposed))
+        {
+            return false;
+        }
+
         int cidLength = _readConnectionId?.Length ?? 0;
         int header = HeaderLength + cidLength;
         byte type = record[0];
@@ -207,17 +235,17 @@ internal sealed class RecordProtection : IDisposable
         }
 
         Span<byte> nonce = stackalloc byte[SaltLength + ExplicitNonceLength];
-        _decryptSalt.CopyTo(nonce);
+        BinaryPrimitives.WriteUInt32BigEndian(nonce, _decryptSalt);
         fragment[..ExplicitNonceLength].CopyTo(nonce[SaltLength..]);
         Span<byte> additional = stackalloc byte[32 + 255];
         int additionalLength = AdditionalData(additional, record[..HeaderLength], _readConnectionId, ciphertext.Length);
         try
         {
-            if (_decryptGcm is not null)
+            if (_gcm)
             {
-                _decryptGcm.Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
+                (_decryptGcm ??= new AesGcm(DecryptKey, _tagLength)).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
             }
-            else if (!_decryptCcm!.Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
+            else if (!(_decryptCcm ??= new CcmCipher(DecryptKey, _tagLength)).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
             {
                 return false;
             }
@@ -259,10 +287,10 @@ internal sealed class RecordProtection : IDisposable
         int total = header + ExplicitNonceLength + inner + _tagLength;
         Span<byte> nonce = stackalloc byte[SaltLength + ExplicitNonceLength];
         Span<byte> additional = stackalloc byte[32 + 255];
-        lock (_encryptSalt)
+        lock (this)
         {
             long sequence = _nextWrite;
-            if (sequence > MaxSequence)
+            if (sequence > MaxSequence || _disposed)
             {
                 return -1;
             }
@@ -277,7 +305,7 @@ internal sealed class RecordProtection : IDisposable
             // RFC 5288 section 3: the explicit nonce is the record's epoch and sequence number, unique per key.
             Span<byte> fragment = record[header..total];
             record.Slice(3, ExplicitNonceLength).CopyTo(fragment);
-            _encryptSalt.CopyTo(nonce);
+            BinaryPrimitives.WriteUInt32BigEndian(nonce, _encryptSalt);
             fragment[..ExplicitNonceLength].CopyTo(nonce[SaltLength..]);
             Span<byte> body = fragment.Slice(ExplicitNonceLength, inner);
             plaintext.CopyTo(body);
@@ -287,13 +315,13 @@ internal sealed class RecordProtection : IDisposable
             }
 
             int additionalLength = AdditionalData(additional, record[..HeaderLength], _writeConnectionId, inner);
-            if (_encryptGcm is not null)
+            if (_gcm)
             {
-                _encryptGcm.Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
+                (_encryptGcm ??= new AesGcm(EncryptKey, _tagLength)).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
             }
             else
             {
-                _encryptCcm!.Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
+                (_encryptCcm ??= new CcmCipher(EncryptKey, _tagLength)).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
             }
         }
 
@@ -303,15 +331,20 @@ internal sealed class RecordProtection : IDisposable
     /// <inheritdoc/>
     public void Dispose()
     {
-        if (_encryptKey is not null)
+        // Under encryption's lock, so no record is written with a key being zeroed; a record being decrypted meanwhile fails
+        // to authenticate and is dropped, as any record of a closed session is.
+        lock (this)
         {
-            CryptographicOperations.ZeroMemory(_encryptKey);
-            CryptographicOperations.ZeroMemory(_decryptKey);
+            Volatile.Write(ref _disposed, true);
+            CryptographicOperations.ZeroMemory(_keys);
+            _encryptGcm?.Dispose();
+            _decryptGcm?.Dispose();
         }
-
-        _encryptGcm?.Dispose();
-        _decryptGcm?.Dispose();
     }
+
+    private ReadOnlySpan<byte> EncryptKey => _keys.AsSpan(0, _keyLength);
+
+    private ReadOnlySpan<byte> DecryptKey => _keys.AsSpan(_keyLength, _keyLength);
 
     /// <summary>The epoch and sequence number of the record at the start of <paramref name="record"/>; -1 when it is cut short.</summary>
     public static long ReadSequence(ReadOnlySpan<byte> record)

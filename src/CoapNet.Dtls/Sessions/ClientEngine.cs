@@ -76,7 +76,7 @@ internal sealed class ClientEngine : DtlsEngine
     /// new association (section 4.2.8).
     /// </summary>
     protected override void OnUnacknowledged(DtlsSession session)
-        => session.Close($"{PeerName} acknowledged no confirmable message through all its retransmissions (RFC 7252 section 4.2), so it has evidently lost the session (a restart, RFC 6347 section 4.2.8); the next request makes a new one");
+        => session.Close($"{PeerName} acknowledged no confirmable message through all its retransmissions (RFC 7252 section 4.2), so it has evidently lost the session (a restart, RFC 6347 section 4.2.8); the next request makes a new one", SessionEnd.Unacknowledged);
 
     protected override void OnEstablished(DtlsSession session)
     {

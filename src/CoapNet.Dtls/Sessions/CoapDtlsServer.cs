@@ -100,6 +100,6 @@ internal sealed class CoapDtlsServer : AbstractTlsServer
         public byte[]? GetHint() => options.PskIdentityHint is { } hint ? System.Text.Encoding.UTF8.GetBytes(hint) : null;
 
         // A copy: BouncyCastle clears the key it is given once the premaster secret is made (TlsPskKeyExchange).
-        public byte[]? GetPsk(byte[] identity) => options.PskKeys!(identity) is { } key ? (byte[])key.Clone() : null;
+        public byte[]? GetPsk(byte[] identity) => options.PskKeys!.TryGetKey(identity, out ReadOnlyMemory<byte> key) ? key.ToArray() : null;
     }
 }

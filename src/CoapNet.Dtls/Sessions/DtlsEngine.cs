@@ -35,6 +35,13 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     /// <summary>RFC 6347 section 4.2.4: a peer may retransmit its last flight for up to 2 MSL (BouncyCastle's 240 s).</summary>
     private static readonly TimeSpan LastFlightLifetime = TimeSpan.FromSeconds(240);
 
+    /// <summary>
+    /// How long a session must have received nothing for a sweep to drop its expanded ciphers: past a request, its
+    /// retransmissions and its answer (a few seconds), well short of a fleet's report period (a minute). Making them again
+    /// costs two AES key expansions, once per wake-up.
+    /// </summary>
+    private static readonly TimeSpan RestAfter = TimeSpan.FromSeconds(10);
+
     private readonly ConcurrentDictionary<IPEndPoint, DtlsSession> _byAddress = new();
     private readonly ConcurrentDictionary<CoapSecurityContext, DtlsSession> _byContext = new(ReferenceEqualityComparer.Instance);
     private readonly ConcurrentDictionary<ulong, DtlsSession> _byConnectionId = new();
@@ -184,7 +191,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
         if (_byAddress.TryGetValue(remote, out DtlsSession? old))
         {
-            old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)");
+            old.MarkClosed($"{PeerName} started a new handshake from the same address (RFC 6347 section 4.2.8)", SessionEnd.Replaced);
             Forget(old);
         }
 
@@ -304,6 +311,14 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     {
     }
 
+    /// <summary>True on a server: its sessions are counted when they end (<c>coap.sessions.closed</c>), as its gauge reports them.</summary>
+    protected virtual bool ReportsSessions => false;
+
+    /// <summary>Called once when the engine is disposed, before its sessions are closed.</summary>
+    protected virtual void OnDisposing()
+    {
+    }
+
     /// <summary>Called on the handshake thread once a session is established (the client completes its waiters).</summary>
     protected virtual void OnEstablished(DtlsSession session)
     {
@@ -380,10 +395,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return;
         }
 
+        OnDisposing();
         _sweep.Dispose();
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close(DisposedReason);
+            pair.Value.Close(DisposedReason, SessionEnd.Shutdown);
         }
 
         Network.Dispose();
@@ -396,10 +412,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return;
         }
 
+        OnDisposing();
         await _sweep.DisposeAsync().ConfigureAwait(false);
         foreach (KeyValuePair<IPEndPoint, DtlsSession> pair in _byAddress)
         {
-            pair.Value.Close(DisposedReason);
+            pair.Value.Close(DisposedReason, SessionEnd.Shutdown);
         }
 
         await Network.DisposeAsync().ConfigureAwait(false);
@@ -464,7 +481,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                 else
                 {
                     // Closed or replaced while it finished: the new association is dropped at once (and was never reported up).
-                    session.Close("it was closed or replaced while its handshake finished");
+                    session.Close("it was closed or replaced while its handshake finished", SessionEnd.Shutdown);
                     OnHandshakeFailed(session, new ObjectDisposedException(nameof(DtlsEngine)));
                 }
             }
@@ -481,7 +498,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             }
 
             session.Failure = e;
-            session.MarkClosed(e.Message);
+            session.MarkClosed(e.Message, null);
             Forget(session);
             failure = e;
         }
@@ -516,6 +533,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
 
         Interlocked.Decrement(ref _sessions);
+        if (ReportsSessions)
+        {
+            CoapInstrumentation.RecordSessionClosed(CoapPeer.DtlsScheme, session.ClosedAs);
+        }
+
         string reason = session.CloseReason ?? "it closed";
         Log.Closed(Logger, session.Remote, context, reason);
         try
@@ -548,15 +570,29 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             if (Time.GetElapsedTime(session.LastReceived) >= Options.SessionIdleTimeout)
             {
                 Log.Aged(Logger, session.Remote, pair.Key);
-                session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)");
+                session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)", SessionEnd.IdleTimeout);
             }
-            else if (Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime)
+            else
             {
                 // A session that has said nothing since its handshake still holds BouncyCastle's state; past the time
-                // its last flight may be asked for again, it moves to our own record protection like the rest.
-                lock (session.ReceiveGate)
+                // its last flight may be asked for again, it moves to our own record protection like the rest. One quiet
+                // for RestAfter lets go of its expanded ciphers until its next record: a sleeping device costs its keys.
+                bool unread = Time.GetElapsedTime(session.EstablishedAt) >= LastFlightLifetime;
+                bool quiet = Time.GetElapsedTime(session.LastReceived) >= RestAfter;
+                if (unread || quiet)
                 {
-                    session.HandOverQuiet();
+                    lock (session.ReceiveGate)
+                    {
+                        if (unread)
+                        {
+                            session.HandOverQuiet();
+                        }
+
+                        if (quiet)
+                        {
+                            session.Rest();
+                        }
+                    }
                 }
             }
         }

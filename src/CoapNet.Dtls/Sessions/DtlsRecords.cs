@@ -52,6 +52,23 @@ internal static class DtlsRecords
             && datagram[HeaderLength] == ClientHelloType;
 
     /// <summary>
+    /// True when the ClientHello <paramref name="datagram"/> (<see cref="IsClientHello"/>) carries a cookie: after the
+    /// 12-byte handshake header, client_version (2 bytes), random (32) and the session ID with its one-byte length comes
+    /// the cookie's one-byte length (RFC 6347 section 4.2.1). A client's first ClientHello has none.
+    /// </summary>
+    public static bool HasCookie(ReadOnlySpan<byte> datagram)
+    {
+        const int SessionIdLengthAt = HeaderLength + 12 + 2 + 32;
+        if (datagram.Length <= SessionIdLengthAt)
+        {
+            return false;
+        }
+
+        int cookieLengthAt = SessionIdLengthAt + 1 + datagram[SessionIdLengthAt];
+        return datagram.Length > cookieLengthAt && datagram[cookieLengthAt] > 0;
+    }
+
+    /// <summary>
     /// Reads the cookie of a plaintext HelloVerifyRequest: a handshake record of epoch 0 whose message is
     /// hello_verify_request, after the 12-byte handshake header the server_version and the cookie with its one-byte
     /// length (RFC 6347 sections 4.2.1 and 4.2.2); false for anything else, or one cut short.

@@ -53,6 +53,7 @@ internal sealed class DtlsSession : DatagramTransport
     private RecordProtection? _protection;
     private long _written = -1;
     private string? _closeReason;
+    private string? _endedAs;
     private byte[]? _cookie;
     private long _lastProgress;
     private long _highestAuthenticated = -1;
@@ -82,8 +83,11 @@ internal sealed class DtlsSession : DatagramTransport
     /// <summary>The Connection ID this session was issued (RFC 9146), as the engine's key for it, or null for none.</summary>
     public ulong? ConnectionId { get; set; }
 
-    /// <summary>Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order.</summary>
-    public object ReceiveGate { get; } = new();
+    /// <summary>
+    /// Held while a datagram is decrypted and its plaintext delivered, so records are processed one at a time and in order:
+    /// the session itself, which nothing else locks (an object of its own would cost every idle session 24 bytes).
+    /// </summary>
+    public object ReceiveGate => this;
 
     /// <summary>Where the peer is now; a record authenticated with the Connection ID may move it (RFC 9146 section 6).</summary>
     public IPEndPoint Remote => Volatile.Read(ref _remote);
@@ -115,6 +119,9 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>Why the session closed, once it has: the first reason given (an alert by name, ageing, our own close), or null when none was.</summary>
     public string? CloseReason => Volatile.Read(ref _closeReason);
+
+    /// <summary>The class of <see cref="CloseReason"/> (<see cref="SessionEnd"/>), for the metric; the first one given.</summary>
+    public string ClosedAs => Volatile.Read(ref _endedAs) ?? SessionEnd.Failed;
 
     /// <summary>
     /// How the engine ended the handshake itself, when it did (<see cref="HandshakeOutcome.Stalled"/>,
@@ -347,12 +354,14 @@ internal sealed class DtlsSession : DatagramTransport
         catch (IOException e)
         {
             // A fatal alert received or raised: the association is over (RFC 5246 section 7.2.2).
-            MarkClosed(e switch
-            {
-                TlsFatalAlertReceived received => $"{_peerName} sent a fatal alert, {AlertDescription.GetText(received.AlertDescription)}",
-                TlsFatalAlert raised => $"a record from {_peerName} raised a fatal alert, {AlertDescription.GetText(raised.AlertDescription)}",
-                _ => $"reading a record from {_peerName} failed: {e.Message}",
-            });
+            MarkClosed(
+                e switch
+                {
+                    TlsFatalAlertReceived received => $"{_peerName} sent a fatal alert, {AlertDescription.GetText(received.AlertDescription)}",
+                    TlsFatalAlert raised => $"a record from {_peerName} raised a fatal alert, {AlertDescription.GetText(raised.AlertDescription)}",
+                    _ => $"reading a record from {_peerName} failed: {e.Message}",
+                },
+                e is TlsFatalAlertReceived ? SessionEnd.PeerAlert : SessionEnd.Failed);
         }
         finally
         {
@@ -363,7 +372,7 @@ internal sealed class DtlsSession : DatagramTransport
         if (_state == Closed)
         {
             // Closed without an exception: BouncyCastle read the peer's close_notify and closed (RFC 5246 section 7.2.1).
-            MarkClosed(ClosedByPeer);
+            MarkClosed(ClosedByPeer, SessionEnd.PeerClosed);
             _onClosed(this);
         }
     }
@@ -414,7 +423,7 @@ internal sealed class DtlsSession : DatagramTransport
         }
         catch (IOException e)
         {
-            MarkClosed($"sending in it failed: {e.Message}");
+            MarkClosed($"sending in it failed: {e.Message}", SessionEnd.Failed);
             return false;
         }
     }
@@ -438,10 +447,12 @@ internal sealed class DtlsSession : DatagramTransport
 
     /// <summary>Sends close_notify when established (RFC 5246 section 7.2.1) and forgets the session; a handshake under way is failed.</summary>
     /// <param name="reason">Why this side closes it, for the exchanges that fail with it.</param>
-    public void Close(string reason)
+    /// <param name="endedAs">Its class (<see cref="SessionEnd"/>), for the metric.</param>
+    public void Close(string reason, string endedAs)
     {
         // Recorded first: sending close_notify may itself fail and close the session, and this is the reason.
         Interlocked.CompareExchange(ref _closeReason, reason, null);
+        Interlocked.CompareExchange(ref _endedAs, endedAs, null);
         BcDtlsTransport? dtls = _dtls;
         if (_protection is { } protection && _state == Established)
         {
@@ -459,7 +470,7 @@ internal sealed class DtlsSession : DatagramTransport
             }
         }
 
-        MarkClosed(reason);
+        MarkClosed(reason, endedAs);
         _onClosed(this);
     }
 
@@ -479,17 +490,23 @@ internal sealed class DtlsSession : DatagramTransport
             EndedAs = outcome;
         }
 
-        MarkClosed(reason);
+        MarkClosed(reason, null);
         return true;
     }
 
     /// <summary>Marks the session closed and wakes a handshake thread waiting for a datagram.</summary>
     /// <param name="reason">Why, when this is the first reason given; null to leave it to the caller that knows.</param>
-    public void MarkClosed(string? reason)
+    /// <param name="endedAs">Its class (<see cref="SessionEnd"/>) for an established session, when this is the first given; null for a handshake, or to leave it to the caller.</param>
+    public void MarkClosed(string? reason, string? endedAs)
     {
         if (reason is not null)
         {
             Interlocked.CompareExchange(ref _closeReason, reason, null);
+        }
+
+        if (endedAs is not null)
+        {
+            Interlocked.CompareExchange(ref _endedAs, endedAs, null);
         }
 
         lock (_queueGate)
@@ -535,7 +552,7 @@ internal sealed class DtlsSession : DatagramTransport
     {
         // BouncyCastle closes its transport after close_notify or a fatal alert, either way: the association is over. Its
         // caller (our receive or send) names which, after this returns.
-        MarkClosed(null);
+        MarkClosed(null, null);
     }
 
     private int Receive(Span<byte> buffer, int waitMillis)
@@ -628,6 +645,18 @@ internal sealed class DtlsSession : DatagramTransport
         if (_ready is not null && _state == Established)
         {
             HandOver([]);
+        }
+    }
+
+    /// <summary>
+    /// Lets a quiet session hold no expanded ciphers until its next record (<see cref="RecordProtection.Rest"/>). Call
+    /// holding <see cref="ReceiveGate"/>.
+    /// </summary>
+    public void Rest()
+    {
+        if (_state == Established && _protection is { } protection)
+        {
+            protection.Rest();
         }
     }
 
@@ -736,7 +765,7 @@ internal sealed class DtlsSession : DatagramTransport
             else if (type == RecordProtection.Alert && received == 2 && (plaintext[0] == 2 || plaintext[1] == 0))
             {
                 // RFC 5246 section 7.2: a fatal alert or close_notify ends the association.
-                MarkClosed(plaintext[1] == 0 ? ClosedByPeer : $"{_peerName} sent a fatal alert, {AlertDescription.GetText(plaintext[1])}");
+                MarkClosed(plaintext[1] == 0 ? ClosedByPeer : $"{_peerName} sent a fatal alert, {AlertDescription.GetText(plaintext[1])}", plaintext[1] == 0 ? SessionEnd.PeerClosed : SessionEnd.PeerAlert);
             }
         }
 
@@ -769,7 +798,7 @@ internal sealed class DtlsSession : DatagramTransport
         catch (Exception e) when (e is IOException or ObjectDisposedException)
         {
             // The socket closed, or the session did while this was written; the caller reports it, outside its locks.
-            MarkClosed("the socket closed");
+            MarkClosed("the socket closed", SessionEnd.Failed);
             return false;
         }
         finally

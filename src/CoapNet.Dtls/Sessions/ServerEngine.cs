@@ -18,6 +18,9 @@ internal sealed partial class ServerEngine : DtlsEngine
     /// <summary>How many of the least recently active sessions one scan keeps as eviction candidates.</summary>
     private const int EvictionBatch = 64;
 
+    /// <summary>The error.type of a ClientHello refused for its cookie.</summary>
+    private const string CookieRefused = "cookie";
+
     private readonly DtlsServerOptions _options;
     private readonly DtlsCredentials _credentials;
     private readonly Func<DtlsSession, byte[]> _issueConnectionId;
@@ -27,6 +30,7 @@ internal sealed partial class ServerEngine : DtlsEngine
     private readonly object _evictionGate = new();
     private readonly Queue<DtlsSession> _evictionCandidates = new();
     private long _noCandidateUntil;
+    private readonly IDisposable _sessionGauge;
     private CookieVerifier? _cookies;
 
     public ServerEngine(IDatagramTransport network, DtlsServerOptions options, DtlsCredentials credentials)
@@ -40,9 +44,12 @@ internal sealed partial class ServerEngine : DtlsEngine
         // One delegate for every session: a lambda per handshake would keep that handshake's ClientHello alive as
         // long as BouncyCastle keeps the server object.
         _issueConnectionId = IssueConnectionId;
+        _sessionGauge = CoapInstrumentation.AddSessionSource(Channels.CoapPeer.DtlsScheme, () => SessionCount, () => Network.LocalEndPoint);
     }
 
     protected override bool RestartsOnClientHello => true;
+
+    protected override bool ReportsSessions => true;
 
     protected override string PeerName => "the client";
 
@@ -64,6 +71,13 @@ internal sealed partial class ServerEngine : DtlsEngine
         DtlsRequest? request = cookies.Verify(datagram, remote);
         if (request is null)
         {
+            // A first ClientHello, without a cookie, is how every handshake begins; one whose cookie failed is counted
+            // (a forged source, a replay, a cookie older than two secrets).
+            if (DtlsRecords.HasCookie(datagram))
+            {
+                CoapInstrumentation.RecordDtlsHandshake(HandshakeOutcome.Refused, CookieRefused);
+            }
+
             return;
         }
 
@@ -112,6 +126,8 @@ internal sealed partial class ServerEngine : DtlsEngine
 
         return true;
     }
+
+    protected override void OnDisposing() => _sessionGauge.Dispose();
 
     protected override void OnHandshakeEnded(DtlsSession session)
     {
@@ -230,7 +246,7 @@ internal sealed partial class ServerEngine : DtlsEngine
         }
 
         // Closed outside the lock: closing tells the layer above the session is lost.
-        evicted.Close($"it was evicted: idle for {idle.TotalSeconds:0} s (past SessionEvictionThreshold) when {_options.MaxSessions} sessions existed and a new client came (MaxSessions)");
+        evicted.Close($"it was evicted: idle for {idle.TotalSeconds:0} s (past SessionEvictionThreshold) when {_options.MaxSessions} sessions existed and a new client came (MaxSessions)", SessionEnd.Evicted);
         CoapInstrumentation.RecordEvicted(Channels.CoapPeer.DtlsScheme);
         if (MayLog(LogLevel.Information))
         {

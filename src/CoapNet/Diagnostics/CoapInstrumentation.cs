@@ -35,6 +35,12 @@ public static partial class CoapInstrumentation
     /// <summary>Counter: requests a server shed with 5.03 or silence because it was full or stopping (RFC 7252 section 5.9.3.4).</summary>
     public const string ServerRequestsShed = "coap.server.requests.shed";
 
+    /// <summary>
+    /// Counter: requests refused because their peer's identity (its address when unsecured) went past its request rate
+    /// (<see cref="RateLimiting.CoapIdentityRateLimitOptions"/>), tagged with scheme.
+    /// </summary>
+    public const string ServerRequestsLimited = "coap.server.requests.limited";
+
     /// <summary>Counter: requests a client completed, tagged with method, response code (or error type) and scheme.</summary>
     public const string ClientRequests = "coap.client.requests";
 
@@ -83,6 +89,7 @@ public static partial class CoapInstrumentation
     internal static readonly Counter<long> ServerRequestCounter = Meter.CreateCounter<long>(ServerRequests, "{request}", "CoAP requests answered by the server");
     internal static readonly Histogram<double> ServerDuration = Meter.CreateHistogram(ServerRequestDuration, "s", "Time from a request's arrival to its answer", tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
     internal static readonly Counter<long> ShedCounter = Meter.CreateCounter<long>(ServerRequestsShed, "{request}", "Requests shed by a full or stopping server");
+    internal static readonly Counter<long> LimitedCounter = Meter.CreateCounter<long>(ServerRequestsLimited, "{request}", "Requests refused for their identity's request rate");
     internal static readonly Counter<long> ClientRequestCounter = Meter.CreateCounter<long>(ClientRequests, "{request}", "CoAP requests completed by the client");
     internal static readonly Histogram<double> ClientDuration = Meter.CreateHistogram(ClientRequestDuration, "s", "Time from a client request's start to its end", tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
     internal static readonly UpDownCounter<long> ActiveExchangeCounter = Meter.CreateUpDownCounter<long>(ActiveExchanges, "{exchange}", "Client requests awaiting a response");

@@ -20,6 +20,8 @@ internal sealed class Observation : ICoapDeliveryListener
     private long _aliveAt;
     private bool _busy;
     private bool _dirty;
+    private long _changedAt = NotTimed;
+    private long _dirtySince = NotTimed;
     private bool _confirmableInFlight;
     private int _nonSinceConfirmed;
     private bool _removed;
@@ -114,8 +116,27 @@ internal sealed class Observation : ICoapDeliveryListener
         }
     }
 
+    /// <summary>The <see cref="ChangedAt"/> of a change made while nobody measured the notification lag (a clock may start at 0).</summary>
+    public const long NotTimed = long.MinValue;
+
+    /// <summary>
+    /// When the change that the notification in progress carries was made (a timestamp of the registry's clock), or
+    /// <see cref="NotTimed"/>.
+    /// </summary>
+    public long ChangedAt
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _changedAt;
+            }
+        }
+    }
+
     /// <summary>The resource changed: make a notification now, or (one in progress) mark the state dirty for one more after it.</summary>
-    public void Trigger()
+    /// <param name="changedAt">When it changed (a timestamp of the registry's clock), or <see cref="NotTimed"/>.</param>
+    public void Trigger(long changedAt)
     {
         lock (_gate)
         {
@@ -126,11 +147,18 @@ internal sealed class Observation : ICoapDeliveryListener
 
             if (_busy)
             {
+                // The notification that follows carries this change and any later one: its lag counts from the first.
+                if (!_dirty)
+                {
+                    _dirtySince = changedAt;
+                }
+
                 _dirty = true;
                 return;
             }
 
             _busy = true;
+            _changedAt = changedAt;
         }
 
         _registry.Run(this);
@@ -167,6 +195,7 @@ internal sealed class Observation : ICoapDeliveryListener
     private void Finish(bool provedAlive)
     {
         bool again;
+        long changedAt;
         lock (_gate)
         {
             if (_confirmableInFlight && provedAlive)
@@ -179,11 +208,12 @@ internal sealed class Observation : ICoapDeliveryListener
             _busy = false;
             again = _dirty && !_removed;
             _dirty = false;
+            changedAt = _dirtySince;
         }
 
         if (again)
         {
-            Trigger();
+            Trigger(changedAt);
         }
     }
 

@@ -14,6 +14,16 @@ public sealed class ObserveOptions
     public int MaxObservationsPerPeer { get; set; } = 100;
 
     /// <summary>
+    /// The most observations one device may hold across all its sessions and transports (default <see cref="int.MaxValue"/>:
+    /// no bound but the others). A device is the identity its secure transport authenticated
+    /// (<see cref="Channels.CoapPeer.Identity"/>: a device that reconnects is a new peer, but the same identity), or for an
+    /// unsecured peer its source address (an IPv4 address, an IPv6 /64), so every client behind one address shares it; past
+    /// it, a plain response (RFC 7641 section 4.1). For a fleet: <see cref="MaxObservationsPerPeer"/> bounds a session,
+    /// this bounds the device.
+    /// </summary>
+    public int MaxObservationsPerIdentity { get; set; } = int.MaxValue;
+
+    /// <summary>
     /// Over UDP, a notification goes as CON when the last proof that the observer is alive (its
     /// registration request, or the ACK of a CON notification) is older than this (default 24 hours,
     /// RFC 7641 section 4.5), and as NON otherwise.
@@ -32,9 +42,9 @@ public sealed class ObserveOptions
 
     internal void Validate()
     {
-        if (MaxObservations < 0 || MaxObservationsPerPeer < 0 || ConfirmableEvery < 0)
+        if (MaxObservations < 0 || MaxObservationsPerPeer < 0 || MaxObservationsPerIdentity < 0 || ConfirmableEvery < 0)
         {
-            throw new ArgumentException("MaxObservations, MaxObservationsPerPeer and ConfirmableEvery must not be negative.", nameof(MaxObservations));
+            throw new ArgumentException("MaxObservations, MaxObservationsPerPeer, MaxObservationsPerIdentity and ConfirmableEvery must not be negative.", nameof(MaxObservations));
         }
 
         if (ConfirmableInterval <= TimeSpan.Zero)

@@ -1,4 +1,5 @@
 using CoapNet.Channels;
+using CoapNet.Diagnostics;
 using CoapNet.Messages;
 using CoapNet.Messaging;
 
@@ -139,6 +140,12 @@ internal sealed class ObserveStage(TimeProvider time, ObservationRegistry? regis
         }
 
         notification.Type = observation.NextType();
+        if (CoapInstrumentation.NotificationCounter.Enabled || CoapInstrumentation.MeasuresNotificationLag)
+        {
+            long changedAt = observation.ChangedAt;
+            CoapInstrumentation.RecordNotification(observation.Peer.Scheme, changedAt == Observation.NotTimed ? null : registry.Since(changedAt));
+        }
+
         return notification;
     }
 

@@ -119,7 +119,7 @@ public sealed class InstrumentationTests : IDisposable
         };
         listener.Start();
 
-        histograms.Select(h => h.Name).Should().BeEquivalentTo([CoapInstrumentation.ServerRequestDuration, CoapInstrumentation.ClientRequestDuration]);
+        histograms.Select(h => h.Name).Should().BeEquivalentTo([CoapInstrumentation.ServerRequestDuration, CoapInstrumentation.ClientRequestDuration, CoapInstrumentation.NotificationLag]);
         foreach (Instrument histogram in histograms)
         {
             IReadOnlyList<double>? buckets = ((Histogram<double>)histogram).Advice?.HistogramBucketBoundaries;

@@ -156,7 +156,7 @@ internal sealed class DtlsAttacker : IDisposable
     /// The ClientHello <paramref name="hello"/> with <paramref name="cookie"/> in its (empty) cookie field, message_seq 1
     /// and the record sequence number given: the second ClientHello of RFC 6347 section 4.2.1.
     /// </summary>
-    private static byte[] WithCookie(byte[] hello, ReadOnlySpan<byte> cookie, long recordSequence)
+    internal static byte[] WithCookie(byte[] hello, ReadOnlySpan<byte> cookie, long recordSequence)
     {
         // Record header (13), handshake header (12), client_version (2), random (32), session_id, then the cookie.
         const int Body = 25;
@@ -191,7 +191,7 @@ internal sealed class DtlsAttacker : IDisposable
         to[2] = (byte)value;
     }
 
-    private static async Task<byte[]> ReceiveAsync(UdpClient socket)
+    internal static async Task<byte[]> ReceiveAsync(UdpClient socket)
     {
         using CancellationTokenSource bound = new(Wait.DefaultBound);
         return (await socket.ReceiveAsync(bound.Token)).Buffer;

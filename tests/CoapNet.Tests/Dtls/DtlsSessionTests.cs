@@ -129,6 +129,25 @@ public sealed class DtlsSessionTests
     }
 
     [Fact]
+    public async Task AQuietSessionLetsGoOfItsCiphersAndItsNextRequestsAreReadAndAnsweredInTheSameSession()
+    {
+        ManualTimeProvider time = new();
+        List<CoapSecurityContext> sessions = [];
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions), out _, DtlsLoopback.ServerOptions(time));
+        await using CoapClient client = DtlsLoopback.Client();
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+
+        // The server's sweeps (once a minute) find the session quiet: it keeps its keys and drops the expanded ciphers.
+        time.Advance(TimeSpan.FromMinutes(2));
+
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content, "the request decrypts and the answer encrypts with ciphers made again");
+        (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+        sessions.Should().HaveCount(3);
+        sessions.Distinct().Should().ContainSingle("resting is not a new session: no handshake, the same sequence numbers");
+    }
+
+    [Fact]
     public async Task AnIdleSessionAgesOutOnTheClockWithCloseNotifyAndTheClientMakesANewOne()
     {
         ManualTimeProvider time = new();

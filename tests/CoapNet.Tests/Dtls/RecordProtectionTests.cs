@@ -48,6 +48,30 @@ public sealed class RecordProtectionTests
         plaintext.AsSpan(0, received).ToArray().Should().Equal(1, 0);
     }
 
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void AfterRestingBothEndsGoOnWithTheSameKeysAndSequenceAndAfterDisposeNothingIsWritten(bool gcm, int keyLength, int tagLength, bool connectionId)
+    {
+        (RecordProtection client, RecordProtection server) = Pair(gcm, keyLength, tagLength, connectionId);
+        byte[] record = new byte[1500];
+        byte[] plaintext = new byte[1500];
+        int first = client.Protect(RecordProtection.ApplicationData, "one"u8, record);
+        server.TryUnprotect(record.AsSpan(0, first), plaintext, out _, out _, out _).Should().BeTrue();
+        byte[] replay = record.AsSpan(0, first).ToArray();
+
+        client.Rest();
+        server.Rest();
+        int second = client.Protect(RecordProtection.ApplicationData, "two"u8, record);
+        bool read = server.TryUnprotect(record.AsSpan(0, second), plaintext, out int received, out _, out _);
+
+        read.Should().BeTrue("the ciphers are made again from the same keys");
+        plaintext.AsSpan(0, received).ToArray().Should().Equal("two"u8.ToArray());
+        RecordProtection.ReadSequence(record).Should().Be(6, "the sequence goes on after 5, never starting over (RFC 5288 section 3: a nonce is used once)");
+        server.TryUnprotect(replay, plaintext, out _, out _, out _).Should().BeFalse("the replay window survives too");
+        client.Dispose();
+        client.Protect(RecordProtection.ApplicationData, "three"u8, record).Should().Be(-1, "a disposed protection writes nothing, with a key it has zeroed least of all");
+    }
+
     [Fact]
     public void AnOlderRecordInsideTheWindowReadsOnceAndDoesNotMoveThePeer()
     {

@@ -260,6 +260,25 @@ public sealed class ObserveServerTests : IAsyncLifetime
     }
 
     [Fact]
+    public void ObservationsAreBoundedPerIdentityWhichForAnUnsecuredPeerIsItsAddressWhateverItsPort()
+    {
+        Start(new ObserveOptions { MaxObservationsPerIdentity = 2 });
+        TestPeer a = Peer("10.0.0.1:5001");
+        TestPeer b = Peer("10.0.0.1:5002");
+        TestPeer c = Peer("10.0.0.3");
+
+        // Two ports of one address are one device without an identity; another address is another device.
+        (TestPeer Peer, byte Token)[] registrations = [(a, 0x31), (b, 0x32), (b, 0x33), (c, 0x34)];
+        bool[] observed = [.. registrations.Select(r => Register(r.Peer, "/counter", r.Token).Observe is not null)];
+        Register(a, "/counter", 0x31, observe: 1);
+        bool afterDeregistration = Register(b, "/counter", 0x35).Observe is not null;
+
+        observed.Should().Equal([true, true, false, true], "past the device's bound the GET is answered plainly (RFC 7641 section 4.1)");
+        afterDeregistration.Should().BeTrue("a deregistration gives its place back to the device");
+        Server.Observations.Should().Be(3);
+    }
+
+    [Fact]
     public void AnUnobservableRouteAnswersWithoutObserve()
     {
         Start();
@@ -367,6 +386,27 @@ public sealed class ObserveServerTests : IAsyncLifetime
 
     private int _messageId = 0x100;
 
+    [Fact]
+    public void NotifyingARequestPathReachesItsObserversOnlyAndFollowsARegistrationThatMovedToAnotherPath()
+    {
+        Start();
+        TestPeer first = Peer("10.0.0.1");
+        TestPeer second = Peer("10.0.0.3");
+        Register(first, "/devices/a", token: 0x21).Code.Should().Be(CoapCode.Content);
+        Register(second, "/devices/b", token: 0x22).Code.Should().Be(CoapCode.Content);
+
+        // RFC 7641 section 4.1: the same token again replaces the registration, here for another device of the route.
+        Register(first, "/devices/c", token: 0x21).Code.Should().Be(CoapCode.Content);
+        Server.Observations.Should().Be(2);
+
+        Server.NotifyObservers("/devices/a").Should().Be(0, "nobody observes /devices/a any more");
+        Server.NotifyObservers("/devices/c").Should().Be(1);
+        WaitForMessage(first, m => m.Code == CoapCode.Content && m.GetPayloadString() == "c 0").Token.ToArray().Should().Equal(0x21);
+        Server.NotifyObservers("/devices/b").Should().Be(1);
+        WaitForMessage(second, m => m.Code == CoapCode.Content && m.GetPayloadString() == "b 0").Token.ToArray().Should().Equal(0x22);
+        Server.NotifyObservers("/devices/{id}").Should().Be(2, "the route template reaches every observer of the route");
+    }
+
     private CoapMessage Register(TestPeer observer, string path, byte token, uint? observe = 0, byte secondTokenByte = 0)
     {
         ushort messageId = (ushort)Interlocked.Increment(ref _messageId);
@@ -396,6 +436,7 @@ public sealed class ObserveServerTests : IAsyncLifetime
         }.Listen(_network.CreateTransport(ServerAddress)));
         _server.MapGet("/counter", _ => _gone ? new CoapResponse(CoapCode.NotFound) : CoapResponse.Content(Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.MapGet("/plain", _ => CoapResponse.Content("plain"));
+        _server.MapGet("/devices/{id}", r => CoapResponse.Content(r.GetRouteValue("id") + " " + Volatile.Read(ref _counter).ToString(System.Globalization.CultureInfo.InvariantCulture))).Observable();
         _server.Start();
     }
 

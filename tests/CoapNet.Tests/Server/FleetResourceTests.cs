@@ -58,7 +58,7 @@ public sealed class FleetResourceTests
     [Fact]
     public async Task Without_a_DTLS_identity_a_report_is_forbidden()
     {
-        await using LoopbackServer server = LoopbackServer.Start(s => FleetResource.Map(s, Keys.Keys));
+        await using LoopbackServer server = LoopbackServer.Start(s => FleetResource.Map(s, DtlsServerOptions.PskTable(Keys)));
         await using CoapClient client = new();
 
         CoapResponse post = await client.PostAsync(server.Uri("/fleet/dev-000001"), Reading("dev-000001", 20), CoapContentFormat.SenmlJson);
@@ -117,7 +117,7 @@ public sealed class FleetResourceTests
     }
 
     private static LoopbackServer Start()
-        => DtlsLoopback.StartServer(s => FleetResource.Map(s, Keys.Keys), out _, new DtlsServerOptions { PskKeys = DtlsServerOptions.PskTable(Keys) });
+        => DtlsLoopback.StartServer(s => FleetResource.Map(s, DtlsServerOptions.PskTable(Keys)), out _, new DtlsServerOptions { PskKeys = DtlsServerOptions.PskTable(Keys) });
 
     private static CoapClient Device(string identity) => DtlsLoopback.Client(identity, Keys[identity]);
 
