@@ -1,5 +1,5 @@
 /*
- * coap-fleet: a fleet of N secure CoAP devices in one process (issue 41): each device a UDP socket of its own on a source
+ * coap-fleet: a fleet of N secure CoAP devices on one host (issue 41): each device a UDP socket of its own on a source
  * address of its own share of 127.0.0.0/8 (the kernel routes all of it to loopback, so 100,000 sessions fit the port
  * space), with its own PSK identity and key (RFC 7252 section 9.1.3.1), a DTLS 1.2 session (OpenSSL), and a CON POST of
  * a small SenML-JSON reading (RFC 8428) to /fleet/{identity} every P seconds with jitter, retransmitted as RFC 7252
@@ -9,14 +9,15 @@
  *
  *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
  *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
- *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [-C ciphers]
  *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
  *
  *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
  *   -n           devices (default 1000); -d seconds of reporting once every device is up (default 120)
  *   -P, -j       a report every P seconds (default 60), each interval P * (1 + u), u uniform in [-j, j] (default 0.1);
  *                a device's first report falls uniformly within its first period, so the fleet's reports are spread
- *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second
+ *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second (fleet-wide:
+ *                each worker process takes its share)
  *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address),
  *                  device i on address i mod (devices / M), so devices begun together come from different addresses
  *   --first-address  the first source address (default 127.1.0.1), then upwards
@@ -27,6 +28,8 @@
  *                  an existing association), then reports on its old schedule. The run lasts at least until every
  *                  device is back or W + 120 s have passed.
  *   --setup-timeout S  when not every device is up after S seconds (default 600), the run goes on with those that are
+ *   --processes P  worker processes (default: as few as hold the devices, each at most the open-file limit less 64;
+ *                  one when the limit allows, see below); worker k runs devices [k N / P, (k + 1) N / P)
  *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
  *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
  *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
@@ -51,17 +54,29 @@
  *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=...   every --status
  *          seconds (default 10): counts since the start, iv_ok and the percentiles over the interval
  *   setup devices=... up=... failed=... seconds=... hps=... ok=... rss_kb=... rss_per_device_b=...   once every device is up:
- *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices up: sockets, SSL objects, state
+ *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices: sockets, SSL objects, state
  *   storm devices=... back=... all_back_s=... back_p50_s=... back_p99_s=... reconnect_p50_ms=... reconnect_p99_ms=...
  *          hs_peak_per_s=... hs_mean_per_s=...   and   storm_hps=n0,n1,...   (handshakes completed in each second
  *          from the storm's start), when every device is back or the storm's time is up
  *   summary devices=... up=... seconds=... sent=... ok=... bad=... timeouts=... retransmits=... skipped=... lost=...
  *          reports_per_s=... p50_us=... p99_us=... p999_us=... max_us=... hs_ok=... hs_failed=... cpu_s=...
  *          cpu_us_per_report=... rss_kb=... rss_per_device_b=...   at the end (the percentiles over the reporting phase)
- * A socket per device: the process raises its open-file limit to N + 64, past the hard limit when it may (root with
- * CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open), and says at once when it cannot. (The benchmark machine's container
- * has no CAP_SYS_RESOURCE and a hard limit of 20,000: 19,936 devices at most there, until the limit is raised outside.)
- * Exit status 0 when every device came up and at least one report was answered, 1 otherwise, 2 on a usage or setup error.
+ * The lines are the whole fleet's, whatever P: the workers keep their counters and histograms in shared memory, each its
+ * own, and the parent sums the counters and merges the histograms (the same buckets) before it takes a percentile; cpu_s
+ * is the workers' CPU time and the parent's, rss_kb the workers' VmRSS summed (each counts the libraries it maps),
+ * rss_per_device_b the workers' growth from their start over N. The parent decides the phases for every worker: when the
+ * last device of the fleet is up the reporting phase begins, and the storm is one storm at one time for all of them.
+ *
+ * Why processes: a socket per device, and a process may hold only so many open files. The limit is raised to N + 64
+ * as far as it goes (past the hard limit when it may: root with CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open), and the
+ * fleet is split over as many workers as the raised limit requires (they inherit it); the benchmark
+ * machine's container has no CAP_SYS_RESOURCE and a hard limit of 20,000, so one process holds 19,936 devices there and
+ * 100,000 take 6 workers. Device i's source address depends on i alone (so not on P), and the kernel gives every socket
+ * a port free on its address whichever process asks. A worker that fails ends the run (the others are killed, exit
+ * status 2); the workers die with the parent (PR_SET_PDEATHSIG), and SIGINT or SIGTERM to the parent stops them all
+ * and still prints the summary.
+ * Exit status 0 when every device came up and at least one report was answered, 1 otherwise, 2 on a usage or setup error
+ * or when a worker failed.
  *
  * Build: cc -O2 -Wall -Wextra -o coap-fleet coap-fleet.c -lssl -lcrypto   (Linux: epoll; Debian: libssl-dev)
  */
@@ -71,11 +86,11 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
