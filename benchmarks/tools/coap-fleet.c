@@ -774,6 +774,7 @@ static int run_worker(int k, const char *keys, int lo, int hi, int k_in_flight, 
 
 static pid_t *pids; /* the workers' process ids; 0 once reaped */
 static int failed;  /* a worker failed: the run is void */
+static int killing; /* the parent is killing the workers: their deaths are not news */
 static hist_t iv_prev, iv_now, merged, merged2;
 static uint64_t ok_prev;
 
@@ -813,6 +814,7 @@ static void reap(int block) {
     pids[k] = 0;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
     failed = 1;
+    if (killing) continue;
     if (WIFSIGNALED(st)) fprintf(stderr, "coap-fleet: worker %d (devices %d..%d) was killed by signal %d\n", k, (int)((long long)k * n_devices / processes) + 1,
                                  (int)((long long)(k + 1) * n_devices / processes), WTERMSIG(st));
     else fprintf(stderr, "coap-fleet: worker %d (devices %d..%d) exited with status %d\n", k, (int)((long long)k * n_devices / processes) + 1,
@@ -822,6 +824,7 @@ static void reap(int block) {
 
 /* A worker failed: the others are killed, and the run ends with status 2 (no summary: its numbers would lie). */
 static void abandon(void) {
+  killing = 1;
   kill_workers(SIGKILL);
   reap(1);
   fprintf(stderr, "coap-fleet: a worker failed; the others are stopped\n");
