@@ -1,5 +1,5 @@
 /*
- * coap-fleet: a fleet of N secure CoAP devices in one process (issue 41): each device a UDP socket of its own on a source
+ * coap-fleet: a fleet of N secure CoAP devices on one host (issue 41): each device a UDP socket of its own on a source
  * address of its own share of 127.0.0.0/8 (the kernel routes all of it to loopback, so 100,000 sessions fit the port
  * space), with its own PSK identity and key (RFC 7252 section 9.1.3.1), a DTLS 1.2 session (OpenSSL), and a CON POST of
  * a small SenML-JSON reading (RFC 8428) to /fleet/{identity} every P seconds with jitter, retransmitted as RFC 7252
@@ -9,14 +9,15 @@
  *
  *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
  *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
- *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [-C ciphers]
  *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
  *
  *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
  *   -n           devices (default 1000); -d seconds of reporting once every device is up (default 120)
  *   -P, -j       a report every P seconds (default 60), each interval P * (1 + u), u uniform in [-j, j] (default 0.1);
  *                a device's first report falls uniformly within its first period, so the fleet's reports are spread
- *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second
+ *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second (fleet-wide:
+ *                each worker process takes its share)
  *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address),
  *                  device i on address i mod (devices / M), so devices begun together come from different addresses
  *   --first-address  the first source address (default 127.1.0.1), then upwards
@@ -27,6 +28,8 @@
  *                  an existing association), then reports on its old schedule. The run lasts at least until every
  *                  device is back or W + 120 s have passed.
  *   --setup-timeout S  when not every device is up after S seconds (default 600), the run goes on with those that are
+ *   --processes P  worker processes (default: as few as hold the devices, each at most the open-file limit less 64;
+ *                  one when the limit allows, see below); worker k runs devices [k N / P, (k + 1) N / P)
  *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
  *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
  *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
@@ -51,17 +54,29 @@
  *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=...   every --status
  *          seconds (default 10): counts since the start, iv_ok and the percentiles over the interval
  *   setup devices=... up=... failed=... seconds=... hps=... ok=... rss_kb=... rss_per_device_b=...   once every device is up:
- *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices up: sockets, SSL objects, state
+ *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices: sockets, SSL objects, state
  *   storm devices=... back=... all_back_s=... back_p50_s=... back_p99_s=... reconnect_p50_ms=... reconnect_p99_ms=...
  *          hs_peak_per_s=... hs_mean_per_s=...   and   storm_hps=n0,n1,...   (handshakes completed in each second
  *          from the storm's start), when every device is back or the storm's time is up
  *   summary devices=... up=... seconds=... sent=... ok=... bad=... timeouts=... retransmits=... skipped=... lost=...
  *          reports_per_s=... p50_us=... p99_us=... p999_us=... max_us=... hs_ok=... hs_failed=... cpu_s=...
  *          cpu_us_per_report=... rss_kb=... rss_per_device_b=...   at the end (the percentiles over the reporting phase)
- * A socket per device: the process raises its open-file limit to N + 64, past the hard limit when it may (root with
- * CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open), and says at once when it cannot. (The benchmark machine's container
- * has no CAP_SYS_RESOURCE and a hard limit of 20,000: 19,936 devices at most there, until the limit is raised outside.)
- * Exit status 0 when every device came up and at least one report was answered, 1 otherwise, 2 on a usage or setup error.
+ * The lines are the whole fleet's, whatever P: the workers keep their counters and histograms in shared memory, each its
+ * own, and the parent sums the counters and merges the histograms (the same buckets) before it takes a percentile; cpu_s
+ * is the workers' CPU time and the parent's, rss_kb the workers' VmRSS summed (each counts the libraries it maps),
+ * rss_per_device_b the workers' growth from their start over N. The parent decides the phases for every worker: when the
+ * last device of the fleet is up the reporting phase begins, and the storm is one storm at one time for all of them.
+ *
+ * Why processes: a socket per device, and a process may hold only so many open files. The limit is raised to N + 64
+ * as far as it goes (past the hard limit when it may: root with CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open), and the
+ * fleet is split over as many workers as the raised limit requires (they inherit it); the benchmark
+ * machine's container has no CAP_SYS_RESOURCE and a hard limit of 20,000, so one process holds 19,936 devices there and
+ * 100,000 take 6 workers. Device i's source address depends on i alone (so not on P), and the kernel gives every socket
+ * a port free on its address whichever process asks. A worker that fails ends the run (the others are killed, exit
+ * status 2); the workers die with the parent (PR_SET_PDEATHSIG), and SIGINT or SIGTERM to the parent stops them all
+ * and still prints the summary.
+ * Exit status 0 when every device came up and at least one report was answered, 1 otherwise, 2 on a usage or setup error
+ * or when a worker failed.
  *
  * Build: cc -O2 -Wall -Wextra -o coap-fleet coap-fleet.c -lssl -lcrypto   (Linux: epoll; Debian: libssl-dev)
  */
@@ -71,13 +86,17 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +109,7 @@
 #include "load-common.h"
 
 #define MAX_DEVICES 1000000
+#define MAX_PROCESSES 256
 #define ID_MAX 16 /* identities up to 15 bytes: dev-000001 ... dev-999999 are 10 */
 #define KEY_LEN 16
 
@@ -142,10 +162,16 @@ static uint64_t bucket_top(int b) {
   return ((uint64_t)((b - 1024) % 512 + 512) + 1) << e;
 }
 
+/* The statistics live in memory shared with the parent, which reads them while the worker writes: each counter has one
+ * writer, so a relaxed atomic store of its value plus one (no locked instruction) and the parent's atomic loads suffice. */
+#define BUMP(x) __atomic_store_n(&(x), (x) + 1, __ATOMIC_RELAXED)
+#define PUT(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
 static void hist_add(hist_t *h, uint64_t v) {
-  h->n[bucket_of(v)]++;
-  h->count++;
-  if (v > h->max) h->max = v;
+  BUMP(h->n[bucket_of(v)]);
+  BUMP(h->count);
+  if (v > h->max) PUT(h->max, v);
 }
 
 /* The upper edge of the bucket holding the given share of the samples (0 for none). */
@@ -159,23 +185,50 @@ static uint64_t hist_at(const hist_t *h, double share) {
   return h->max;
 }
 
+/* One worker's statistics, in shared memory, written by that worker only: counts since the start, a histogram of every
+ * response's latency since the start (the parent takes an interval's as the difference from its last reading), the
+ * reporting phase's, the storm's, and the handshakes completed in each second of the storm. The parent sums and merges
+ * them: percentiles come from the merged histogram, never from the workers' percentiles. */
+typedef struct {
+  uint64_t hs_ok, hs_failed, sent, ok, bad, timeouts, retransmits, skipped, lost, back;
+  uint64_t up, handshaking;          /* sessions up and handshakes in progress now */
+  uint64_t cpu_us, rss_kb, rss0_kb;  /* published on the parent's request: getrusage(RUSAGE_SELF), VmRSS, VmRSS at start */
+  uint64_t ack;                      /* the last request published */
+  uint64_t done;                     /* stopped: its final statistics are published, it tears down and exits */
+  hist_t all, run, storm_back, storm_reconnect;
+  uint32_t storm_hps[];              /* storm_hps_len seconds */
+} worker_t;
+
+/* What the parent tells the workers; CLOCK_MONOTONIC times in microseconds, the same clock in every process. */
+typedef struct {
+  uint64_t t0;           /* the start, for the pacing of the setup */
+  uint64_t report_start; /* every device is up (or the setup timed out): reports count into the run's histogram */
+  uint64_t storm_start;  /* the fleet-wide storm's start (known from report_start on) */
+  uint64_t storm_over;   /* the storm is reported: its handshakes no longer count into storm_hps */
+  uint64_t publish;      /* a request to publish CPU time and RSS, answered in worker_t.ack */
+  uint64_t stop;
+} control_t;
+
 static device_t *dev;
 static int n_devices = 1000, in_flight_max = 64, per_address = 250, use_put = 0, same_port = 0;
 static double period_s = 60, jitter = 0.1, hs_rate = 0;
 static struct sockaddr_in server;
-static uint32_t first_address;
+static uint32_t first_address, addresses;
 static SSL_CTX *ctx;
 static int ep;
 static int32_t wheel[WHEEL_SLOTS];
 static uint64_t wheel_tick; /* the next tick to process */
-static int in_flight, up_count, handshaking;
-static uint64_t hs_ok, hs_failed, sent, ok, bad, timeouts, retransmits, skipped, lost, iv_ok;
-static hist_t iv_hist, run_hist, storm_back, storm_reconnect;
-static int measuring; /* reports answered count into run_hist once every device was up */
-static uint64_t storm_start, storm_end;
-static int storm_active, storm_back_count, storm_window_s = 60;
-static uint32_t *storm_hps;
-static int storm_hps_len;
+static int storm_window_s = 60, storm_hps_len;
+static control_t *ctl;
+static unsigned char *workers_mem;
+static size_t worker_stride;
+static int processes;
+/* A worker's own: its devices dev[0 .. count) are the fleet's base .. base + count - 1. */
+static worker_t *me;
+static int count, base, in_flight, up_count, handshaking;
+static int measuring;      /* reports answered count into the run's histogram once every device of the fleet was up */
+static int storm_counting; /* handshakes completed count into storm_hps, from the storm's start until it is reported */
+static uint64_t storm_start;
 static volatile sig_atomic_t stopping;
 
 static void on_signal(int sig) {
@@ -294,7 +347,7 @@ static void drive_handshake(int i, uint64_t now) {
   if (r == 1) {
     handshake_done(i, now);
   } else if (SSL_get_error(dev[i].ssl, r) != SSL_ERROR_WANT_READ) {
-    hs_failed++;
+    BUMP(me->hs_failed);
     retry_later(i, now);
   } else {
     reschedule(i, now);
@@ -352,16 +405,16 @@ static void handshake_done(int i, uint64_t now) {
   in_flight--, handshaking--;
   d->state = UP;
   up_count++;
-  hs_ok++;
-  if (storm_active) {
+  BUMP(me->hs_ok);
+  if (storm_counting) {
     int s = (int)((now - storm_start) / 1000000u);
-    if (s >= 0 && s < storm_hps_len) storm_hps[s]++;
+    if (s >= 0 && s < storm_hps_len) BUMP(me->storm_hps[s]);
   }
   if (d->dropped_at) {
-    hist_add(&storm_back, now - storm_start);
-    hist_add(&storm_reconnect, now - d->dropped_at);
+    hist_add(&me->storm_back, now - storm_start);
+    hist_add(&me->storm_reconnect, now - d->dropped_at);
     d->dropped_at = 0;
-    storm_back_count++;
+    BUMP(me->back);
   }
   /* The first report uniformly within the first period; after a reconnect, on the old schedule (at once if missed). */
   if (d->next_report == 0) d->next_report = now + (uint64_t)(uniform() * period_s * 1e6) + 1;
@@ -403,7 +456,7 @@ static void send_report(int i, uint64_t now) {
   device_t *d = &dev[i];
   next_report_after(d, now);
   if (d->sent_at) { /* NSTART 1 (RFC 7252 section 4.7): the last one is still unanswered */
-    skipped++;
+    BUMP(me->skipped);
     return;
   }
   d->mid++;
@@ -414,7 +467,7 @@ static void send_report(int i, uint64_t now) {
   /* RFC 7252 section 4.2: the first timeout is random between ACK_TIMEOUT and ACK_TIMEOUT * ACK_RANDOM_FACTOR. */
   d->timeout_ms = ACK_TIMEOUT_MS + (uint32_t)(uniform() * ACK_TIMEOUT_MS / 2);
   d->retransmit_at = now + (uint64_t)d->timeout_ms * 1000u;
-  sent++;
+  BUMP(me->sent);
   transmit(i);
 }
 
@@ -430,7 +483,7 @@ static void on_message(int i, const uint8_t *buf, int got, uint64_t now) {
   }
   if (!d->sent_at) return;
   if (type == 3 && mid == d->mid) { /* RST: the server will not take it */
-    bad++;
+    BUMP(me->bad);
     d->sent_at = 0;
     return;
   }
@@ -443,10 +496,10 @@ static void on_message(int i, const uint8_t *buf, int got, uint64_t now) {
   }
   if (tkl != 4 || got < 8 || memcmp(buf + 4, &d->token, 4) != 0) return;
   uint64_t lat = now - d->sent_at;
-  hist_add(&iv_hist, lat);
-  if (measuring) hist_add(&run_hist, lat);
-  if ((code >> 5) == 2) ok++, iv_ok++;
-  else bad++;
+  hist_add(&me->all, lat);
+  if (measuring) hist_add(&me->run, lat);
+  if ((code >> 5) == 2) BUMP(me->ok);
+  else BUMP(me->bad);
   d->sent_at = 0;
 }
 
@@ -465,7 +518,7 @@ static void fire(int i, uint64_t now) {
   switch (d->state) {
   case HANDSHAKING:
     if (now - d->started >= HANDSHAKE_TIMEOUT_US) {
-      hs_failed++;
+      BUMP(me->hs_failed);
       retry_later(i, now);
       return;
     }
@@ -478,12 +531,12 @@ static void fire(int i, uint64_t now) {
         d->retransmits++;
         d->timeout_ms *= 2;
         d->retransmit_at = now + (uint64_t)d->timeout_ms * 1000u;
-        retransmits++;
+        BUMP(me->retransmits);
         transmit(i);
       } else {
         /* Given up (RFC 7252 section 4.2): the session is taken for lost and made again. */
-        timeouts++;
-        lost++;
+        BUMP(me->timeouts);
+        BUMP(me->lost);
         retry_later(i, now);
         return;
       }
@@ -537,7 +590,7 @@ static void on_readable(int i, uint64_t now) {
     if (got <= 0) {
       int err = SSL_get_error(d->ssl, got);
       if (err != SSL_ERROR_WANT_READ) { /* the server closed or broke the session */
-        lost++;
+        BUMP(me->lost);
         retry_later(i, now);
         return;
       }
@@ -562,8 +615,10 @@ static int parse_hex(const char *s, uint8_t *out, size_t len) {
   return 1;
 }
 
-/* The first n identities beginning "dev-" in path, with their keys; exits with 2 naming the line that is wrong. */
-static void read_keys(const char *path, int n) {
+/* Reads the first n identities beginning "dev-" in path, with their keys, and keeps devices lo .. hi - 1 of them in dev
+ * (none with dev NULL: the parent reads the file to say what is wrong with it before any worker starts); exits with 2
+ * naming the line that is wrong. */
+static void read_keys(const char *path, int n, int lo, int hi) {
   FILE *f = fopen(path, "r");
   if (!f) die(path);
   char line[512];
@@ -573,14 +628,19 @@ static void read_keys(const char *path, int n) {
     line[strcspn(line, "\r\n")] = 0;
     if (line[0] == '#' || line[0] == 0) continue;
     char *space = strchr(line, ' ');
-    if (!space || space == line || (size_t)(space - line) >= ID_MAX || !parse_hex(space + 1, dev[found].key, KEY_LEN)) {
+    uint8_t key[KEY_LEN];
+    if (!space || space == line || (size_t)(space - line) >= ID_MAX || !parse_hex(space + 1, key, KEY_LEN)) {
       fprintf(stderr, "coap-fleet: %s line %d is not \"identity hexkey\" (an identity under %d bytes, a %d-byte key in hex)\n", path, number, ID_MAX,
               KEY_LEN);
       exit(2);
     }
     *space = 0;
     if (strncmp(line, "dev-", 4) != 0) continue;
-    strcpy(dev[found++].id, line);
+    if (dev && found >= lo && found < hi) {
+      strcpy(dev[found - lo].id, line);
+      memcpy(dev[found - lo].key, key, KEY_LEN);
+    }
+    found++;
   }
   fclose(f);
   if (found < n) {
@@ -623,37 +683,221 @@ static int write_keys(const char *path, int n, int dashboards, int random_keys, 
   return 0;
 }
 
-/* ---- main ----------------------------------------------------------------------------------------------------- */
+/* ---- a worker: devices base .. base + count - 1 of the fleet, in a process of its own ---------------------------- */
+
+static worker_t *worker(int k) { return (worker_t *)(workers_mem + (size_t)k * worker_stride); }
+
+static void publish_usage(void) {
+  PUT(me->cpu_us, (uint64_t)(cpu_seconds() * 1e6));
+  PUT(me->rss_kb, (uint64_t)rss_kb());
+  PUT(me->up, (uint64_t)up_count);
+  PUT(me->handshaking, (uint64_t)handshaking);
+}
+
+/* Worker k's life: its devices' setup at its share of the pacing, their reports, the storm when the parent says it
+ * begins, until the parent says stop (or a signal does); returns its exit status. */
+static int run_worker(int k, const char *keys, int lo, int hi, int k_in_flight, double k_rate) {
+  me = worker(k);
+  memset(me, 0, worker_stride); /* its statistics' pages resident now, so they are not counted as the devices' memory */
+  count = hi - lo, base = lo, in_flight_max = k_in_flight, hs_rate = k_rate;
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  srand((unsigned)now_us() ^ (unsigned)getpid() * 2654435761u);
+
+  /* Everything from here on is the devices': the memory per device is the growth from this reading. */
+  PUT(me->rss0_kb, (uint64_t)rss_kb());
+  dev = calloc((size_t)count, sizeof *dev);
+  if (!dev) die("calloc");
+  read_keys(keys, n_devices, lo, hi);
+  for (int i = 0; i < count; i++) {
+    device_t *d = &dev[i];
+    d->fd = -1;
+    d->wslot = d->wnext = d->wprev = -1;
+    /* Round robin over the addresses by the device's place in the whole fleet, so its address does not depend on how
+     * the fleet is split, and the devices that handshake together come from different ones (a server bounds the
+     * handshakes in progress per source address; CoapNet's default is 16). The kernel gives each socket a port free on
+     * its address, whichever process asks: no two devices share an address and port. */
+    d->address = first_address + (uint32_t)(base + i) % addresses;
+    d->mid = (uint16_t)rand();
+    d->token = (uint32_t)rand();
+  }
+  for (int s = 0; s < WHEEL_SLOTS; s++) wheel[s] = -1;
+  ep = epoll_create1(0);
+  if (ep < 0) die("epoll_create1");
+
+  struct epoll_event events[1024];
+  uint64_t t0 = ctl->t0;
+  int next_start = 0, stormed = 0;
+  wheel_tick = now_us() / TICK_US;
+  while (!stopping && !GET(ctl->stop)) {
+    uint64_t now = now_us();
+    /* Setup: at most this worker's share of -a handshakes in flight, and of -r begun a second. */
+    while (next_start < count && in_flight < in_flight_max && (hs_rate == 0 || (double)next_start < hs_rate * (double)(now - t0) / 1e6))
+      begin(next_start++, now);
+    int n = epoll_wait(ep, events, 1024, (int)(TICK_US / 1000));
+    if (n < 0 && errno != EINTR) die("epoll_wait");
+    now = now_us();
+    for (int e = 0; e < n; e++) on_readable((int)events[e].data.u32, now);
+    run_wheel(now);
+
+    uint64_t report_start = GET(ctl->report_start), storm_at = GET(ctl->storm_start);
+    measuring = report_start && now >= report_start;
+    if (!stormed && storm_at && now >= storm_at) {
+      /* The fleet-wide storm: every device drops its session at a uniformly random point of the window that began
+       * at the time the parent set, the same in every worker. */
+      stormed = storm_counting = 1;
+      storm_start = storm_at;
+      for (int i = 0; i < count; i++) {
+        dev[i].storm_at = storm_at + 1 + (uint64_t)(uniform() * storm_window_s * 1e6);
+        reschedule(i, now);
+      }
+    }
+    if (storm_counting && GET(ctl->storm_over)) storm_counting = 0;
+    PUT(me->up, (uint64_t)up_count);
+    PUT(me->handshaking, (uint64_t)handshaking);
+    uint64_t request = GET(ctl->publish);
+    if (request != me->ack) {
+      publish_usage();
+      __atomic_store_n(&me->ack, request, __ATOMIC_RELEASE);
+    }
+  }
+  /* The summary is taken from what is published now, before the sessions are closed. */
+  publish_usage();
+  __atomic_store_n(&me->done, 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < count; i++) teardown(i, 1, 0);
+  SSL_CTX_free(ctx);
+  return 0;
+}
+
+/* ---- the parent: the workers' statistics summed and merged, the phases decided, every line printed -------------- */
+
+static pid_t *pids; /* the workers' process ids; 0 once reaped */
+static int failed;  /* a worker failed: the run is void */
+static int killing; /* the parent is killing the workers: their deaths are not news */
+static hist_t iv_prev, iv_now, merged, merged2;
+static uint64_t ok_prev;
+
+static uint64_t sum_at(size_t offset) {
+  uint64_t total = 0;
+  for (int k = 0; k < processes; k++) total += __atomic_load_n((const uint64_t *)((const unsigned char *)worker(k) + offset), __ATOMIC_RELAXED);
+  return total;
+}
+#define SUM(field) sum_at(offsetof(worker_t, field))
+
+/* The workers' histograms at offset merged into out (bucket by bucket; the count is the buckets' sum, so it matches
+ * them whatever a worker added meanwhile). */
+static void merge_hist(hist_t *out, size_t offset) {
+  memset(out, 0, sizeof *out);
+  for (int k = 0; k < processes; k++) {
+    const hist_t *h = (const hist_t *)((const unsigned char *)worker(k) + offset);
+    for (int b = 0; b < HBUCKETS; b++) {
+      uint32_t v = GET(h->n[b]);
+      out->n[b] += v;
+      out->count += v;
+    }
+    uint64_t max = GET(h->max);
+    if (max > out->max) out->max = max;
+  }
+}
+
+static void kill_workers(int sig) {
+  for (int k = 0; k < processes; k++)
+    if (pids[k] > 0) kill(pids[k], sig);
+}
+
+/* Reaps the workers that ended (waiting for them with block); one that did not exit with 0 voids the run. */
+static void reap(int block) {
+  for (int k = 0; k < processes; k++) {
+    int st;
+    if (pids[k] <= 0 || waitpid(pids[k], &st, block ? 0 : WNOHANG) != pids[k]) continue;
+    pids[k] = 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+    failed = 1;
+    if (killing) continue;
+    if (WIFSIGNALED(st)) fprintf(stderr, "coap-fleet: worker %d (devices %d..%d) was killed by signal %d\n", k, (int)((long long)k * n_devices / processes) + 1,
+                                 (int)((long long)(k + 1) * n_devices / processes), WTERMSIG(st));
+    else fprintf(stderr, "coap-fleet: worker %d (devices %d..%d) exited with status %d\n", k, (int)((long long)k * n_devices / processes) + 1,
+                 (int)((long long)(k + 1) * n_devices / processes), WEXITSTATUS(st));
+  }
+}
+
+/* A worker failed: the others are killed, and the run ends with status 2 (no summary: its numbers would lie). */
+static void abandon(void) {
+  killing = 1;
+  kill_workers(SIGKILL);
+  reap(1);
+  fprintf(stderr, "coap-fleet: a worker failed; the others are stopped\n");
+  exit(2);
+}
+
+/* Asks every worker to publish its CPU time and RSS, and waits (at most a second) until they have. */
+static void request_usage(void) {
+  uint64_t request = ctl->publish + 1, until = now_us() + 1000000u;
+  __atomic_store_n(&ctl->publish, request, __ATOMIC_RELEASE);
+  for (;;) {
+    int all = 1;
+    for (int k = 0; k < processes; k++)
+      if (pids[k] > 0 && __atomic_load_n(&worker(k)->ack, __ATOMIC_ACQUIRE) != request && !__atomic_load_n(&worker(k)->done, __ATOMIC_ACQUIRE)) all = 0;
+    if (all || now_us() >= until) return;
+    usleep(1000);
+  }
+}
+
+/* The workers' CPU time and the parent's own. */
+static double fleet_cpu(void) { return (double)SUM(cpu_us) / 1e6 + cpu_seconds(); }
 
 static void status(uint64_t t0, uint64_t now) {
-  printf("status t_s=%.0f up=%d handshaking=%d hs_ok=%llu hs_failed=%llu sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu "
-         "lost=%llu iv_ok=%llu p50_us=%llu p99_us=%llu p999_us=%llu cpu_s=%.2f rss_kb=%ld\n",
-         (double)(now - t0) / 1e6, up_count, handshaking, (unsigned long long)hs_ok, (unsigned long long)hs_failed, (unsigned long long)sent,
-         (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)timeouts, (unsigned long long)retransmits,
-         (unsigned long long)skipped, (unsigned long long)lost, (unsigned long long)iv_ok, (unsigned long long)hist_at(&iv_hist, 0.50),
-         (unsigned long long)hist_at(&iv_hist, 0.99), (unsigned long long)hist_at(&iv_hist, 0.999), cpu_seconds(), rss_kb());
+  request_usage();
+  /* The interval's latencies: the merged histogram since the start minus the one at the last status line. */
+  merge_hist(&iv_now, offsetof(worker_t, all));
+  hist_t *iv = &merged;
+  for (int b = 0; b < HBUCKETS; b++) iv->n[b] = iv_now.n[b] - iv_prev.n[b];
+  iv->count = iv_now.count - iv_prev.count;
+  iv->max = 0;
+  memcpy(&iv_prev, &iv_now, sizeof iv_now);
+  uint64_t ok = SUM(ok);
+  printf("status t_s=%.0f up=%llu handshaking=%llu hs_ok=%llu hs_failed=%llu sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu "
+         "lost=%llu iv_ok=%llu p50_us=%llu p99_us=%llu p999_us=%llu cpu_s=%.2f rss_kb=%llu\n",
+         (double)(now - t0) / 1e6, (unsigned long long)SUM(up), (unsigned long long)SUM(handshaking), (unsigned long long)SUM(hs_ok),
+         (unsigned long long)SUM(hs_failed), (unsigned long long)SUM(sent), (unsigned long long)ok, (unsigned long long)SUM(bad),
+         (unsigned long long)SUM(timeouts), (unsigned long long)SUM(retransmits), (unsigned long long)SUM(skipped), (unsigned long long)SUM(lost),
+         (unsigned long long)(ok - ok_prev), (unsigned long long)hist_at(iv, 0.50), (unsigned long long)hist_at(iv, 0.99),
+         (unsigned long long)hist_at(iv, 0.999), fleet_cpu(), (unsigned long long)SUM(rss_kb));
   fflush(stdout);
-  memset(&iv_hist, 0, sizeof iv_hist);
-  iv_ok = 0;
+  ok_prev = ok;
 }
 
 static void storm_report(void) {
   int peak = 0, last = 0;
-  uint64_t total = 0;
+  uint64_t total = 0, *hps = calloc((size_t)storm_hps_len, sizeof *hps);
+  if (!hps) die("calloc");
+  for (int k = 0; k < processes; k++)
+    for (int s = 0; s < storm_hps_len; s++) hps[s] += GET(worker(k)->storm_hps[s]);
   for (int s = 0; s < storm_hps_len; s++) {
-    if (storm_hps[s]) last = s;
-    if ((int)storm_hps[s] > peak) peak = (int)storm_hps[s];
-    total += storm_hps[s];
+    if (hps[s]) last = s;
+    if ((int)hps[s] > peak) peak = (int)hps[s];
+    total += hps[s];
   }
+  hist_t *back = &merged, *reconnect = &merged2;
+  merge_hist(back, offsetof(worker_t, storm_back));
+  merge_hist(reconnect, offsetof(worker_t, storm_reconnect));
+  int back_count = (int)SUM(back);
   printf("storm devices=%d back=%d window_s=%d all_back_s=%.1f back_p50_s=%.1f back_p99_s=%.1f reconnect_p50_ms=%.0f reconnect_p99_ms=%.0f "
          "hs_peak_per_s=%d hs_mean_per_s=%.0f\n",
-         n_devices, storm_back_count, storm_window_s, storm_back_count == n_devices ? (double)storm_back.max / 1e6 : -1.0,
-         (double)hist_at(&storm_back, 0.50) / 1e6, (double)hist_at(&storm_back, 0.99) / 1e6, (double)hist_at(&storm_reconnect, 0.50) / 1e3,
-         (double)hist_at(&storm_reconnect, 0.99) / 1e3, peak, (double)total / (last + 1));
+         n_devices, back_count, storm_window_s, back_count == n_devices ? (double)back->max / 1e6 : -1.0, (double)hist_at(back, 0.50) / 1e6,
+         (double)hist_at(back, 0.99) / 1e6, (double)hist_at(reconnect, 0.50) / 1e3, (double)hist_at(reconnect, 0.99) / 1e3, peak,
+         (double)total / (last + 1));
   printf("storm_hps=");
-  for (int s = 0; s <= last; s++) printf("%s%u", s ? "," : "", storm_hps[s]);
+  for (int s = 0; s <= last; s++) printf("%s%llu", s ? "," : "", (unsigned long long)hps[s]);
   printf("\n");
   fflush(stdout);
+  free(hps);
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {0, (long)ms * 1000000L};
+  nanosleep(&ts, NULL); /* a signal ends it early: fine */
 }
 
 int main(int argc, char **argv) {
@@ -661,7 +905,7 @@ int main(int argc, char **argv) {
   const char *shared_hex = NULL;
   int seconds = 120, status_s = 10, setup_timeout_s = 600, dashboards = 0, random_keys = 0, write_n = 0;
   double storm_at_s = -1;
-  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP };
+  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP, O_PROCESSES };
   static const struct option longs[] = {
       {"per-address", required_argument, 0, O_PER_ADDRESS}, {"first-address", required_argument, 0, O_FIRST},
       {"storm-at", required_argument, 0, O_STORM_AT},       {"storm-window", required_argument, 0, O_STORM_WINDOW},
@@ -669,6 +913,7 @@ int main(int argc, char **argv) {
       {"put", no_argument, 0, O_PUT},                       {"status", required_argument, 0, O_STATUS},
       {"write-keys", required_argument, 0, O_WRITE},        {"dashboards", required_argument, 0, O_DASH},
       {"random-keys", no_argument, 0, O_RANDOM},            {"setup-timeout", required_argument, 0, O_SETUP},
+      {"processes", required_argument, 0, O_PROCESSES},
       {0, 0, 0, 0}};
   int opt;
   while ((opt = getopt_long(argc, argv, "h:p:n:d:P:j:a:r:K:C:", longs, NULL)) != -1) {
@@ -699,10 +944,14 @@ int main(int argc, char **argv) {
     case O_DASH: dashboards = atoi(optarg); break;
     case O_RANDOM: random_keys = 1; break;
     case O_SETUP: setup_timeout_s = atoi(optarg); break;
+    case O_PROCESSES:
+      processes = atoi(optarg);
+      if (processes < 1) { fprintf(stderr, "coap-fleet: --processes takes 1 or more\n"); return 2; }
+      break;
     default:
       fprintf(stderr, "usage: coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]\n"
                       "                  [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]\n"
-                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [-C ciphers]\n"
+                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [-C ciphers]\n"
                       "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]\n");
       return 2;
     }
@@ -729,7 +978,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   first_address = ntohl(a.s_addr);
-  uint32_t addresses = (uint32_t)((n_devices + per_address - 1) / per_address), last_address = first_address + addresses - 1;
+  addresses = (uint32_t)((n_devices + per_address - 1) / per_address);
+  uint32_t last_address = first_address + addresses - 1;
   if ((first_address >> 24) != 127 || (last_address >> 24) != 127) {
     fprintf(stderr, "coap-fleet: the source addresses (%d devices, %d per address from %s) must stay within 127.0.0.0/8\n", n_devices, per_address, first);
     return 2;
@@ -751,85 +1001,106 @@ int main(int argc, char **argv) {
   SSL_CTX_set_max_send_fragment(ctx, 512);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 
-  /* Everything from here on is the fleet's: the memory per device is the growth from this reading. */
-  long rss0 = rss_kb(), rss_setup = 0;
-  /* A socket per device, and epoll's and the standard streams' besides (we run as root: past the hard limit). */
+  /* A socket per device, and epoll's and the standard streams' besides: the soft limit raised as far as it goes (past
+   * the hard limit for root with CAP_SYS_RESOURCE), and as many worker processes as that takes. */
   raise_open_files((rlim_t)n_devices + 64);
   struct rlimit files;
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (rlim_t)n_devices + 64) {
-    /* Said now rather than at the socket that fails, minutes into the setup. */
-    fprintf(stderr, "coap-fleet: %d devices need %d open files and the limit is %llu (hard limit %llu; raising it needs CAP_SYS_RESOURCE, "
-                    "or prlimit --nofile=N:N --pid PID from outside, or the container's ulimit): at most %llu devices here\n",
-            n_devices, n_devices + 64, (unsigned long long)files.rlim_cur, (unsigned long long)files.rlim_max,
-            (unsigned long long)(files.rlim_cur > 64 ? files.rlim_cur - 64 : 0));
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0) die("getrlimit");
+  long long room = files.rlim_cur == RLIM_INFINITY || files.rlim_cur > (rlim_t)MAX_DEVICES + 64 ? MAX_DEVICES : (long long)files.rlim_cur - 64;
+  if (room < 1) {
+    fprintf(stderr, "coap-fleet: the open-file limit is %llu: no room for a device's socket\n", (unsigned long long)files.rlim_cur);
     return 2;
   }
-  dev = calloc((size_t)n_devices, sizeof *dev);
-  if (!dev) die("calloc");
-  read_keys(keys, n_devices);
-  for (int i = 0; i < n_devices; i++) {
-    device_t *d = &dev[i];
-    d->fd = -1;
-    d->wslot = d->wnext = d->wprev = -1;
-    /* Round robin over the addresses, so the devices that handshake together come from different ones (a server bounds
-     * the handshakes in progress per source address; CoapNet's default is 16). */
-    d->address = first_address + (uint32_t)i % addresses;
-    d->mid = (uint16_t)rand();
-    d->token = (uint32_t)rand();
+  if (processes == 0) processes = (int)((n_devices + room - 1) / room);
+  if (processes > n_devices || processes > MAX_PROCESSES) {
+    fprintf(stderr, "coap-fleet: --processes takes 1 to %d (and at most one a device)\n", MAX_PROCESSES);
+    return 2;
   }
-  for (int s = 0; s < WHEEL_SLOTS; s++) wheel[s] = -1;
+  if ((n_devices + processes - 1) / processes > room) {
+    /* Said now rather than at the socket that fails, minutes into the setup. */
+    fprintf(stderr, "coap-fleet: %d devices over %d processes need %d open files each and the limit is %llu (hard limit %llu): "
+                    "at least %lld processes (--processes, or leave it out)\n",
+            n_devices, processes, (n_devices + processes - 1) / processes + 64, (unsigned long long)files.rlim_cur, (unsigned long long)files.rlim_max,
+            (n_devices + room - 1) / room);
+    return 2;
+  }
+  read_keys(keys, n_devices, 0, 0); /* what is wrong with the file, said once, before any worker starts */
   storm_hps_len = storm_window_s + 300;
-  storm_hps = calloc((size_t)storm_hps_len, sizeof *storm_hps);
-  if (!storm_hps) die("calloc");
 
-  ep = epoll_create1(0);
-  if (ep < 0) die("epoll_create1");
+  /* The statistics and the parent's word, shared with the workers (mapped before they are forked, so they inherit it). */
+  worker_stride = (sizeof(worker_t) + (size_t)storm_hps_len * sizeof(uint32_t) + 63) & ~(size_t)63;
+  size_t shared = 4096 + (size_t)processes * worker_stride;
+  unsigned char *mem = mmap(NULL, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) die("mmap");
+  ctl = (control_t *)mem;
+  workers_mem = mem + 4096;
+  pids = calloc((size_t)processes, sizeof *pids);
+  if (!pids) die("calloc");
+
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
-  srand((unsigned)now_us());
+  fflush(stdout);
+  fflush(stderr);
+  pid_t parent = getpid();
+  ctl->t0 = now_us();
+  for (int k = 0; k < processes; k++) {
+    /* Worker k: devices [k N / P, (k + 1) N / P), and its share of the setup's pacing, so the totals stay -a and -r. */
+    int lo = (int)((long long)k * n_devices / processes), hi = (int)((long long)(k + 1) * n_devices / processes);
+    int k_in_flight = in_flight_max / processes + (k < in_flight_max % processes ? 1 : 0);
+    pid_t pid = fork();
+    if (pid < 0) {
+      perror("coap-fleet: fork");
+      abandon();
+    }
+    if (pid == 0) {
+      /* A worker dies with the parent (or never starts without it). */
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(2);
+      exit(run_worker(k, keys, lo, hi, k_in_flight > 0 ? k_in_flight : 1, hs_rate / processes));
+    }
+    pids[k] = pid;
+  }
 
-  struct epoll_event events[1024];
-  uint64_t t0 = now_us(), next_status = t0 + (uint64_t)status_s * 1000000u, setup_done = 0, end = 0, storm_due = 0;
-  int next_start = 0;
-  wheel_tick = t0 / TICK_US;
+  uint64_t t0 = ctl->t0, next_status = t0 + (uint64_t)status_s * 1000000u, setup_done = 0, end = 0, storm_due = 0, storm_end = 0;
+  uint64_t rss_setup = 0, rss_growth = 0;
+  int storm_active = 0, worker_stopped = 0;
   while (!stopping) {
+    nap_ms(10);
+    reap(0);
+    if (failed) abandon();
+    for (int k = 0; k < processes; k++) worker_stopped |= (int)__atomic_load_n(&worker(k)->done, __ATOMIC_ACQUIRE);
+    if (worker_stopped) break; /* a signal stopped a worker: the fleet stops with it */
     uint64_t now = now_us();
-    /* Setup: at most -a handshakes in flight, and at most -r begun a second. */
-    while (next_start < n_devices && in_flight < in_flight_max && (hs_rate == 0 || (double)next_start < hs_rate * (double)(now - t0) / 1e6))
-      begin(next_start++, now);
-    int n = epoll_wait(ep, events, 1024, (int)(TICK_US / 1000));
-    if (n < 0 && errno != EINTR) die("epoll_wait");
-    now = now_us();
-    for (int e = 0; e < n; e++) on_readable((int)events[e].data.u32, now);
-    run_wheel(now);
-
-    if (!setup_done && (up_count == n_devices || now - t0 >= (uint64_t)setup_timeout_s * 1000000u)) {
+    int up = (int)SUM(up);
+    if (!setup_done && (up == n_devices || now - t0 >= (uint64_t)setup_timeout_s * 1000000u)) {
+      /* Every device of the fleet is up: the reporting phase begins for every worker at once, and the storm's start
+       * is known to them from now on. */
       setup_done = now;
-      rss_setup = rss_kb();
-      double secs = (double)(now - t0) / 1e6;
-      printf("setup devices=%d up=%d failed=%llu seconds=%.1f hps=%.0f ok=%llu rss_kb=%ld rss_per_device_b=%.0f\n", n_devices, up_count,
-             (unsigned long long)hs_failed, secs, n_devices / secs, (unsigned long long)ok, rss_setup, (double)(rss_setup - rss0) * 1024 / n_devices);
-      fflush(stdout);
-      measuring = 1;
+      PUT(ctl->report_start, now);
       end = now + (uint64_t)seconds * 1000000u;
-      if (storm_at_s >= 0) storm_due = now + (uint64_t)(storm_at_s * 1e6);
+      if (storm_at_s >= 0) {
+        storm_due = now + (uint64_t)(storm_at_s * 1e6);
+        PUT(ctl->storm_start, storm_due);
+      }
+      request_usage();
+      rss_setup = SUM(rss_kb);
+      rss_growth = rss_setup - SUM(rss0_kb);
+      double secs = (double)(now - t0) / 1e6;
+      printf("setup devices=%d up=%d failed=%llu seconds=%.1f hps=%.0f ok=%llu rss_kb=%llu rss_per_device_b=%.0f\n", n_devices, up,
+             (unsigned long long)SUM(hs_failed), secs, n_devices / secs, (unsigned long long)SUM(ok), (unsigned long long)rss_setup,
+             (double)rss_growth * 1024 / n_devices);
+      fflush(stdout);
     }
     if (storm_due && now >= storm_due) {
-      /* Every device drops its session at a uniformly random point of the window. */
-      storm_due = 0;
-      storm_active = 1;
-      storm_start = now;
-      storm_end = now + (uint64_t)(storm_window_s + 120) * 1000000u;
-      for (int i = 0; i < n_devices; i++) {
-        dev[i].storm_at = now + 1 + (uint64_t)(uniform() * storm_window_s * 1e6);
-        reschedule(i, now);
-      }
-      printf("storm_begins t_s=%.0f devices=%d window_s=%d\n", (double)(now - t0) / 1e6, n_devices, storm_window_s);
+      printf("storm_begins t_s=%.0f devices=%d window_s=%d\n", (double)(storm_due - t0) / 1e6, n_devices, storm_window_s);
       fflush(stdout);
+      storm_active = 1;
+      storm_end = storm_due + (uint64_t)(storm_window_s + 120) * 1000000u;
+      storm_due = 0;
     }
-    if (storm_active && (storm_back_count == n_devices || now >= storm_end)) {
+    if (storm_active && ((int)SUM(back) == n_devices || now >= storm_end)) {
       storm_active = 0;
+      PUT(ctl->storm_over, 1);
       storm_report();
     }
     if (now >= next_status) {
@@ -838,20 +1109,42 @@ int main(int argc, char **argv) {
     }
     if (end && now >= end && !storm_active && !storm_due) break;
   }
-  if (storm_active) storm_report();
 
+  /* The end: every worker publishes its last statistics and stops (a signal to the parent is passed on as well). */
   uint64_t stop = now_us();
-  double run_s = setup_done ? (double)(stop - setup_done) / 1e6 : 0, cpu = cpu_seconds();
-  long rss = rss_kb();
-  printf("summary devices=%d up=%d seconds=%.0f sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu lost=%llu reports_per_s=%.1f "
-         "p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu hs_ok=%llu hs_failed=%llu cpu_s=%.2f cpu_us_per_report=%.1f rss_kb=%ld rss_per_device_b=%.0f\n",
-         n_devices, up_count, run_s, (unsigned long long)sent, (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)timeouts,
-         (unsigned long long)retransmits, (unsigned long long)skipped, (unsigned long long)lost, run_s > 0 ? (double)run_hist.count / run_s : 0,
-         (unsigned long long)hist_at(&run_hist, 0.50), (unsigned long long)hist_at(&run_hist, 0.99), (unsigned long long)hist_at(&run_hist, 0.999),
-         (unsigned long long)run_hist.max, (unsigned long long)hs_ok, (unsigned long long)hs_failed, cpu, ok ? cpu * 1e6 / (double)ok : 0, rss,
-         setup_done ? (double)(rss_setup - rss0) * 1024 / n_devices : 0);
+  PUT(ctl->stop, 1);
+  if (stopping) kill_workers(SIGTERM);
+  for (uint64_t until = stop + 60000000u;;) {
+    int all = 1;
+    reap(0);
+    if (failed) abandon();
+    for (int k = 0; k < processes; k++)
+      if (pids[k] > 0 && !__atomic_load_n(&worker(k)->done, __ATOMIC_ACQUIRE)) all = 0;
+    if (all) break;
+    if (now_us() >= until) {
+      fprintf(stderr, "coap-fleet: a worker did not stop within 60 s\n");
+      abandon();
+    }
+    nap_ms(10);
+  }
+  if (storm_active) {
+    PUT(ctl->storm_over, 1);
+    storm_report();
+  }
+
+  hist_t *run = &merged;
+  merge_hist(run, offsetof(worker_t, run));
+  uint64_t ok = SUM(ok);
+  double run_s = setup_done ? (double)(stop - setup_done) / 1e6 : 0, cpu = fleet_cpu();
+  printf("summary devices=%d up=%llu seconds=%.0f sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu lost=%llu reports_per_s=%.1f "
+         "p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu hs_ok=%llu hs_failed=%llu cpu_s=%.2f cpu_us_per_report=%.1f rss_kb=%llu rss_per_device_b=%.0f\n",
+         n_devices, (unsigned long long)SUM(up), run_s, (unsigned long long)SUM(sent), (unsigned long long)ok, (unsigned long long)SUM(bad),
+         (unsigned long long)SUM(timeouts), (unsigned long long)SUM(retransmits), (unsigned long long)SUM(skipped), (unsigned long long)SUM(lost),
+         run_s > 0 ? (double)run->count / run_s : 0, (unsigned long long)hist_at(run, 0.50), (unsigned long long)hist_at(run, 0.99),
+         (unsigned long long)hist_at(run, 0.999), (unsigned long long)run->max, (unsigned long long)SUM(hs_ok), (unsigned long long)SUM(hs_failed), cpu,
+         ok ? cpu * 1e6 / (double)ok : 0, (unsigned long long)SUM(rss_kb), setup_done ? (double)rss_growth * 1024 / n_devices : 0);
   fflush(stdout);
-  for (int i = 0; i < n_devices; i++) teardown(i, 1, 0);
-  SSL_CTX_free(ctx);
+  reap(1); /* the workers close their sessions and exit */
+  if (failed) return 2;
   return setup_done && ok > 0 ? 0 : 1;
 }
