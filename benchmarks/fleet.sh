@@ -114,7 +114,8 @@ key_of() { awk -v id="$2" '$1 == id { print $2 }' "$1"; }
 # The generator's CPU ticks and RSS: its own and its worker processes' (it splits the fleet over processes when one
 # process may not hold a socket per device).
 tree() { echo "$1 $(cat "/proc/$1/task/$1/children" 2> /dev/null)"; }
-tree_cpu_ticks() { local t=0 p; for p in $(tree "$1"); do t=$((t + $(cpu_ticks "$p" 2> /dev/null || echo 0))); done; echo "$t"; }
+# A worker that has just exited reads as nothing: counted as 0.
+tree_cpu_ticks() { local t=0 p c; for p in $(tree "$1"); do c=$(cpu_ticks "$p" 2> /dev/null); t=$((t + ${c:-0})); done; echo "$t"; }
 tree_rss_kb() { local t=0 p; for p in $(tree "$1"); do t=$((t + $(rss_kb "$p"))); done; echo "$t"; }
 hz=$(getconf CLK_TCK)
 stamp=$(date -u +%Y%m%dT%H%MZ)
