@@ -27,11 +27,12 @@ internal static class SampleCertificate
 
     /// <summary>
     /// A coaps endpoint at <paramref name="local"/> with a pre-shared key per identity (RFC 7252 section 9.1.3.1): the
-    /// demo key in a table, or a fleet's from --psk-file (<see cref="SampleFleet"/>).
+    /// demo key in a table, or a fleet's from --psk-file (<see cref="SampleFleet"/>), whose keys are one per device, so
+    /// a device back from a new address replaces its old session (<paramref name="oneSessionPerIdentity"/>).
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static void ListenDtls(CoapServerOptions options, IPEndPoint local, DtlsPskStore keys)
-        => options.Listen(CoapPeer.DtlsScheme, local, endpoint => endpoint.UseDtls(new DtlsServerOptions { PskKeys = keys }));
+    public static void ListenDtls(CoapServerOptions options, IPEndPoint local, DtlsPskStore keys, bool oneSessionPerIdentity = false)
+        => options.Listen(CoapPeer.DtlsScheme, local, endpoint => endpoint.UseDtls(new DtlsServerOptions { PskKeys = keys, OneSessionPerIdentity = oneSessionPerIdentity }));
 
     /// <summary>
     /// A coaps+tcp endpoint at <paramref name="local"/> with the PEM certificate and key given, or a self-signed certificate

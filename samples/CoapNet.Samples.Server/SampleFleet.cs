@@ -25,9 +25,12 @@ internal sealed class SampleFleet
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static SampleFleet Load(string path) => new(new DtlsPskFile(path));
 
-    /// <summary>The coaps endpoint at <paramref name="local"/>, with a key per device.</summary>
+    /// <summary>
+    /// The coaps endpoint at <paramref name="local"/>, with a key per device: one session per device, so a fleet that
+    /// comes back from new addresses at once (a reconnect storm) does not fill the server with the sessions it left.
+    /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public void Listen(CoapServerOptions options, IPEndPoint local) => SampleCertificate.ListenDtls(options, local, _keys);
+    public void Listen(CoapServerOptions options, IPEndPoint local) => SampleCertificate.ListenDtls(options, local, _keys, oneSessionPerIdentity: true);
 
     /// <summary>Maps /fleet/{identity} for the devices of the file.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]

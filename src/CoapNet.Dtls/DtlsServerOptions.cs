@@ -58,6 +58,18 @@ public sealed class DtlsServerOptions : DtlsOptions
     /// </summary>
     public TimeSpan SessionEvictionThreshold { get; set; } = TimeSpan.FromMinutes(10);
 
+    /// <summary>
+    /// True to keep one session per client identity (a PSK identity, a raw public key, a certificate): when a handshake
+    /// completes for an identity that already has a session, the older session is closed with close_notify. A device
+    /// that comes back from a new address (a NAT rebinding, a cell that came back; without a Connection ID, RFC 9146, its
+    /// session cannot follow it) otherwise leaves its old session holding a place until <see cref="DtlsOptions.SessionIdleTimeout"/>,
+    /// and a fleet that reconnects at once fills <see cref="DtlsOptions.MaxSessions"/> with sessions nobody uses, so the
+    /// rest of it is refused. Only for identities that belong to one client each, as a fleet's keys per device do:
+    /// clients sharing a key would close each other's sessions. Off by default: RFC 7252 section 9.1.3.1 lets clients
+    /// share an identity. (Californium's DTLS_REMOVE_STALE_DOUBLE_PRINCIPALS is the same policy.)
+    /// </summary>
+    public bool OneSessionPerIdentity { get; set; }
+
     /// <summary>A table of UTF-8 identities and their keys, for configuration and tests; it may be changed later (<see cref="DtlsPskTable.Set(string, ReadOnlySpan{byte})"/>).</summary>
     /// <param name="keys">Identity to key.</param>
     /// <returns>The table; it copies the keys, so later changes to <paramref name="keys"/> are not seen.</returns>

@@ -324,6 +324,11 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     {
     }
 
+    /// <summary>Called once when an established session has been removed from the maps (closed, for whatever reason).</summary>
+    protected virtual void OnForgotten(DtlsSession session)
+    {
+    }
+
     /// <summary>Called on the handshake thread when a handshake fails.</summary>
     protected virtual void OnHandshakeFailed(DtlsSession session, Exception error)
     {
@@ -533,6 +538,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         }
 
         Interlocked.Decrement(ref _sessions);
+        OnForgotten(session);
         if (ReportsSessions)
         {
             CoapInstrumentation.RecordSessionClosed(CoapPeer.DtlsScheme, session.ClosedAs);

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net;
+using CoapNet.Channels;
 using CoapNet.Diagnostics;
 using CoapNet.Dtls.Credentials;
 using CoapNet.Transports;
@@ -31,6 +32,9 @@ internal sealed partial class ServerEngine : DtlsEngine
     private readonly Queue<DtlsSession> _evictionCandidates = new();
     private long _noCandidateUntil;
     private readonly IDisposable _sessionGauge;
+
+    // With OneSessionPerIdentity, each identity's newest session; null without.
+    private readonly ConcurrentDictionary<CoapPeerIdentity, DtlsSession>? _byIdentity;
     private CookieVerifier? _cookies;
 
     public ServerEngine(IDatagramTransport network, DtlsServerOptions options, DtlsCredentials credentials)
@@ -45,6 +49,42 @@ internal sealed partial class ServerEngine : DtlsEngine
         // long as BouncyCastle keeps the server object.
         _issueConnectionId = IssueConnectionId;
         _sessionGauge = CoapInstrumentation.AddSessionSource(Channels.CoapPeer.DtlsScheme, () => SessionCount, () => Network.LocalEndPoint);
+        _byIdentity = options.OneSessionPerIdentity ? new ConcurrentDictionary<CoapPeerIdentity, DtlsSession>() : null;
+    }
+
+    /// <summary>With <see cref="DtlsServerOptions.OneSessionPerIdentity"/>: the identity's older session, if any, is closed.</summary>
+    protected override void OnEstablished(DtlsSession session)
+    {
+        if (_byIdentity is null || session.Context?.Identity is not { } identity)
+        {
+            return;
+        }
+
+        while (true)
+        {
+            if (!_byIdentity.TryGetValue(identity, out DtlsSession? older))
+            {
+                if (_byIdentity.TryAdd(identity, session))
+                {
+                    return;
+                }
+            }
+            else if (_byIdentity.TryUpdate(identity, session, older))
+            {
+                // The device came back, from session.Remote; the session it left behind is of no use to anyone now.
+                older.Close($"its identity made a new session from {session.Remote} (OneSessionPerIdentity)", SessionEnd.Replaced);
+                return;
+            }
+        }
+    }
+
+    protected override void OnForgotten(DtlsSession session)
+    {
+        if (_byIdentity is not null && session.Context?.Identity is { } identity)
+        {
+            // Only while it is the identity's newest: a replaced session must not take its successor out of the map.
+            _byIdentity.TryRemove(new KeyValuePair<CoapPeerIdentity, DtlsSession>(identity, session));
+        }
     }
 
     protected override bool RestartsOnClientHello => true;

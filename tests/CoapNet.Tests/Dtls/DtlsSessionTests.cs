@@ -176,6 +176,40 @@ public sealed class DtlsSessionTests
         sessions[2].Should().NotBeSameAs(sessions[1], "past the timeout the session was closed and a new one made");
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task WithOneSessionPerIdentityADeviceBackFromANewAddressReplacesItsOldSession(bool oneSessionPerIdentity)
+    {
+        List<CoapSecurityContext> sessions = [];
+        DtlsServerOptions options = DtlsLoopback.ServerOptions();
+        options.OneSessionPerIdentity = oneSessionPerIdentity;
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions), out DtlsServerTransport transport, options);
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        DtlsClientTransport before = new(new UdpTransport(new IPEndPoint(IPAddress.Loopback, 0)), new DtlsClientOptions { PskIdentity = DtlsLoopback.Identity, PskKey = DtlsLoopback.Key });
+        await using CoapClient first = new(before);
+        (await first.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+
+        // The same device (its identity and key) from another socket, as after a NAT rebinding.
+        await using CoapClient second = DtlsLoopback.Client();
+        (await second.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+
+        if (oneSessionPerIdentity)
+        {
+            // The old session was closed with close_notify, which its client heard.
+            await Wait.UntilAsync(() => transport.SessionCount == 1 && before.SessionCount == 0);
+        }
+        else
+        {
+            transport.SessionCount.Should().Be(2, "identities may be shared unless the option says otherwise (RFC 7252 section 9.1.3.1)");
+            before.SessionCount.Should().Be(1);
+        }
+
+        (await second.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+        sessions.Should().HaveCount(3);
+        sessions[2].Should().BeSameAs(sessions[1], "the newest session goes on");
+    }
+
     [Fact]
     public async Task ASessionQuietSinceItsHandshakeStillServesAfterItsLastFlightIsLetGo()
     {
