@@ -16,7 +16,8 @@
  *   -n           devices (default 1000); -d seconds of reporting once every device is up (default 120)
  *   -P, -j       a report every P seconds (default 60), each interval P * (1 + u), u uniform in [-j, j] (default 0.1);
  *                a device's first report falls uniformly within its first period, so the fleet's reports are spread
- *   -a, -r       handshakes at setup: at most a in flight (default 64) and, with r, at most r begun a second (fleet-wide:
+ *   -a, -r       handshakes: at most a in flight (default 64; at setup, in a storm and on retries alike: the
+ *                generator's devices share a core, see begin_or_wait) and, with r, at most r begun a second at setup (fleet-wide:
  *                each worker process takes its share)
  *   --per-address  devices per source address (default 250: the ephemeral port range holds about 28,000 per address),
  *                  device i on address i mod (devices / M), so devices begun together come from different addresses
@@ -372,6 +373,21 @@ static void begin(int i, uint64_t now) {
   drive_handshake(i, now);
 }
 
+/*
+ * Device i handshakes now, or, when -a handshakes of this process are in flight, waits a little (10 to 30 ms) for a
+ * place: at setup, in a storm and on a retry alike. Each real device has a CPU of its own; these share one core, and a
+ * core that takes on tens of thousands of handshakes at once answers none of the server's flights in time (measured:
+ * 60,000 at once, and the server, seeing no progress for a second, gave each place to a newcomer, so none completed).
+ */
+static void begin_or_wait(int i, uint64_t now) {
+  if (in_flight < in_flight_max) {
+    begin(i, now);
+    return;
+  }
+  dev[i].retry_at = now + 10000u + (uint64_t)(uniform() * 20000.0);
+  reschedule(i, now);
+}
+
 /* Forgets device i's session: with close_notify (RFC 5246 section 7.2.1) at the end of the run, silently when it
  * loses it; its socket goes too unless keep_socket. */
 static void teardown(int i, int notify, int keep_socket) {
@@ -512,7 +528,7 @@ static void fire(int i, uint64_t now) {
     d->storm_at = 0;
     teardown(i, 0, same_port);
     d->dropped_at = now;
-    begin(i, now);
+    begin_or_wait(i, now);
     return;
   }
   switch (d->state) {
@@ -545,7 +561,7 @@ static void fire(int i, uint64_t now) {
     break;
   case DOWN:
     if (now >= d->retry_at) {
-      begin(i, now);
+      begin_or_wait(i, now);
       return;
     }
     break;
