@@ -53,10 +53,7 @@ static uint64_t hist[HIST_BUCKETS];
 static uint64_t due_at[RING]; /* 0 = answered or never sent */
 
 /* Sets a socket non-blocking. */
-static void ioctl_nonblock(int fd, int on) {
-  int flags = fcntl(fd, F_GETFL, 0);
-  fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK);
-}
+static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
 
 /*
  * The response to request sequence with code: its latency from when it was due goes into the histogram. Returns 1
@@ -139,8 +136,7 @@ int main(int argc, char **argv) {
         return 2;
       }
     }
-    int flags = 1;
-    ioctl_nonblock(fd[i], flags);
+    set_nonblocking(fd[i]);
     next_mid[i] = (uint16_t)rand();
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
     if (epoll_ctl(ep, EPOLL_CTL_ADD, fd[i], &ev) < 0) {
