@@ -5,7 +5,7 @@
 #
 #   benchmarks/fleet.sh [--devices N] [--minutes D] [--period P] [--dashboards K] [--devices-each M] [--no-observers]
 #                       [--storm-at S] [--storm-window W] [--in-flight A] [--rate R] [--libcoap] [--dll PATH]
-#                       [--max-load L] [--max-wait S] [--label TEXT]
+#                       [--server-env "K=V ..."] [--max-load L] [--max-wait S] [--label TEXT]
 #
 #   --devices N      devices (default 1000), dev-000001 ... in the key file this script writes (16-byte keys derived
 #                    from the identities); 250 a source address from 127.1.0.1 upwards, a UDP socket each
@@ -25,12 +25,14 @@
 #                    POST with 4.05); its command line has no bound on sessions to raise (the library's
 #                    coap_context_set_max_idle_sessions is not exposed) and it forgets a session idle for 300 s
 #   --dll PATH       a CoapNet.Samples.Server.dll; default: this tree's, built in Release
+#   --server-env "K=V ..."   the CoapNet server's environment (default: none, the runtime's own GC sizing; "" the
+#                    same); e.g. "DOTNET_GCgen0size=100000 DOTNET_GCRegionSize=100000", docs/DEPLOYMENT.md's 1 MiB gen0
+#                    budget for small servers, which a fleet's heap of sessions makes pay a collection every few reports
 #   --max-load L, --max-wait S   wait until the 1-minute load average is below L (default 1.0) before each run, at
 #                    most S seconds (default 300); the load is recorded either way
 #   --label TEXT     part of the results folder's name (default: the server and N)
 #
-# The server runs on core 0 (taskset), the generator (benchmarks/tools/coap-fleet.c) and the dashboards on core 1, the
-# server with the environment docs/DEPLOYMENT.md recommends (a 1 MiB gen0 budget and 1 MiB regions). Every 10 s the
+# The server runs on core 0 (taskset), the generator (benchmarks/tools/coap-fleet.c) and the dashboards on core 1. Every 10 s the
 # server's RSS and CPU time and the generator's CPU time go to samples.csv in benchmarks/results/fleet/<UTC time>-<label>/,
 # beside the generator's and the dashboards' own lines (generator.txt, observers.txt) and summary.txt:
 #   - server RSS over the run (min / max), per device (after setup minus before the first handshake, over N), and its
@@ -53,7 +55,7 @@ tools="$repo/benchmarks/tools"
 # shellcheck source=load-common.sh
 . "$repo/benchmarks/load-common.sh"
 devices=1000 minutes=2 period=60 dashboards=100 each=100 observers=1 storm_at="" storm_window=60 in_flight=64 rate=0
-use_libcoap=0 dll="" max_load=1.0 max_wait=300 label=""
+use_libcoap=0 dll="" server_env="" max_load=1.0 max_wait=300 label=""
 # libcoap's -k takes the key as text: these 16 bytes, in hex for the key file.
 shared_text=fleet-shared-key shared_hex=666c6565742d7368617265642d6b6579
 
@@ -72,6 +74,7 @@ while (($#)); do
     --rate) rate=$2; shift 2 ;;
     --libcoap) use_libcoap=1; shift ;;
     --dll) dll=$2; shift 2 ;;
+    --server-env) server_env=$2; shift 2 ;;
     --max-load) max_load=$2; shift 2 ;;
     --max-wait) max_wait=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
@@ -130,7 +133,9 @@ start_server() {
     [[ "$dll" == *.dll ]] && run=(dotnet "$dll")
     # coap+ws and the explorer (--http-port, since issue 37) off: Kestrel would take port 8683 and a share of the core.
     takes_option "$dll" http-port && run+=(--http-port 0)
-    DOTNET_GCgen0size=100000 DOTNET_GCRegionSize=100000 taskset -c 0 "${run[@]}" --address 127.0.0.1 --port 0 --tcp-port 0 --tls-port 0 \
+    local env_args=()
+    read -r -a env_args <<< "$server_env"
+    env "${env_args[@]}" taskset -c 0 "${run[@]}" --address 127.0.0.1 --port 0 --tcp-port 0 --tls-port 0 \
       --dtls-port "$sport" --psk-file "$keys" > "$out/server.log" 2>&1 &
   else
     # libcoap serves coaps on the port after its coap port; -k the one key for every identity; -d: a resource per PUT path.
@@ -201,7 +206,7 @@ run_fleet() {
   local obs="" csv="$out/samples.csv" run_s=$((minutes * 60))
   [[ -f "$out/observers.txt" ]] && obs=$(grep '^summary ' "$out/observers.txt" || true)
   {
-    echo "$name, $devices devices, period ${period}s, ${minutes} min of reports$([[ -n "$storm_at" ]] && echo ", storm at ${storm_at}s over ${storm_window}s"); started $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), load at start $(awk -F'\t' 'NR == 2 { print $7 }' "$csv")"
+    echo "$name, $devices devices, period ${period}s, ${minutes} min of reports$([[ -n "$storm_at" ]] && echo ", storm at ${storm_at}s over ${storm_window}s"); server environment: ${server_env:-the runtime's defaults}; started $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), load at start $(awk -F'\t' 'NR == 2 { print $7 }' "$csv")"
     echo "generator: $setup_line"
     echo "generator: $summary"
     [[ -n "$storm" ]] && echo "generator: $storm" && grep '^storm_hps=' "$out/generator.txt"

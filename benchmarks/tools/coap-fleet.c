@@ -48,12 +48,15 @@
  * timed out and the device, taking its session for lost, handshakes again. An empty ACK stops the retransmissions and
  * the response then comes as a CON, which is acknowledged (section 5.2.2). One report outstanding per device (NSTART 1,
  * section 4.7): one that falls due while the last is unanswered is skipped. Latency: from the first transmission to the
- * response. A failed or timed-out handshake (30 s) is tried again after 1 to 5 s.
+ * response, as this process reads it (p50_us...), and to the response's arrival at the device's socket, the kernel's
+ * receive timestamp (SIOCGSTAMPNS; wire_p50_us...): the devices share one core in a few processes, and the time one
+ * waits for it while its response sits in the socket is the generator's, not the server's. A failed or timed-out handshake (30 s) is tried again after 1 to 5 s.
  *
  * Output, key=value lines:
  *   status t_s=... up=... handshaking=... hs_ok=... hs_failed=... sent=... ok=... bad=... timeouts=... retransmits=...
- *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=...   every --status
- *          seconds (default 10): counts since the start, iv_ok and the percentiles over the interval
+ *          skipped=... lost=... iv_ok=... p50_us=... p99_us=... p999_us=... cpu_s=... rss_kb=... wire_p50_us=...
+ *          wire_p99_us=... wire_p999_us=...   every --status seconds (default 10): counts since the start, iv_ok and
+ *          the percentiles over the interval
  *   setup devices=... up=... failed=... seconds=... hps=... ok=... rss_kb=... rss_per_device_b=...   once every device is up:
  *          rss_per_device_b is (VmRSS now - VmRSS before the first socket) / devices: sockets, SSL objects, state
  *   storm devices=... back=... all_back_s=... back_p50_s=... back_p99_s=... reconnect_p50_ms=... reconnect_p99_ms=...
@@ -61,7 +64,8 @@
  *          from the storm's start), when every device is back or the storm's time is up
  *   summary devices=... up=... seconds=... sent=... ok=... bad=... timeouts=... retransmits=... skipped=... lost=...
  *          reports_per_s=... p50_us=... p99_us=... p999_us=... max_us=... hs_ok=... hs_failed=... cpu_s=...
- *          cpu_us_per_report=... rss_kb=... rss_per_device_b=...   at the end (the percentiles over the reporting phase)
+ *          cpu_us_per_report=... rss_kb=... rss_per_device_b=... wire_p50_us=... wire_p99_us=... wire_p999_us=...
+ *          wire_max_us=...   at the end (the percentiles over the reporting phase)
  * The lines are the whole fleet's, whatever P: the workers keep their counters and histograms in shared memory, each its
  * own, and the parent sums the counters and merges the histograms (the same buckets) before it takes a percentile; cpu_s
  * is the workers' CPU time and the parent's, rss_kb the workers' VmRSS summed (each counts the libraries it maps),
@@ -92,7 +96,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -139,6 +145,7 @@ typedef struct {
   uint64_t sent_at;      /* the outstanding report's first transmission, 0 = none */
   uint64_t retransmit_at;
   uint64_t sent_unix_ms; /* the outstanding report's time, in its payload */
+  uint64_t sent_wire_ns; /* CLOCK_REALTIME just before its first transmission, against the kernel's arrival stamp */
   uint64_t storm_at;     /* when it drops its session in the storm, 0 = not scheduled */
   uint64_t dropped_at;   /* when it dropped it, until it is back */
   uint64_t retry_at;     /* DOWN: when it handshakes again */
@@ -197,6 +204,7 @@ typedef struct {
   uint64_t ack;                      /* the last request published */
   uint64_t done;                     /* stopped: its final statistics are published, it tears down and exits */
   hist_t all, run, storm_back, storm_reconnect;
+  hist_t wire_all, wire_run;         /* the same latencies to the response's arrival at the device's socket */
   uint32_t storm_hps[];              /* storm_hps_len seconds */
 } worker_t;
 
@@ -244,6 +252,12 @@ static void die(const char *what) {
 }
 
 static double uniform(void) { return (double)rand() / ((double)RAND_MAX + 1.0); }
+
+static uint64_t realtime_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t unix_ms(void) {
   struct timespec ts;
@@ -334,6 +348,10 @@ static int open_socket(int i) {
   from.sin_addr.s_addr = htonl(dev[i].address);
   if (bind(fd, (struct sockaddr *)&from, sizeof from) < 0) die("bind to a source address of 127.0.0.0/8");
   if (connect(fd, (struct sockaddr *)&server, sizeof server) < 0) die("connect");
+  /* The first SIOCGSTAMPNS turns on the kernel's receive timestamps for the socket (it answers ENOENT, nothing read
+   * yet); after it, each one gives the arrival of the datagram read last. */
+  struct timespec stamp;
+  (void)ioctl(fd, SIOCGSTAMPNS, &stamp);
   struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
   if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl");
   return fd;
@@ -479,6 +497,7 @@ static void send_report(int i, uint64_t now) {
   d->token++;
   d->sent_at = now;
   d->sent_unix_ms = unix_ms();
+  d->sent_wire_ns = realtime_ns();
   d->retransmits = 0;
   /* RFC 7252 section 4.2: the first timeout is random between ACK_TIMEOUT and ACK_TIMEOUT * ACK_RANDOM_FACTOR. */
   d->timeout_ms = ACK_TIMEOUT_MS + (uint32_t)(uniform() * ACK_TIMEOUT_MS / 2);
@@ -488,7 +507,7 @@ static void send_report(int i, uint64_t now) {
 }
 
 /* A record from device i's session: the report's piggybacked response, an empty ACK, or a separate response (CON or NON). */
-static void on_message(int i, const uint8_t *buf, int got, uint64_t now) {
+static void on_message(int i, const uint8_t *buf, int got, uint64_t now, uint64_t arrived_ns) {
   device_t *d = &dev[i];
   if (got < 4 || (buf[0] >> 6) != 1) return;
   int type = (buf[0] >> 4) & 3, tkl = buf[0] & 0x0f, code = buf[1];
@@ -514,6 +533,11 @@ static void on_message(int i, const uint8_t *buf, int got, uint64_t now) {
   uint64_t lat = now - d->sent_at;
   hist_add(&me->all, lat);
   if (measuring) hist_add(&me->run, lat);
+  if (arrived_ns > d->sent_wire_ns) {
+    uint64_t wire = (arrived_ns - d->sent_wire_ns) / 1000u;
+    hist_add(&me->wire_all, wire);
+    if (measuring) hist_add(&me->wire_run, wire);
+  }
   if ((code >> 5) == 2) BUMP(me->ok);
   else BUMP(me->bad);
   d->sent_at = 0;
@@ -612,7 +636,10 @@ static void on_readable(int i, uint64_t now) {
       }
       break;
     }
-    on_message(i, buf, got, now);
+    /* When the datagram reached the socket, so that the time this process waited for its core is not the server's. */
+    struct timespec stamp;
+    uint64_t arrived_ns = ioctl(d->fd, SIOCGSTAMPNS, &stamp) == 0 ? (uint64_t)stamp.tv_sec * 1000000000u + (uint64_t)stamp.tv_nsec : 0;
+    on_message(i, buf, got, now, arrived_ns);
   }
   reschedule(i, now);
 }
@@ -791,7 +818,7 @@ static int run_worker(int k, const char *keys, int lo, int hi, int k_in_flight, 
 static pid_t *pids; /* the workers' process ids; 0 once reaped */
 static int failed;  /* a worker failed: the run is void */
 static int killing; /* the parent is killing the workers: their deaths are not news */
-static hist_t iv_prev, iv_now, merged, merged2;
+static hist_t iv_prev, iv_now, wiv_prev, wiv_now, merged, merged2;
 static uint64_t ok_prev;
 
 static uint64_t sum_at(size_t offset) {
@@ -863,23 +890,30 @@ static void request_usage(void) {
 /* The workers' CPU time and the parent's own. */
 static double fleet_cpu(void) { return (double)SUM(cpu_us) / 1e6 + cpu_seconds(); }
 
+/* The interval's latencies at offset into out: the merged histogram since the start (now) minus the one at the last
+ * status line (prev), which then becomes now. */
+static hist_t *interval(hist_t *now, hist_t *prev, hist_t *out, size_t offset) {
+  merge_hist(now, offset);
+  for (int b = 0; b < HBUCKETS; b++) out->n[b] = now->n[b] - prev->n[b];
+  out->count = now->count - prev->count;
+  out->max = 0;
+  memcpy(prev, now, sizeof *now);
+  return out;
+}
+
 static void status(uint64_t t0, uint64_t now) {
   request_usage();
-  /* The interval's latencies: the merged histogram since the start minus the one at the last status line. */
-  merge_hist(&iv_now, offsetof(worker_t, all));
-  hist_t *iv = &merged;
-  for (int b = 0; b < HBUCKETS; b++) iv->n[b] = iv_now.n[b] - iv_prev.n[b];
-  iv->count = iv_now.count - iv_prev.count;
-  iv->max = 0;
-  memcpy(&iv_prev, &iv_now, sizeof iv_now);
+  hist_t *iv = interval(&iv_now, &iv_prev, &merged, offsetof(worker_t, all));
+  hist_t *wiv = interval(&wiv_now, &wiv_prev, &merged2, offsetof(worker_t, wire_all));
   uint64_t ok = SUM(ok);
   printf("status t_s=%.0f up=%llu handshaking=%llu hs_ok=%llu hs_failed=%llu sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu "
-         "lost=%llu iv_ok=%llu p50_us=%llu p99_us=%llu p999_us=%llu cpu_s=%.2f rss_kb=%llu\n",
+         "lost=%llu iv_ok=%llu p50_us=%llu p99_us=%llu p999_us=%llu cpu_s=%.2f rss_kb=%llu wire_p50_us=%llu wire_p99_us=%llu wire_p999_us=%llu\n",
          (double)(now - t0) / 1e6, (unsigned long long)SUM(up), (unsigned long long)SUM(handshaking), (unsigned long long)SUM(hs_ok),
          (unsigned long long)SUM(hs_failed), (unsigned long long)SUM(sent), (unsigned long long)ok, (unsigned long long)SUM(bad),
          (unsigned long long)SUM(timeouts), (unsigned long long)SUM(retransmits), (unsigned long long)SUM(skipped), (unsigned long long)SUM(lost),
          (unsigned long long)(ok - ok_prev), (unsigned long long)hist_at(iv, 0.50), (unsigned long long)hist_at(iv, 0.99),
-         (unsigned long long)hist_at(iv, 0.999), fleet_cpu(), (unsigned long long)SUM(rss_kb));
+         (unsigned long long)hist_at(iv, 0.999), fleet_cpu(), (unsigned long long)SUM(rss_kb), (unsigned long long)hist_at(wiv, 0.50),
+         (unsigned long long)hist_at(wiv, 0.99), (unsigned long long)hist_at(wiv, 0.999));
   fflush(stdout);
   ok_prev = ok;
 }
@@ -1148,17 +1182,21 @@ int main(int argc, char **argv) {
     storm_report();
   }
 
-  hist_t *run = &merged;
+  hist_t *run = &merged, *wire = &merged2;
   merge_hist(run, offsetof(worker_t, run));
+  merge_hist(wire, offsetof(worker_t, wire_run));
   uint64_t ok = SUM(ok);
   double run_s = setup_done ? (double)(stop - setup_done) / 1e6 : 0, cpu = fleet_cpu();
   printf("summary devices=%d up=%llu seconds=%.0f sent=%llu ok=%llu bad=%llu timeouts=%llu retransmits=%llu skipped=%llu lost=%llu reports_per_s=%.1f "
-         "p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu hs_ok=%llu hs_failed=%llu cpu_s=%.2f cpu_us_per_report=%.1f rss_kb=%llu rss_per_device_b=%.0f\n",
+         "p50_us=%llu p99_us=%llu p999_us=%llu max_us=%llu hs_ok=%llu hs_failed=%llu cpu_s=%.2f cpu_us_per_report=%.1f rss_kb=%llu rss_per_device_b=%.0f "
+         "wire_p50_us=%llu wire_p99_us=%llu wire_p999_us=%llu wire_max_us=%llu\n",
          n_devices, (unsigned long long)SUM(up), run_s, (unsigned long long)SUM(sent), (unsigned long long)ok, (unsigned long long)SUM(bad),
          (unsigned long long)SUM(timeouts), (unsigned long long)SUM(retransmits), (unsigned long long)SUM(skipped), (unsigned long long)SUM(lost),
          run_s > 0 ? (double)run->count / run_s : 0, (unsigned long long)hist_at(run, 0.50), (unsigned long long)hist_at(run, 0.99),
          (unsigned long long)hist_at(run, 0.999), (unsigned long long)run->max, (unsigned long long)SUM(hs_ok), (unsigned long long)SUM(hs_failed), cpu,
-         ok ? cpu * 1e6 / (double)ok : 0, (unsigned long long)SUM(rss_kb), setup_done ? (double)rss_growth * 1024 / n_devices : 0);
+         ok ? cpu * 1e6 / (double)ok : 0, (unsigned long long)SUM(rss_kb), setup_done ? (double)rss_growth * 1024 / n_devices : 0,
+         (unsigned long long)hist_at(wire, 0.50), (unsigned long long)hist_at(wire, 0.99), (unsigned long long)hist_at(wire, 0.999),
+         (unsigned long long)wire->max);
   fflush(stdout);
   reap(1); /* the workers close their sessions and exit */
   if (failed) return 2;

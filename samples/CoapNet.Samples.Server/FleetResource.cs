@@ -60,8 +60,7 @@ public static class FleetResource
                 return new CoapResponse(CoapCode.NotFound);
             }
 
-            Reading? last = device.Last;
-            return last is null ? new CoapResponse(CoapCode.Content) : CoapResponse.Content(last.Payload, last.ContentFormat ?? CoapContentFormat.OctetStream);
+            return device.Read();
         })
         .WithTitle("A fleet device's last reading; POST by the device itself").WithResourceType("fleet-reading").Produces(CoapContentFormat.SenmlJson).Observable();
 
@@ -83,7 +82,7 @@ public static class FleetResource
                 return CoapResponse.Diagnostic(CoapCode.RequestEntityTooLarge, $"A reading holds at most {MaxReadingLength} bytes.");
             }
 
-            device.Last = new Reading(request.Payload.ToArray(), request.ContentFormat);
+            device.Write(request.Payload.Span, request.ContentFormat);
 
             // RFC 7641 section 4.2: the state changed, so the observers of this path (and no other) get it; the server
             // finds them by path, so a device nobody observes costs a lookup.
@@ -106,10 +105,42 @@ public static class FleetResource
         return peer.Value.Span.SequenceEqual(expected[..length]);
     }
 
+    /// <summary>
+    /// A device's last reading, in a buffer of its own that each report overwrites: a new object per report, kept in the
+    /// device until the next one a minute later, would be promoted by the garbage collector and then die, the costliest
+    /// kind of garbage for a server holding a fleet's sessions (benchmarks/RESULTS.md, "A fleet on one host").
+    /// </summary>
     private sealed class Device
     {
-        public volatile Reading? Last;
-    }
+        private readonly Lock _gate = new();
+        private byte[] _payload = [];
+        private int _length = -1;
+        private ushort? _contentFormat;
 
-    private sealed record Reading(byte[] Payload, ushort? ContentFormat);
+        public void Write(ReadOnlySpan<byte> payload, ushort? contentFormat)
+        {
+            lock (_gate)
+            {
+                if (payload.Length > _payload.Length)
+                {
+                    // Rounded up, so that a reading a few bytes longer than the last (a number with one more digit) fits.
+                    _payload = new byte[Math.Min(MaxReadingLength, (payload.Length + 31) & ~31)];
+                }
+
+                payload.CopyTo(_payload);
+                _length = payload.Length;
+                _contentFormat = contentFormat;
+            }
+        }
+
+        public CoapResponse Read()
+        {
+            lock (_gate)
+            {
+                return _length < 0
+                    ? new CoapResponse(CoapCode.Content)
+                    : CoapResponse.Content(_payload.AsSpan(0, _length).ToArray(), _contentFormat ?? CoapContentFormat.OctetStream);
+            }
+        }
+    }
 }

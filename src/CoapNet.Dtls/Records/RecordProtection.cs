@@ -22,9 +22,9 @@ namespace CoapNet.Dtls.Records;
 /// session's receive lock.
 /// <para>
 /// What it holds while the session sleeps is the two keys and the state of the sequence numbers: the expanded ciphers
-/// (AES round keys, about 600 bytes a session) are made on the first record after <see cref="Activate"/> or
-/// <see cref="Rest"/> and dropped by <see cref="Rest"/>, which the engine calls for a session idle past a few seconds, so a
-/// fleet of devices that wake once a minute keeps ciphers only for those awake.
+/// (AES round keys, about 600 bytes a session) are kept from the second record after <see cref="Activate"/> or
+/// <see cref="Rest"/> (the first one's are made for it alone) and dropped by <see cref="Rest"/>, which the engine calls for
+/// a session idle past a few seconds, so a fleet of devices that wake once a minute keeps ciphers only for those busy.
 /// </para>
 /// </remarks>
 internal sealed class RecordProtection : IDisposable
@@ -55,6 +55,9 @@ internal sealed class RecordProtection : IDisposable
     private bool _disposed;
     private CcmCipher? _encryptCcm;
     private CcmCipher? _decryptCcm;
+    // Whether a record has been written (read) since the last rest: the first one's cipher is not kept (see CcmFor).
+    private bool _encryptWoke;
+    private bool _decryptWoke;
     private AesGcm? _encryptGcm;
     private AesGcm? _decryptGcm;
     private long _nextWrite;
@@ -166,11 +169,38 @@ internal sealed class RecordProtection : IDisposable
             _encryptGcm?.Dispose();
             _encryptGcm = null;
             _encryptCcm = null;
+            _encryptWoke = false;
         }
 
         _decryptGcm?.Dispose();
         _decryptGcm = null;
         _decryptCcm = null;
+        _decryptWoke = false;
+    }
+
+    /// <summary>
+    /// The CCM cipher of one direction: the first record after activation or a rest gets one made for it alone, the second
+    /// keeps one on the session. A fleet device reporting once a minute sends one record each way per wake-up: a cipher
+    /// kept for it would live until the next rest, long enough for the garbage collector to promote it, and then die, an
+    /// object each way per report that a young collection pays for by the card it dirties in the old session (issue 41's
+    /// p99). Made and dropped within the record, it costs one key expansion and dies young. AES-GCM's ciphers hold native
+    /// state and are kept from the first record.
+    /// </summary>
+    private CcmCipher CcmFor(ref CcmCipher? kept, ref bool woke, ReadOnlySpan<byte> key)
+    {
+        if (kept is not null)
+        {
+            return kept;
+        }
+
+        CcmCipher cipher = new(key, _tagLength);
+        if (woke)
+        {
+            kept = cipher;
+        }
+
+        woke = true;
+        return cipher;
     }
 
     /// <summary>
@@ -245,7 +275,7 @@ internal sealed class RecordProtection : IDisposable
             {
                 (_decryptGcm ??= new AesGcm(DecryptKey, _tagLength)).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
             }
-            else if (!(_decryptCcm ??= new CcmCipher(DecryptKey, _tagLength)).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
+            else if (!CcmFor(ref _decryptCcm, ref _decryptWoke, DecryptKey).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
             {
                 return false;
             }
@@ -321,7 +351,7 @@ internal sealed class RecordProtection : IDisposable
             }
             else
             {
-                (_encryptCcm ??= new CcmCipher(EncryptKey, _tagLength)).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
+                CcmFor(ref _encryptCcm, ref _encryptWoke, EncryptKey).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
             }
         }
 

@@ -42,6 +42,12 @@ public sealed class CoapSecurityContext
     /// <summary>The session's identifier as the protocol gives it (may be empty).</summary>
     public ReadOnlyMemory<byte> SessionId { get; }
 
+    /// <summary>
+    /// The datagram channel of this session, kept here by the channel layer (<c>DatagramChannels</c>) so that a session's
+    /// datagrams find it without an address cache: made once per session and again when the session moves (RFC 9146).
+    /// </summary>
+    internal object? Channel;
+
     /// <summary>The protocol and identity, such as "DTLS 1.2 psk:client-1".</summary>
     /// <returns>The text.</returns>
     public override string ToString() => $"{Protocol} {Identity}";

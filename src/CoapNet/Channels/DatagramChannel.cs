@@ -26,6 +26,9 @@ internal sealed class DatagramChannel : IPeerChannel
     /// <summary>Who is on the other side.</summary>
     public CoapPeer Peer { get; }
 
+    /// <summary>The channels this one belongs to.</summary>
+    public DatagramChannels Owner => _owner;
+
     /// <summary>The message layer the channels deliver to, which answers the requests that came this way.</summary>
     public Messaging.IMessageLayer Layer => _owner.Layer;
 
@@ -69,7 +72,11 @@ internal interface IDatagramChannelReceiver
 /// and hands it up with the channel of its sender; finds the channel for a peer to send to.
 /// </summary>
 /// <remarks>
-/// Channels are cached by address and the cache is bounded, so a peer spraying source ports cannot grow it. Safe to call
+/// Channels of plain datagrams are cached by address and the cache is bounded, so a peer spraying source ports cannot grow
+/// it. A secure session's channel is kept on its <see cref="CoapSecurityContext"/> instead, for as long as the session
+/// lives: a fleet of more sessions than the cache holds would otherwise turn it over on every request and leave a new
+/// <see cref="CoapPeer"/> each time in the deduplication table for EXCHANGE_LIFETIME (RFC 7252 section 4.8.2), an object
+/// per request that lives long enough to be promoted and then dies (the garbage collector's costliest kind). Safe to call
 /// from several receive threads at once, so it lets the layers above run work on the receive thread
 /// (<see cref="IDatagramReceiver.SupportsInlineWork"/>).
 /// </remarks>
@@ -125,6 +132,11 @@ internal sealed class DatagramChannels : IDatagramReceiver
     /// <summary>The channel to <paramref name="peer"/>.</summary>
     public DatagramChannel Get(CoapPeer peer)
     {
+        if (peer.SecurityContext is { } context)
+        {
+            return OfSession(context, peer.EndPoint, peer);
+        }
+
         lock (_channels)
         {
             if (_channels.TryGetValue(peer.EndPoint, out DatagramChannel? channel) && channel.Peer.Equals(peer))
@@ -143,6 +155,13 @@ internal sealed class DatagramChannels : IDatagramReceiver
     void IDatagramReceiver.OnSessionLost(IPEndPoint remote, CoapSecurityContext securityContext, Exception reason)
     {
         CoapPeer peer;
+        if (securityContext.Channel is DatagramChannel kept && ReferenceEquals(kept.Owner, this))
+        {
+            securityContext.Channel = null;
+            _receiver?.OnPeerLost(kept.Peer, reason);
+            return;
+        }
+
         lock (_channels)
         {
             // The cached channel of a session that ended holds nothing a new session could use.
@@ -163,13 +182,20 @@ internal sealed class DatagramChannels : IDatagramReceiver
     private void Receive(ReadOnlySpan<byte> datagram, IPEndPoint remote, CoapSecurityContext? securityContext)
     {
         DatagramChannel channel;
-        lock (_channels)
+        if (securityContext is not null)
         {
-            // A datagram from a new session of a known address is a new peer (RFC 7252 section 9.1.1): its requests
-            // are answered in that session and the old session's exchanges do not match its responses.
-            if (!_channels.TryGetValue(remote, out channel!) || !ReferenceEquals(channel.Peer.SecurityContext, securityContext))
+            // A datagram of a new session is a new peer (RFC 7252 section 9.1.1), even from a known address: its
+            // requests are answered in that session and the old session's exchanges do not match its responses.
+            channel = OfSession(securityContext, remote, null);
+        }
+        else
+        {
+            lock (_channels)
             {
-                channel = Add(new CoapPeer(_scheme, remote, securityContext));
+                if (!_channels.TryGetValue(remote, out channel!))
+                {
+                    channel = Add(new CoapPeer(_scheme, remote, null));
+                }
             }
         }
 
@@ -181,6 +207,23 @@ internal sealed class DatagramChannels : IDatagramReceiver
         {
             _receiver!.OnMalformed(channel, datagram, error);
         }
+    }
+
+    /// <summary>
+    /// The channel of the session <paramref name="context"/> at <paramref name="remote"/>, kept on the context; a session
+    /// that moved (its Connection ID from a new address, RFC 9146 section 6) gets a new one, as it would by address.
+    /// </summary>
+    private DatagramChannel OfSession(CoapSecurityContext context, IPEndPoint remote, CoapPeer? peer)
+    {
+        // Two receive threads may make one each at once: either is right (their peers are equal), the last one stays.
+        if (context.Channel is DatagramChannel kept && ReferenceEquals(kept.Owner, this) && kept.Peer.EndPoint.Equals(remote))
+        {
+            return kept;
+        }
+
+        DatagramChannel channel = new(_transport, _sendSerializer, peer ?? new CoapPeer(_scheme, remote, context), this);
+        context.Channel = channel;
+        return channel;
     }
 
     // Caller holds the lock.

@@ -1,7 +1,9 @@
 using System.Buffers;
+using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 
 namespace CoapNet.Transports;
 
@@ -26,8 +28,17 @@ namespace CoapNet.Transports;
 /// </remarks>
 public sealed class UdpTransport : IDatagramTransport
 {
-    // Bounds of the address caches: a peer that sprays source ports cannot grow them without limit.
+    // Bounds of the address caches: a peer that sprays source ports cannot grow them without limit. A full cache keeps
+    // what it holds and serves the rest without caching: emptied and refilled, it would turn over on every datagram of a
+    // fleet of more peers than it holds, an allocation each that lives a while and dies (issue 41).
     private const int AddressCacheCapacity = 4096;
+
+    // The destination of a send to a peer the full cache does not hold, written afresh for each: Send uses it only
+    // during the call (a held datagram's batch copies the address).
+    [ThreadStatic]
+    private static SocketAddress? t_sendAddressV4;
+    [ThreadStatic]
+    private static SocketAddress? t_sendAddressV6;
 
     // SOL_SOCKET and SO_REUSEPORT on Linux (asm-generic/socket.h); .NET has no name for the latter.
     private const int SolSocket = 1;
@@ -150,7 +161,7 @@ public sealed class UdpTransport : IDatagramTransport
     public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        SocketAddress address = GetSocketAddress(remote);
+        SocketAddress address = GetSocketAddress(remote, scratch: true);
         if (t_holding is { } holding && ReferenceEquals(holding.Transport, this) && holding.TryHold(datagram, address))
         {
             return;
@@ -166,7 +177,7 @@ public sealed class UdpTransport : IDatagramTransport
     public async ValueTask SendAsync(ReadOnlyMemory<byte> datagram, IPEndPoint remote, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        await _socket.SendToAsync(datagram, SocketFlags.None, GetSocketAddress(remote), cancellationToken).ConfigureAwait(false);
+        await _socket.SendToAsync(datagram, SocketFlags.None, GetSocketAddress(remote, scratch: false), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Closes the socket; a pending receive completes and the receive loop ends.</summary>
@@ -204,7 +215,9 @@ public sealed class UdpTransport : IDatagramTransport
         }
     }
 
-    private SocketAddress GetSocketAddress(IPEndPoint remote)
+    /// <param name="remote">The destination.</param>
+    /// <param name="scratch">The caller uses the address only during a synchronous call, so one the cache does not hold may be this thread's.</param>
+    private SocketAddress GetSocketAddress(IPEndPoint remote, bool scratch)
     {
         ArgumentNullException.ThrowIfNull(remote);
         if (_sendAddresses.TryGetValue(remote, out SocketAddress? address))
@@ -212,18 +225,54 @@ public sealed class UdpTransport : IDatagramTransport
             return address;
         }
 
+        // The SocketAddress overloads need the socket's own family: IPv4 destinations of a dual-stack socket are mapped.
+        bool mapped = _socket.AddressFamily == AddressFamily.InterNetworkV6 && remote.AddressFamily == AddressFamily.InterNetwork;
         if (_sendAddresses.Count >= AddressCacheCapacity)
         {
-            _sendAddresses.Clear();
+            return scratch ? WriteScratch(remote, mapped) : (mapped ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port) : remote).Serialize();
         }
 
-        // The SocketAddress overloads need the socket's own family: IPv4 destinations of a dual-stack socket are mapped.
-        IPEndPoint target = _socket.AddressFamily == AddressFamily.InterNetworkV6 && remote.AddressFamily == AddressFamily.InterNetwork
-            ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port)
-            : remote;
-        address = target.Serialize();
+        address = (mapped ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port) : remote).Serialize();
         _sendAddresses[remote] = address;
         return address;
+    }
+
+    /// <summary>
+    /// <paramref name="remote"/> written into this thread's scratch address: the port and address at the offsets every
+    /// platform's sockaddr_in and sockaddr_in6 share (the constructor writes the family the platform's way).
+    /// </summary>
+    private static SocketAddress WriteScratch(IPEndPoint remote, bool mapped)
+    {
+        IPAddress address = remote.Address;
+        if (address.AddressFamily == AddressFamily.InterNetwork && !mapped)
+        {
+            SocketAddress v4 = t_sendAddressV4 ??= new SocketAddress(AddressFamily.InterNetwork);
+            Span<byte> bytes = v4.Buffer.Span;
+            BinaryPrimitives.WriteUInt16BigEndian(bytes[2..], (ushort)remote.Port);
+            address.TryWriteBytes(bytes.Slice(4, 4), out _);
+            return v4;
+        }
+
+        SocketAddress v6 = t_sendAddressV6 ??= new SocketAddress(AddressFamily.InterNetworkV6);
+        Span<byte> six = v6.Buffer.Span;
+        BinaryPrimitives.WriteUInt16BigEndian(six[2..], (ushort)remote.Port);
+        six.Slice(4, 4).Clear(); // sin6_flowinfo
+        if (mapped)
+        {
+            // ::ffff:a.b.c.d (RFC 4291 section 2.5.5.2).
+            six.Slice(8, 10).Clear();
+            six[18] = 0xFF;
+            six[19] = 0xFF;
+            address.TryWriteBytes(six.Slice(20, 4), out _);
+            MemoryMarshal.Write(six.Slice(24, 4), 0u);
+        }
+        else
+        {
+            address.TryWriteBytes(six.Slice(8, 16), out _);
+            MemoryMarshal.Write(six.Slice(24, 4), (uint)address.ScopeId);
+        }
+
+        return v6;
     }
 
     /// <summary>Set before the socket is closed, so the receive it interrupts is known to be the shutdown.</summary>
@@ -490,7 +539,7 @@ public sealed class UdpTransport : IDatagramTransport
         {
             if (peers.Count >= AddressCacheCapacity)
             {
-                peers.Clear();
+                return SocketEndPoints.Normalize((IPEndPoint)template.Create(received));
             }
 
             SocketAddress key = new(received.Family, received.Size);

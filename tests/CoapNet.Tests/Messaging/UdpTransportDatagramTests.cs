@@ -169,6 +169,84 @@ public class UdpTransportDatagramTests
         }
     }
 
+    [Theory]
+    [InlineData("127.0.0.1")]
+    [InlineData("::")]
+    public async Task PeersPastTheFullAddressCachesAreHeardAndAnsweredAtTheirOwnAddress(string bind)
+    {
+        IPAddress local = IPAddress.Parse(bind);
+        if (local.AddressFamily == AddressFamily.InterNetworkV6 && !Socket.OSSupportsIPv6)
+        {
+            return;
+        }
+
+        // The caches hold 4,096 peers each and then serve the rest without caching (issue 41): the send address is written
+        // afresh for each datagram, so a wrong byte in it would send an answer astray. 4,100 peers fill both caches first.
+        UdpTransport? transport = null;
+        Echo echo = new(() => transport!);
+        transport = new UdpTransport(new IPEndPoint(local, 0));
+        using (transport)
+        {
+            transport.Start(echo);
+            int port = transport.LocalEndPoint.Port;
+            List<Socket> fillers = [];
+            try
+            {
+                for (int i = 0; i < 4100; i++)
+                {
+                    Socket filler = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+                    fillers.Add(filler);
+                    filler.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                    filler.SendTo([0], new IPEndPoint(IPAddress.Loopback, port));
+                }
+
+                Wait.Until(() => echo.Senders.Count >= fillers.Count, "every filler is heard");
+            }
+            finally
+            {
+                foreach (Socket filler in fillers)
+                {
+                    filler.Dispose();
+                }
+            }
+
+            List<(UdpClient Client, IPEndPoint Server)> peers = [(new UdpClient(new IPEndPoint(IPAddress.Loopback, 0)), new IPEndPoint(IPAddress.Loopback, port))];
+            if (local.AddressFamily == AddressFamily.InterNetworkV6)
+            {
+                peers.Add((new UdpClient(new IPEndPoint(IPAddress.IPv6Loopback, 0)), new IPEndPoint(IPAddress.IPv6Loopback, port)));
+            }
+
+            try
+            {
+                foreach ((UdpClient client, IPEndPoint server) in peers)
+                {
+                    client.Client.ReceiveTimeout = (int)Wait.DefaultBound.TotalMilliseconds;
+                    for (byte i = 1; i <= 3; i++)
+                    {
+                        client.Send([7, i], server);
+                        IPEndPoint? from = null;
+                        client.Receive(ref from).Should().Equal(7, i);
+                        from!.Port.Should().Be(port);
+                    }
+
+                    echo.Senders.Should().Contain((IPEndPoint)client.Client.LocalEndPoint!, "a peer the full cache does not hold is seen at its own address");
+
+                    // The asynchronous send, which may not use a thread's scratch address, reaches an uncached peer too.
+                    await transport.SendAsync(new byte[] { 9 }, (IPEndPoint)client.Client.LocalEndPoint!);
+                    IPEndPoint? again = null;
+                    client.Receive(ref again).Should().Equal(9);
+                }
+            }
+            finally
+            {
+                foreach ((UdpClient client, _) in peers)
+                {
+                    client.Dispose();
+                }
+            }
+        }
+    }
+
     [Fact]
     public void ADualStackSocketAnswersIPv4AndIPv6PeersAtTheAddressTheyCameFrom()
     {
