@@ -112,7 +112,7 @@ public static class FleetResource
     /// </summary>
     private sealed class Device
     {
-        private readonly Lock _gate = new();
+        private readonly object _gate = new();
         private byte[] _payload = [];
         private int _length = -1;
         private ushort? _contentFormat;
