@@ -154,26 +154,16 @@ internal sealed class DatagramChannels : IDatagramReceiver
 
     void IDatagramReceiver.OnSessionLost(IPEndPoint remote, CoapSecurityContext securityContext, Exception reason)
     {
+        // A session's channel lives on its context, never in the address cache (OfSession), so there is nothing to evict.
         CoapPeer peer;
         if (securityContext.Channel is DatagramChannel kept && ReferenceEquals(kept.Owner, this))
         {
             securityContext.Channel = null;
-            _receiver?.OnPeerLost(kept.Peer, reason);
-            return;
+            peer = kept.Peer;
         }
-
-        lock (_channels)
+        else
         {
-            // The cached channel of a session that ended holds nothing a new session could use.
-            if (_channels.TryGetValue(remote, out DatagramChannel? channel) && ReferenceEquals(channel.Peer.SecurityContext, securityContext))
-            {
-                _channels.Remove(remote);
-                peer = channel.Peer;
-            }
-            else
-            {
-                peer = new CoapPeer(_scheme, remote, securityContext);
-            }
+            peer = new CoapPeer(_scheme, remote, securityContext);
         }
 
         _receiver?.OnPeerLost(peer, reason);

@@ -227,13 +227,18 @@ public sealed class UdpTransport : IDatagramTransport
 
         // The SocketAddress overloads need the socket's own family: IPv4 destinations of a dual-stack socket are mapped.
         bool mapped = _socket.AddressFamily == AddressFamily.InterNetworkV6 && remote.AddressFamily == AddressFamily.InterNetwork;
-        if (_sendAddresses.Count >= AddressCacheCapacity)
+        bool full = _sendAddresses.Count >= AddressCacheCapacity;
+        if (full && scratch)
         {
-            return scratch ? WriteScratch(remote, mapped) : (mapped ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port) : remote).Serialize();
+            return WriteScratch(remote, mapped);
         }
 
         address = (mapped ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port) : remote).Serialize();
-        _sendAddresses[remote] = address;
+        if (!full)
+        {
+            _sendAddresses[remote] = address;
+        }
+
         return address;
     }
 
