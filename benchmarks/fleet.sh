@@ -34,7 +34,8 @@
 #
 # The server runs on core 0 (taskset), the generator (benchmarks/tools/coap-fleet.c) and the dashboards on core 1. Every 10 s the
 # server's RSS and CPU time and the generator's CPU time go to samples.csv in benchmarks/results/fleet/<UTC time>-<label>/,
-# beside the generator's and the dashboards' own lines (generator.txt, observers.txt) and summary.txt:
+# beside the generator's and the dashboards' own lines (generator.txt, observers.txt, and timeline.txt: responses a second,
+# those slower than 5 and 10 ms at the device's socket, the slowest) and summary.txt:
 #   - server RSS over the run (min / max), per device (after setup minus before the first handshake, over N), and its
 #     drift over the last 20 minutes of the run (or the whole reporting phase when shorter): last sample against first
 #   - server CPU per report: its CPU time over the reporting phase over the reports answered meanwhile (the dashboards'
@@ -167,7 +168,7 @@ run_fleet() {
   [[ $name == libcoap ]] && extra+=(--put)
   ((rate > 0)) && extra+=(-r "$rate")
   t0=$(date +%s)
-  taskset -c 1 "$work/coap-fleet" -p "$sport" -K "$keys" -n "$devices" -d $((minutes * 60)) -P "$period" -a "$in_flight" "${extra[@]}" > "$out/generator.txt" 2> "$out/generator.err" &
+  taskset -c 1 "$work/coap-fleet" -p "$sport" -K "$keys" -n "$devices" -d $((minutes * 60)) -P "$period" -a "$in_flight" "${extra[@]}" --timeline "$out/timeline.txt" > "$out/generator.txt" 2> "$out/generator.err" &
   gpid=$!
   pids+=("$gpid")
 

@@ -9,7 +9,7 @@
  *
  *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
  *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
- *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [-C ciphers]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [-C ciphers]
  *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
  *
  *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
@@ -31,6 +31,8 @@
  *   --setup-timeout S  when not every device is up after S seconds (default 600), the run goes on with those that are
  *   --processes P  worker processes (default: as few as hold the devices, each at most the open-file limit less 64;
  *                  one when the limit allows, see below); worker k runs devices [k N / P, (k + 1) N / P)
+ *   --timeline FILE  at the end, one line a second: responses, those slower than 5 and 10 ms at the device's socket,
+ *                  the slowest (whether the slow ones come together, a stall, or spread out, queueing)
  *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
  *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
  *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
@@ -193,6 +195,8 @@ static uint64_t hist_at(const hist_t *h, double share) {
   return h->max;
 }
 
+#define TIMELINE_S 4096 /* seconds the --timeline covers, a little over an hour */
+
 /* One worker's statistics, in shared memory, written by that worker only: counts since the start, a histogram of every
  * response's latency since the start (the parent takes an interval's as the difference from its last reading), the
  * reporting phase's, the storm's, and the handshakes completed in each second of the storm. The parent sums and merges
@@ -205,6 +209,9 @@ typedef struct {
   uint64_t done;                     /* stopped: its final statistics are published, it tears down and exits */
   hist_t all, run, storm_back, storm_reconnect;
   hist_t wire_all, wire_run;         /* the same latencies to the response's arrival at the device's socket */
+  /* By second since the start (--timeline): responses, those slower than 5 and 10 ms at the device's socket, the slowest;
+   * whether the slow ones come together (a stall of the server) or spread out (queueing) */
+  uint32_t tl_n[TIMELINE_S], tl_5ms[TIMELINE_S], tl_10ms[TIMELINE_S], tl_max_us[TIMELINE_S];
   uint32_t storm_hps[];              /* storm_hps_len seconds */
 } worker_t;
 
@@ -537,6 +544,13 @@ static void on_message(int i, const uint8_t *buf, int got, uint64_t now, uint64_
     uint64_t wire = (arrived_ns - d->sent_wire_ns) / 1000u;
     hist_add(&me->wire_all, wire);
     if (measuring) hist_add(&me->wire_run, wire);
+    uint64_t second = (now - ctl->t0) / 1000000u;
+    if (second < TIMELINE_S) {
+      me->tl_n[second]++;
+      if (wire > 5000) me->tl_5ms[second]++;
+      if (wire > 10000) me->tl_10ms[second]++;
+      if (wire > me->tl_max_us[second]) me->tl_max_us[second] = (uint32_t)(wire > UINT32_MAX ? UINT32_MAX : wire);
+    }
   }
   if ((code >> 5) == 2) BUMP(me->ok);
   else BUMP(me->bad);
@@ -945,17 +959,38 @@ static void storm_report(void) {
   free(hps);
 }
 
+/* --timeline FILE: one line a second with responses (second n answered, slower than 5 and 10 ms at the device's socket,
+ * the slowest), summed over the workers, the slowest of theirs; seconds since the start, those with no response left out. */
+static void write_timeline(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) { perror(path); return; }
+  fprintf(f, "# start: CLOCK_MONOTONIC %llu us (to align with other traces, perf record -k CLOCK_MONOTONIC)\n", (unsigned long long)ctl->t0);
+  fprintf(f, "second answered over_5ms over_10ms max_us\n");
+  for (int s = 0; s < TIMELINE_S; s++) {
+    uint64_t n = 0, n5 = 0, n10 = 0, max = 0;
+    for (int k = 0; k < processes; k++) {
+      const worker_t *w = worker(k);
+      n += w->tl_n[s];
+      n5 += w->tl_5ms[s];
+      n10 += w->tl_10ms[s];
+      if (w->tl_max_us[s] > max) max = w->tl_max_us[s];
+    }
+    if (n) fprintf(f, "%d %llu %llu %llu %llu\n", s, (unsigned long long)n, (unsigned long long)n5, (unsigned long long)n10, (unsigned long long)max);
+  }
+  fclose(f);
+}
+
 static void nap_ms(int ms) {
   struct timespec ts = {0, (long)ms * 1000000L};
   nanosleep(&ts, NULL); /* a signal ends it early: fine */
 }
 
 int main(int argc, char **argv) {
-  const char *host = "127.0.0.1", *port = "5684", *ciphers = "PSK-AES128-CCM8", *keys = NULL, *write_path = NULL, *first = "127.1.0.1";
+  const char *host = "127.0.0.1", *port = "5684", *ciphers = "PSK-AES128-CCM8", *keys = NULL, *write_path = NULL, *timeline_path = NULL, *first = "127.1.0.1";
   const char *shared_hex = NULL;
   int seconds = 120, status_s = 10, setup_timeout_s = 600, dashboards = 0, random_keys = 0, write_n = 0;
   double storm_at_s = -1;
-  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP, O_PROCESSES };
+  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP, O_PROCESSES, O_TIMELINE };
   static const struct option longs[] = {
       {"per-address", required_argument, 0, O_PER_ADDRESS}, {"first-address", required_argument, 0, O_FIRST},
       {"storm-at", required_argument, 0, O_STORM_AT},       {"storm-window", required_argument, 0, O_STORM_WINDOW},
@@ -963,7 +998,7 @@ int main(int argc, char **argv) {
       {"put", no_argument, 0, O_PUT},                       {"status", required_argument, 0, O_STATUS},
       {"write-keys", required_argument, 0, O_WRITE},        {"dashboards", required_argument, 0, O_DASH},
       {"random-keys", no_argument, 0, O_RANDOM},            {"setup-timeout", required_argument, 0, O_SETUP},
-      {"processes", required_argument, 0, O_PROCESSES},
+      {"processes", required_argument, 0, O_PROCESSES},     {"timeline", required_argument, 0, O_TIMELINE},
       {0, 0, 0, 0}};
   int opt;
   while ((opt = getopt_long(argc, argv, "h:p:n:d:P:j:a:r:K:C:", longs, NULL)) != -1) {
@@ -994,6 +1029,7 @@ int main(int argc, char **argv) {
     case O_DASH: dashboards = atoi(optarg); break;
     case O_RANDOM: random_keys = 1; break;
     case O_SETUP: setup_timeout_s = atoi(optarg); break;
+    case O_TIMELINE: timeline_path = optarg; break;
     case O_PROCESSES:
       processes = atoi(optarg);
       if (processes < 1) { fprintf(stderr, "coap-fleet: --processes takes 1 or more\n"); return 2; }
@@ -1001,7 +1037,7 @@ int main(int argc, char **argv) {
     default:
       fprintf(stderr, "usage: coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]\n"
                       "                  [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]\n"
-                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [-C ciphers]\n"
+                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [-C ciphers]\n"
                       "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]\n");
       return 2;
     }
@@ -1198,6 +1234,7 @@ int main(int argc, char **argv) {
          (unsigned long long)hist_at(wire, 0.50), (unsigned long long)hist_at(wire, 0.99), (unsigned long long)hist_at(wire, 0.999),
          (unsigned long long)wire->max);
   fflush(stdout);
+  if (timeline_path) write_timeline(timeline_path);
   reap(1); /* the workers close their sessions and exit */
   if (failed) return 2;
   return setup_done && ok > 0 ? 0 : 1;

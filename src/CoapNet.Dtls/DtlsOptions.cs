@@ -26,6 +26,12 @@ public abstract class DtlsOptions
     public TimeSpan SessionIdleTimeout { get; set; } = TimeSpan.FromMinutes(30);
 
     /// <summary>
+    /// Sessions an ageing sweep looks at before it lets the thread pool's other work run (about 10 ms of work at the
+    /// default); the sweep goes on as a new work item. Internal: tests make it small to see a sweep span work items.
+    /// </summary>
+    internal int SweepSlice { get; set; } = 4_096;
+
+    /// <summary>
     /// The most handshakes under way at once (default 64). Each runs on a thread of its own, parked while it waits for
     /// the peer's next flight (BouncyCastle's DTLS handshake is a blocking call); on a server the wait is bounded by
     /// <see cref="DtlsServerOptions.HandshakeStallTimeout"/>, and a stalled handshake gives its place to a new client.

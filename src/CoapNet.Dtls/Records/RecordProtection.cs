@@ -159,6 +159,12 @@ internal sealed class RecordProtection : IDisposable
     }
 
     /// <summary>
+    /// True when <see cref="Rest"/> has something to do: a record went either way, or a cipher is kept, since the last
+    /// rest. Read without the locks: a stale answer only moves the rest to the next sweep.
+    /// </summary>
+    public bool IsAwake => Volatile.Read(ref _decryptWoke) || Volatile.Read(ref _encryptWoke) || _decryptGcm is not null || _encryptGcm is not null;
+
+    /// <summary>
     /// Drops the expanded ciphers of a session that has gone quiet; the next record makes them again from the keys. Call
     /// holding the session's receive lock (decryption's); encryption's is taken here.
     /// </summary>

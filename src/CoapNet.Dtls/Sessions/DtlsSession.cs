@@ -649,6 +649,13 @@ internal sealed class DtlsSession : DatagramTransport
     }
 
     /// <summary>
+    /// True when a sweep has work in this session: <see cref="HandOverQuiet"/> (it has not left BouncyCastle's record
+    /// layer) or <see cref="Rest"/> (it holds or used a cipher since its last rest). Read without the session's locks,
+    /// so a sweep of a fleet takes none for the sessions asleep since the last one.
+    /// </summary>
+    public bool MaySweep => _ready is not null || (_protection is { } protection && protection.IsAwake);
+
+    /// <summary>
     /// Lets a quiet session hold no expanded ciphers until its next record (<see cref="RecordProtection.Rest"/>). Call
     /// holding <see cref="ReceiveGate"/>.
     /// </summary>

@@ -53,6 +53,10 @@ public sealed class UdpTransport : IDatagramTransport
     private readonly int _receiveBufferSize;
     private readonly ConcurrentDictionary<IPEndPoint, SocketAddress> _sendAddresses = new();
 
+    // How many _sendAddresses holds (it only grows): ConcurrentDictionary.Count takes every lock of the table, which at a
+    // fleet's size (every send past the cache asks) was the top managed frame of a send (issue 41).
+    private int _sendAddressCount;
+
     // The socket whose batch of received datagrams the calling thread is delivering: sends made meanwhile are held and
     // leave together when the batch is done (NativeSendBatch).
     [ThreadStatic]
@@ -227,16 +231,17 @@ public sealed class UdpTransport : IDatagramTransport
 
         // The SocketAddress overloads need the socket's own family: IPv4 destinations of a dual-stack socket are mapped.
         bool mapped = _socket.AddressFamily == AddressFamily.InterNetworkV6 && remote.AddressFamily == AddressFamily.InterNetwork;
-        bool full = _sendAddresses.Count >= AddressCacheCapacity;
+        bool full = Volatile.Read(ref _sendAddressCount) >= AddressCacheCapacity;
         if (full && scratch)
         {
             return WriteScratch(remote, mapped);
         }
 
         address = (mapped ? new IPEndPoint(remote.Address.MapToIPv6(), remote.Port) : remote).Serialize();
-        if (!full)
+        // Racing threads may each add one past the capacity: the bound holds within the number of sending threads.
+        if (!full && _sendAddresses.TryAdd(remote, address))
         {
-            _sendAddresses[remote] = address;
+            Interlocked.Increment(ref _sendAddressCount);
         }
 
         return address;

@@ -138,6 +138,39 @@ public sealed class DtlsSessionTests
         sessions[2].Should().NotBeSameAs(sessions[1], "past the timeout the session was closed and a new one made");
     }
 
+    [Fact]
+    public async Task ASweepThatSpansSeveralWorkItemsAgesOutEverySession()
+    {
+        ManualTimeProvider time = new();
+        DtlsServerOptions options = DtlsLoopback.ServerOptions(time);
+        options.SessionIdleTimeout = TimeSpan.FromMinutes(10);
+        options.SweepSlice = 1;
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => s.MapGet("/x", _ => CoapResponse.Content("ok")), out DtlsServerTransport transport, options);
+        Uri uri = DtlsLoopback.Uri(server.EndPoint, "/x");
+        List<CoapClient> clients = [.. Enumerable.Range(0, 3).Select(_ => DtlsLoopback.Client())];
+        try
+        {
+            foreach (CoapClient client in clients)
+            {
+                (await client.GetAsync(uri)).Code.Should().Be(CoapCode.Content);
+            }
+
+            transport.SessionCount.Should().Be(3);
+
+            // One session a work item: the first is looked at on the timer's call, the others by the pass going on in the pool.
+            time.Advance(TimeSpan.FromMinutes(11));
+
+            await Wait.UntilAsync(() => transport.SessionCount == 0);
+        }
+        finally
+        {
+            foreach (CoapClient client in clients)
+            {
+                await client.DisposeAsync();
+            }
+        }
+    }
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
