@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Net;
 using System.Net.Sockets;
@@ -22,24 +21,7 @@ namespace CoapNet.Tests.Diagnostics;
 [Collection(nameof(InstrumentationTests))]
 public sealed class FleetInstrumentationTests : IDisposable
 {
-    private readonly MeterListener _meters = new();
-    private readonly ConcurrentQueue<(string Instrument, double Value, Dictionary<string, object?> Tags)> _measured = new();
-    private readonly ConcurrentQueue<(string Instrument, double Value, Dictionary<string, object?> Tags)> _collected = new();
-
-    public FleetInstrumentationTests()
-    {
-        _meters.InstrumentPublished = (instrument, listener) =>
-        {
-            if (instrument.Meter.Name == CoapInstrumentation.MeterName)
-            {
-                listener.EnableMeasurementEvents(instrument);
-            }
-        };
-        _meters.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
-        _meters.SetMeasurementEventCallback<int>((instrument, value, tags, _) => Record(instrument, value, tags));
-        _meters.SetMeasurementEventCallback<double>((instrument, value, tags, _) => Record(instrument, value, tags));
-        _meters.Start();
-    }
+    private readonly CoapMeterRecorder _meters = new();
 
     public void Dispose() => _meters.Dispose();
 
@@ -104,22 +86,10 @@ public sealed class FleetInstrumentationTests : IDisposable
 
         server.Peer.Received.Should().Contain(r => r.Parsed.Observe != null && r.Parsed.GetPayloadString() == "1");
         Measured(CoapInstrumentation.NotificationsSent).Should().ContainSingle().Which["url.scheme"].Should().Be("coap");
-        _measured.Where(m => m.Instrument == CoapInstrumentation.NotificationLag).Select(m => m.Value).Should().Equal([0.25], "from NotifyObservers to the send, on the server's clock");
+        _meters.Of(CoapInstrumentation.NotificationLag).Select(m => m.Value).Should().Equal([0.25], "from NotifyObservers to the send, on the server's clock");
     }
 
-    private void Record<T>(Instrument instrument, T value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
-        where T : struct
-    {
-        Dictionary<string, object?> copy = [];
-        foreach (KeyValuePair<string, object?> tag in tags)
-        {
-            copy[tag.Key] = tag.Value;
-        }
-
-        (instrument is ObservableInstrument<T> ? _collected : _measured).Enqueue((instrument.Name, Convert.ToDouble(value, System.Globalization.CultureInfo.InvariantCulture), copy));
-    }
-
-    private List<Dictionary<string, object?>> Measured(string instrument) => [.. _measured.Where(m => m.Instrument == instrument).Select(m => m.Tags)];
+    private List<Dictionary<string, object?>> Measured(string instrument) => _meters.Tags(instrument);
 
     private int Closed(string reason) => Measured(CoapInstrumentation.SessionsClosed).Count(t => Equals(t["coap.session.close_reason"], reason));
 
@@ -129,8 +99,6 @@ public sealed class FleetInstrumentationTests : IDisposable
     /// <summary>Collects the gauge now and reads this server's measurement.</summary>
     private double SessionsOf(int port)
     {
-        _collected.Clear();
-        _meters.RecordObservableInstruments();
-        return _collected.Single(m => m.Instrument == CoapInstrumentation.Sessions && Equals(m.Tags["server.port"], port)).Value;
+        return _meters.Collect(CoapInstrumentation.Sessions).Single(m => Equals(m.Tags["server.port"], port)).Value;
     }
 }

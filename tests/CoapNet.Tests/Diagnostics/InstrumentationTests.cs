@@ -5,6 +5,7 @@ using CoapNet.Client;
 using CoapNet.Diagnostics;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Diagnostics;
@@ -20,24 +21,12 @@ public sealed class InstrumentationCollection;
 [Collection(nameof(InstrumentationTests))]
 public sealed class InstrumentationTests : IDisposable
 {
-    private readonly MeterListener _meters = new();
+    private readonly CoapMeterRecorder _meters = new();
     private readonly ActivityListener _activities;
-    private readonly ConcurrentQueue<(string Instrument, double Value, Dictionary<string, object?> Tags)> _measurements = new();
     private readonly ConcurrentQueue<Activity> _stopped = new();
 
     public InstrumentationTests()
     {
-        _meters.InstrumentPublished = (instrument, listener) =>
-        {
-            if (instrument.Meter.Name == CoapInstrumentation.MeterName)
-            {
-                listener.EnableMeasurementEvents(instrument);
-            }
-        };
-        _meters.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
-        _meters.SetMeasurementEventCallback<double>((instrument, value, tags, _) => Record(instrument, value, tags));
-        _meters.Start();
-
         _activities = new ActivityListener
         {
             ShouldListenTo = source => source.Name == CoapInstrumentation.ActivitySourceName,
@@ -73,10 +62,10 @@ public sealed class InstrumentationTests : IDisposable
         served.Should().ContainSingle(t => (string?)t["coap.route"] == "/things/{id}" && (string?)t["coap.response.code"] == "2.05" && (string?)t["coap.method"] == "GET" && (string?)t["url.scheme"] == "coap");
         served.Should().ContainSingle(t => (string?)t["coap.route"] == "/broken" && (string?)t["coap.response.code"] == "5.00");
         Tags(CoapInstrumentation.ServerRequestDuration).Should().HaveCount(2);
-        _measurements.Where(m => m.Instrument == CoapInstrumentation.ServerRequestDuration).Should().OnlyContain(m => m.Value >= 0);
+        _meters.Of(CoapInstrumentation.ServerRequestDuration).Should().OnlyContain(m => m.Value >= 0);
 
         Tags(CoapInstrumentation.ClientRequests).Select(t => (string?)t["coap.response.code"]).Should().BeEquivalentTo(["2.05", "5.00"]);
-        _measurements.Where(m => m.Instrument == CoapInstrumentation.ActiveExchanges).Sum(m => m.Value).Should().Be(0, "every exchange that started also ended");
+        _meters.Of(CoapInstrumentation.ActiveExchanges).Sum(m => m.Value).Should().Be(0, "every exchange that started also ended");
 
         Activity serverActivity = _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Server && (string?)a.GetTagItem("url.path") == "/things/7").Subject;
         serverActivity.GetTagItem("coap.route").Should().Be("/things/{id}");
@@ -144,7 +133,7 @@ public sealed class InstrumentationTests : IDisposable
         Dictionary<string, object?> tags = Tags(CoapInstrumentation.ClientRequests).Should().ContainSingle().Subject;
         tags["error.type"].Should().Be(nameof(CoapNet.Messaging.CoapTimeoutException));
         tags.Should().NotContainKey("coap.response.code");
-        _measurements.Where(m => m.Instrument == CoapInstrumentation.Retransmissions).Sum(m => m.Value).Should().Be(1);
+        _meters.Of(CoapInstrumentation.Retransmissions).Sum(m => m.Value).Should().Be(1);
         _stopped.Should().ContainSingle(a => a.Kind == ActivityKind.Client).Which.Status.Should().Be(ActivityStatusCode.Error);
     }
 
@@ -170,11 +159,8 @@ public sealed class InstrumentationTests : IDisposable
         server.SendPiggybacked(server.Last.Parsed, client.LocalEndPoint, CoapCode.Content);
         h.Network.DeliverAll();
 
-        _meters.RecordObservableInstruments();
-
-        List<(double Value, Dictionary<string, object?> Tags)> rtos = _measurements
-            .Where(m => m.Instrument == CoapInstrumentation.PeerRetransmissionTimeout && ((string?)m.Tags["network.peer.address"])!.StartsWith("10.0.0.7", StringComparison.Ordinal))
-            .Select(m => (m.Value, m.Tags)).ToList();
+        List<CoapMeasurement> rtos = [.. _meters.Collect(CoapInstrumentation.PeerRetransmissionTimeout)
+            .Where(m => ((string?)m.Tags["network.peer.address"])!.StartsWith("10.0.0.7", StringComparison.Ordinal))];
         rtos.Should().HaveCount(2);
         rtos.Should().ContainSingle(m => (string?)m.Tags["network.peer.address"] == "10.0.0.77" && (int?)m.Tags["network.peer.port"] == 5683 && (string?)m.Tags["url.scheme"] == "coap")
             .Which.Value.Should().BeApproximately(1.45, 1e-9);
@@ -182,10 +168,9 @@ public sealed class InstrumentationTests : IDisposable
             .Which.Value.Should().Be(2);
 
         // A disposed endpoint reports nothing more.
-        _measurements.Clear();
+        _meters.Measurements.Clear();
         client.Dispose();
-        _meters.RecordObservableInstruments();
-        _measurements.Should().NotContain(m => m.Instrument == CoapInstrumentation.PeerRetransmissionTimeout && (string?)m.Tags["network.peer.address"] == "10.0.0.77");
+        _meters.Collect(CoapInstrumentation.PeerRetransmissionTimeout).Should().NotContain(m => (string?)m.Tags["network.peer.address"] == "10.0.0.77");
     }
 
     public void Dispose()
@@ -200,16 +185,5 @@ public sealed class InstrumentationTests : IDisposable
         return ((System.Net.IPEndPoint)udp.Client.LocalEndPoint!).Port;
     }
 
-    private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
-    {
-        Dictionary<string, object?> copy = [];
-        foreach (KeyValuePair<string, object?> tag in tags)
-        {
-            copy[tag.Key] = tag.Value;
-        }
-
-        _measurements.Enqueue((instrument.Name, value, copy));
-    }
-
-    private List<Dictionary<string, object?>> Tags(string instrument) => _measurements.Where(m => m.Instrument == instrument).Select(m => m.Tags).ToList();
+    private List<Dictionary<string, object?>> Tags(string instrument) => _meters.Tags(instrument);
 }

@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-using System.Diagnostics.Metrics;
 using CoapNet.Client;
 using CoapNet.Diagnostics;
 using CoapNet.Dtls;
@@ -22,33 +20,7 @@ namespace CoapNet.Tests.Diagnostics;
 [Collection(nameof(InstrumentationTests))]
 public sealed class SecureTransportInstrumentationTests : IDisposable
 {
-    private readonly MeterListener _meters = new();
-    private readonly ConcurrentQueue<(string Instrument, Dictionary<string, object?> Tags)> _counted = new();
-
-    public SecureTransportInstrumentationTests()
-    {
-        _meters.InstrumentPublished = (instrument, listener) =>
-        {
-            if (instrument.Meter.Name == CoapInstrumentation.MeterName)
-            {
-                listener.EnableMeasurementEvents(instrument);
-            }
-        };
-        _meters.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
-        {
-            Dictionary<string, object?> copy = [];
-            foreach (KeyValuePair<string, object?> tag in tags)
-            {
-                copy[tag.Key] = tag.Value;
-            }
-
-            for (long i = 0; i < value; i++)
-            {
-                _counted.Enqueue((instrument.Name, copy));
-            }
-        });
-        _meters.Start();
-    }
+    private readonly CoapMeterRecorder _meters = new();
 
     [Fact]
     public async Task DtlsHandshakesAreCountedByOutcomeWithTheAlertOrTheBound()
@@ -169,7 +141,9 @@ public sealed class SecureTransportInstrumentationTests : IDisposable
         }
     }
 
-    private List<Dictionary<string, object?>> Counted(string instrument) => [.. _counted.Where(c => c.Instrument == instrument).Select(c => c.Tags)];
+    /// <summary>The tags of each count of the counter <paramref name="instrument"/>: a measurement of n counts n times.</summary>
+    private List<Dictionary<string, object?>> Counted(string instrument)
+        => [.. _meters.Of(instrument).SelectMany(m => Enumerable.Repeat(m.Tags, (int)m.Value))];
 
     private List<Dictionary<string, object?>> Handshakes(string outcome)
         => [.. Counted(CoapInstrumentation.DtlsHandshakes).Where(t => Equals(t[CoapInstrumentation.OutcomeTag], outcome))];
