@@ -620,7 +620,8 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
 
     private void SweepOne(CoapSecurityContext context, DtlsSession session, long now)
     {
-        if (Time.GetElapsedTime(session.LastReceived, now) >= Options.SessionIdleTimeout)
+        TimeSpan idle = Time.GetElapsedTime(session.LastReceived, now);
+        if (idle >= Options.SessionIdleTimeout)
         {
             Log.Aged(Logger, session.Remote, context);
             session.Close($"it aged out: nothing was heard in it for {Options.SessionIdleTimeout} (SessionIdleTimeout)", SessionEnd.IdleTimeout);
@@ -636,7 +637,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
         // flight may be asked for again, it moves to our own record protection like the rest. One quiet for RestAfter
         // lets go of its expanded ciphers until its next record: a sleeping device costs its keys.
         bool unread = Time.GetElapsedTime(session.EstablishedAt, now) >= LastFlightLifetime;
-        bool quiet = Time.GetElapsedTime(session.LastReceived, now) >= RestAfter;
+        bool quiet = idle >= RestAfter;
         if (unread || quiet)
         {
             lock (session.ReceiveGate)

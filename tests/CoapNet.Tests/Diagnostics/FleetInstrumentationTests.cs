@@ -18,7 +18,7 @@ namespace CoapNet.Tests.Diagnostics;
 /// or failed for an unknown identity, and notifications with their lag, through a <see cref="MeterListener"/> while real
 /// handshakes run over loopback or a server runs in virtual time.
 /// </summary>
-[Collection(nameof(InstrumentationTests))]
+[Collection(ProcessWideCollection.Name)]
 public sealed class FleetInstrumentationTests : IDisposable
 {
     private readonly CoapMeterRecorder _meters = new();

@@ -10,15 +10,11 @@ using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Diagnostics;
 
-/// <summary>Runs alone: the meter and the activity source are process-wide, and other tests would add to the counts.</summary>
-[CollectionDefinition(nameof(InstrumentationTests), DisableParallelization = true)]
-public sealed class InstrumentationCollection;
-
 /// <summary>
 /// A scripted exchange seen through a <see cref="MeterListener"/> and an <see cref="ActivityListener"/>,
 /// as OpenTelemetry would see it: the counts, durations and activities of a server and a client.
 /// </summary>
-[Collection(nameof(InstrumentationTests))]
+[Collection(ProcessWideCollection.Name)]
 public sealed class InstrumentationTests : IDisposable
 {
     private readonly CoapMeterRecorder _meters = new();

@@ -17,7 +17,7 @@ namespace CoapNet.Tests.Diagnostics;
 /// What an operator sees of the secure transports under attack (issue 34): handshakes by outcome, connections refused,
 /// sessions evicted, as metrics; and the DTLS refusals' log lines, rate-limited like the TLS listener's.
 /// </summary>
-[Collection(nameof(InstrumentationTests))]
+[Collection(ProcessWideCollection.Name)]
 public sealed class SecureTransportInstrumentationTests : IDisposable
 {
     private readonly CoapMeterRecorder _meters = new();

@@ -9,8 +9,8 @@ public readonly record struct CoapMeasurement(string Instrument, double Value, D
 
 /// <summary>
 /// The CoapNet meter as an OpenTelemetry SDK sees it, through a <see cref="MeterListener"/>: every measurement of every
-/// instrument, in order. The meter is process-wide, so a test class that uses it runs in the instrumentation tests'
-/// collection, alone.
+/// instrument, in order. The meter is process-wide, so a test class that uses it runs in
+/// <see cref="ProcessWideCollection"/>.
 /// </summary>
 public sealed class CoapMeterRecorder : IDisposable
 {
