@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # UDP server throughput: udp-echo (the limit), libcoap's coap-server-notls and one or more builds of
 # the CoapNet sample server, under the same closed-loop load from coap-udp-load, in rotation, at
-# each client count of a sweep.
+# each client count of a sweep; with --tcp, the same over TCP, with tcp-echo as the limit.
 #
 #   benchmarks/server-load.sh [--dll LABEL=PATH]... [--pre-tcp-dll LABEL=PATH]...
 #                             [--rounds N] [--seconds S] [--warmup S] [--sockets C[,C...]] [--window W]
@@ -30,7 +30,11 @@
 #   --tcp          also a TCP round per server that speaks coap+tcp (libcoap on the same port, the CoapNet
 #                  builds on a --tcp-port of their own), driven by benchmarks/tools/coap-tcp-load.c: C
 #                  connections (default 64), each with a CSM first and then W requests pipelined (default
-#                  16), so as many requests are outstanding as in the UDP rounds by default
+#                  16), so as many requests are outstanding as in the UDP rounds by default; each connection from
+#                  a loopback address of its own (127.1.0.1, ...), as devices come, so a server's bound on
+#                  connections per address (CoapNet's MaxConnectionsPerAddress, 100) does not refuse them;
+#                  beside udp-echo, tcp-echo (benchmarks/tools/tcp-echo.c: a recv and a send per ready
+#                  connection, nothing else) is the TCP rounds' limit, left out with --no-udp-echo as well
 #
 # Every server is pinned to core 0 and the generator to core 1 (taskset), all bound to 127.0.0.1.
 # Beside each round's rate, what the round cost the server, from /proc rather than the wall clock (the figures
@@ -103,7 +107,7 @@ IFS=, read -r -a sockets_counts <<< "$sockets_list"
 ((${#sockets_counts[@]})) || die "--sockets takes one count or a list such as 16,64,256,512"
 for c in "${sockets_counts[@]}"; do [[ "$c" =~ ^[1-9][0-9]*$ ]] && ((c <= 8192)) || die "--sockets takes counts from 1 to 8192, such as 16,64,256,512"; done
 max_sockets=$(printf '%s\n' "${sockets_counts[@]}" | sort -n | tail -1)
-for f in coap-udp-load.c udp-echo.c coap-tcp-load.c coap-rate-load.c load-common.h; do
+for f in coap-udp-load.c udp-echo.c coap-tcp-load.c tcp-echo.c coap-rate-load.c load-common.h; do
   [[ -f "$tools/$f" ]] || die "missing $tools/$f"
 done
 command -v taskset > /dev/null || die "taskset is missing (util-linux): servers and generator are pinned to separate cores."
@@ -118,6 +122,7 @@ make_work server-load
 cc -O2 -o "$work/coap-udp-load" "$tools/coap-udp-load.c"
 cc -O2 -o "$work/udp-echo" "$tools/udp-echo.c"
 ((use_tcp)) && cc -O2 -o "$work/coap-tcp-load" "$tools/coap-tcp-load.c"
+((use_tcp && use_echo)) && cc -O2 -o "$work/tcp-echo" "$tools/tcp-echo.c"
 ((${#rates[@]})) && cc -O2 -o "$work/coap-rate-load" "$tools/coap-rate-load.c"
 for rate in "${rates[@]}"; do [[ "$rate" =~ ^[1-9][0-9]*$ ]] || die "--rate takes whole requests per second, such as 20000 or 5000,20000"; done
 
@@ -148,11 +153,13 @@ free_port() {
 }
 
 names=() ports=() tports=() paths=() spids=() cmds=()
-start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own" for @TPORT@, "none")
+start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own" for @TPORT@, "none", "only": no UDP)
   local name=$1 path=$2 tcp=$3 port tport=
   shift 3
   free_port
-  if [[ $tcp == same ]]; then
+  if [[ $tcp == only ]]; then
+    tport=$port port=
+  elif [[ $tcp == same ]]; then
     tport=$port
   elif [[ $tcp == own ]]; then
     local udp=$port
@@ -164,15 +171,20 @@ start_server() { # name path tcp command... (tcp: "same" for the UDP port, "own"
   taskset -c 0 "${args[@]}" > "$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  wait_answering "$name" "$pid" "$port" "$path"
+  wait_answering "$name" "$pid" "${port:-tcp:$tport}" "$path"
   names+=("$name") ports+=("$port") tports+=("$tport") paths+=("$path") spids+=("$pid") cmds+=("$(printf '%q ' "${args[@]}")")
 }
-# Ready when it answers: coap-udp-load exits 0 once any response came back.
+# Ready when it answers: coap-udp-load (coap-tcp-load for a port given as tcp:PORT) exits 0 once any response came back.
 wait_answering() { # name pid port path
   local i
   for ((i = 0; i < 60; i++)); do
     kill -0 "$2" 2> /dev/null || { cat "$work/$1.log" >&2; die "$1 exited at start"; }
-    taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$3" -u "$4" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1 && return
+    if [[ $3 == tcp:* ]]; then
+      sleep 0.5
+      taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${3#tcp:}" -u "$4" -c 1 -w 1 -d 1 > /dev/null 2>&1 && return
+    else
+      taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "$3" -u "$4" -c 1 -w 1 -d 1 -t 500 > /dev/null 2>&1 && return
+    fi
   done
   die "$1 did not answer on 127.0.0.1:$3 within 60 s"
 }
@@ -184,10 +196,11 @@ restart_server() {
   eval "exec taskset -c 0 ${cmds[i]}" >> "$work/${names[i]}.log" 2>&1 &
   pid=$!
   pids+=("$pid") spids[i]=$pid
-  wait_answering "${names[i]}" "$pid" "${ports[i]}" "${paths[i]}"
+  wait_answering "${names[i]}" "$pid" "${ports[i]:-tcp:${tports[i]}}" "${paths[i]}"
 }
 
 if ((use_echo)); then start_server udp-echo / none "$work/udp-echo" @PORT@; fi
+if ((use_echo && use_tcp)); then start_server tcp-echo / only "$work/tcp-echo" @TPORT@; fi
 if ((use_libcoap)); then start_server libcoap / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
 if ((use_fresh)); then start_server libcoap-fresh / same coap-server-notls -A 127.0.0.1 -p @PORT@ -v 0; fi
 for i in "${!dlls[@]}"; do
@@ -217,6 +230,7 @@ echo "coap-udp-load -c C -w $window -d $seconds at C = ${sockets_counts[*]}; $ro
 echo "servers: $(for i in "${!names[@]}"; do printf '%s (pid %s, port %s, %s) ' "${names[i]}" "${spids[i]}" "${ports[i]}" "${paths[i]}"; done)"
 
 for i in "${!names[@]}"; do
+  [[ -z "${ports[i]}" ]] && continue # TCP only
   ((warmup > 0)) && taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$max_sockets" -w "$window" -d "$warmup" > /dev/null || true
 done
 
@@ -234,7 +248,7 @@ measure() {
   t0=$(cpu_ticks "$pid")
   switches "$pid" > "$work/switches0"
   case $type in
-    TCP) out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$c" -w "$tcp_window" -d "$seconds" || true) ;;
+    TCP) out=$(taskset -c 1 "$work/coap-tcp-load" -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -c "$c" -w "$tcp_window" -d "$seconds" -s || true) ;;
     CON@*) out=$(taskset -c 1 "$work/coap-rate-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -r "${type#CON@}" -c "$c" -d "$seconds" || true) ;;
     TCP@*) out=$(taskset -c 1 "$work/coap-rate-load" -T -h 127.0.0.1 -p "${tports[i]}" -u "${paths[i]}" -r "${type#TCP@}" -c "$c" -d "$seconds" || true) ;;
     NON) out=$(taskset -c 1 "$work/coap-udp-load" -h 127.0.0.1 -p "${ports[i]}" -u "${paths[i]}" -c "$c" -w "$window" -d "$seconds" -n || true) ;;
@@ -264,6 +278,7 @@ for ((r = 1; r <= rounds; r++)); do
     read -r type c <<< "$s"
     for i in "${!names[@]}"; do
       [[ $type == TCP* && -z "${tports[i]}" ]] && continue
+      [[ $type != TCP* && -z "${ports[i]}" ]] && continue
       measure "$r" "$c" "$type" "$i"
     done
   done
@@ -296,14 +311,14 @@ done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo
-echo "Median req/s side by side, and each CoapNet build against libcoap, udp-echo and the first build:"
+echo "Median req/s side by side, and each CoapNet build against libcoap, the limit (udp-echo, tcp-echo for TCP) and the first build:"
 echo
 header="| sockets | type |" rule="|---:|---|"
 for name in "${names[@]}"; do header+=" $name |" rule+="---:|"; done
 for i in "${!labels[@]}"; do
   ((use_libcoap)) && header+=" ${labels[i]} / libcoap |" rule+="---:|"
   ((use_fresh)) && header+=" ${labels[i]} / libcoap-fresh |" rule+="---:|"
-  ((use_echo)) && header+=" ${labels[i]} / udp-echo |" rule+="---:|"
+  ((use_echo)) && header+=" ${labels[i]} / echo |" rule+="---:|"
   ((i > 0)) && header+=" ${labels[i]} / ${labels[0]} |" rule+="---:|"
 done
 echo "$header"
@@ -319,7 +334,7 @@ for s in "${series[@]}"; do
     own=${med[$s,${labels[i]}]:-0}
     if ((use_libcoap)); then line+=" $(ratio "$own" "${med[$s,libcoap]:-0}")x |"; fi
     if ((use_fresh)); then line+=" $(ratio "$own" "${med[$s,libcoap-fresh]:-0}")x |"; fi
-    if ((use_echo)); then if [[ $type == TCP ]]; then line+=" - |"; else line+=" $(ratio "$own" "${med[$s,udp-echo]:-0}")x |"; fi; fi
+    if ((use_echo)); then if [[ $type == TCP ]]; then line+=" $(ratio "$own" "${med[$s,tcp-echo]:-0}")x |"; else line+=" $(ratio "$own" "${med[$s,udp-echo]:-0}")x |"; fi; fi
     if ((i > 0)); then line+=" $(ratio "$own" "${med[$s,${labels[0]}]:-0}")x |"; fi
   done
   echo "$line"

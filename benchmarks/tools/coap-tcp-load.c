@@ -6,7 +6,11 @@
  * requests outstanding per connection for D seconds, matching responses by token, and prints
  * throughput and latency percentiles.
  *
- *   coap-tcp-load [-h host] [-p port] [-u /path] [-c connections] [-w window] [-d seconds]
+ *   coap-tcp-load [-h host] [-p port] [-u /path] [-c connections] [-w window] [-d seconds] [-s]
+ *
+ *   -s   each connection from a loopback address of its own (127.1.0.1, 127.1.0.2, ...; IPv4 loopback only), as a
+ *        fleet of devices would come: a server bounds the connections from one address (CoapNet's
+ *        MaxConnectionsPerAddress is 100 by default), which a run of 1,000 connections from 127.0.0.1 would meet
  *
  * Output: one line of key=value pairs, as coap-udp-load prints:
  *   sent=... ok=... bad=... timeouts=0 rps=... p50_us=... p99_us=... max_us=...
@@ -22,7 +26,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +54,9 @@ static uint64_t hist[HIST_BUCKETS];
 
 int main(int argc, char **argv) {
   const char *host = "127.0.0.1", *path = "/", *port = "5683";
-  int conns = 1, window = 16, seconds = 5;
+  int conns = 1, window = 16, seconds = 5, spread = 0;
   int opt;
-  while ((opt = getopt(argc, argv, "h:p:u:c:w:d:")) != -1) {
+  while ((opt = getopt(argc, argv, "h:p:u:c:w:d:s")) != -1) {
     switch (opt) {
     case 'h': host = optarg; break;
     case 'p': port = optarg; break;
@@ -59,6 +64,7 @@ int main(int argc, char **argv) {
     case 'c': conns = atoi(optarg); break;
     case 'w': window = atoi(optarg); break;
     case 'd': seconds = atoi(optarg); break;
+    case 's': spread = 1; break;
     default:
       fprintf(stderr, "usage: see the comment at the top of coap-tcp-load.c\n");
       return 2;
@@ -78,20 +84,31 @@ int main(int argc, char **argv) {
 
   uint8_t options[256];
   size_t options_length = path_options(options, path);
+  if (spread && ai->ai_family != AF_INET) {
+    fprintf(stderr, "coap-tcp-load: -s needs an IPv4 host (loopback source addresses)\n");
+    return 2;
+  }
   conn_t *cl = calloc((size_t)conns, sizeof *cl);
-  struct pollfd *pfd = calloc((size_t)conns, sizeof *pfd);
+  /* epoll, not poll: with 1,000 connections and one request each, a poll over every socket per wake-up would make
+   * the generator, not the server, the bound. */
+  int ep = epoll_create1(0);
+  struct epoll_event events[MAX_CONNECTIONS];
   uint8_t out[512];
   uint64_t sent = 0, ok = 0, bad = 0, max_us = 0;
   for (int i = 0; i < conns; i++) {
     cl[i].fd = socket(ai->ai_family, SOCK_STREAM, 0);
+    if (cl[i].fd >= 0 && spread) {
+      struct sockaddr_in source = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7F010001u + (uint32_t)i)};
+      if (bind(cl[i].fd, (struct sockaddr *)&source, sizeof source) < 0) { perror("coap-tcp-load: bind"); return 2; }
+    }
     if (cl[i].fd < 0 || connect(cl[i].fd, ai->ai_addr, ai->ai_addrlen) < 0) {
       perror("coap-tcp-load: connect");
       return 2;
     }
     int one = 1;
     setsockopt(cl[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    pfd[i].fd = cl[i].fd;
-    pfd[i].events = POLLIN;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, cl[i].fd, &ev) < 0) { perror("coap-tcp-load: epoll_ctl"); return 2; }
 
     /* RFC 8323 section 5.3.1: a CSM first, here with no options (the defaults). */
     size_t n = tcp_frame(out, 0xE1, NULL, 0, NULL, 0);
@@ -111,10 +128,9 @@ int main(int argc, char **argv) {
 
   uint64_t start = now_us(), end = start + (uint64_t)seconds * 1000000u;
   while (now_us() < end) {
-    int r = poll(pfd, (nfds_t)conns, 10);
-    if (r <= 0) continue;
-    for (int i = 0; i < conns; i++) {
-      if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    int r = epoll_wait(ep, events, MAX_CONNECTIONS, 10);
+    for (int e = 0; e < r; e++) {
+      int i = (int)events[e].data.u32;
       conn_t *c = &cl[i];
       ssize_t got = recv(c->fd, c->in + c->have, INPUT - c->have, MSG_DONTWAIT);
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {

@@ -35,13 +35,18 @@ internal abstract class PumpedConnection : TransportConnection, IDuplexPipe
     {
         // Pause at the bound and resume at half of it: the reader of the input is the protocol layer, the reader of the
         // output is the send pump, and each writer waits when its reader falls behind.
-        // The send pump resumes on the thread that flushed (PipeScheduler.Inline), as Kestrel's inline scheduling does:
-        // the protocol layer's flush then hands the bytes below itself (a send that does not complete at once goes on
-        // where the socket completes it), rather than waking a thread-pool thread for every flush.
+        // Both readers resume on the thread that flushed (PipeScheduler.Inline), as Kestrel's inline scheduling does.
+        // The send pump: the protocol layer's flush hands the bytes below itself (a send that does not complete at once
+        // goes on where the socket completes it). The protocol layer: the receive pump's flush runs the read loop, which
+        // answers a quick request and writes its response on the same thread; a thread-pool hand-off per read cost a
+        // connection with one request in flight a wake-up each (benchmarks/RESULTS.md, "Many connections").
+        // Both take their buffers from one pool of blocks (BlockPool, unless the options name another pool), so a thousand
+        // busy connections do not allocate.
         long input = options.MaxInputBufferSize;
         long output = options.MaxOutputBufferSize;
-        _input = new Pipe(new PipeOptions(pauseWriterThreshold: input, resumeWriterThreshold: input / 2, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(readerScheduler: PipeScheduler.Inline, pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
+        MemoryPool<byte> pool = options.MemoryPool ?? BlockPool.Connections;
+        _input = new Pipe(new PipeOptions(pool, readerScheduler: PipeScheduler.Inline, pauseWriterThreshold: input, resumeWriterThreshold: input / 2, useSynchronizationContext: false));
+        _output = new Pipe(new PipeOptions(pool, readerScheduler: PipeScheduler.Inline, pauseWriterThreshold: output, resumeWriterThreshold: output / 2, useSynchronizationContext: false));
         _closeTimeout = options.CloseTimeout;
     }
 

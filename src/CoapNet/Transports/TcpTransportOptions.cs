@@ -1,4 +1,4 @@
-using System.Net;
+using System.Buffers;
 
 namespace CoapNet.Transports;
 
@@ -29,6 +29,15 @@ public sealed class TcpTransportOptions
     /// before it aborts the connection (default 5 seconds), so a peer that stops reading cannot hold a close.
     /// </summary>
     public TimeSpan CloseTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Where a connection's pipes take their buffers (default null: a pool of 4 KiB pinned blocks that the process's
+    /// connections share, which keeps blocks while the load needs them and at most 16 MiB of them idle). A connection
+    /// takes a buffer only when bytes have arrived or are being written, and gives it back once they are consumed, so an
+    /// idle connection holds none. A pipe asks for at most <see cref="MemoryPool{T}.MaxBufferSize"/> bytes at a time
+    /// and takes larger buffers from <see cref="ArrayPool{T}.Shared"/>.
+    /// </summary>
+    public MemoryPool<byte>? MemoryPool { get; set; }
 
     internal void Validate()
     {

@@ -5,6 +5,7 @@ using System.Net.Sockets;
 using CoapNet.Channels;
 using CoapNet.Messages;
 using CoapNet.Messaging;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Transports;
 
 namespace CoapNet.Tests.Tcp;
@@ -161,6 +162,31 @@ public sealed class TcpTransportTests
     }
 
     [Fact]
+    public async Task AConnectionHoldsBuffersOfItsPoolOnlyWhileBytesAreInFlight()
+    {
+        // An idle connection must hold no buffer (a fleet keeps thousands open), and every buffer goes back to the pool
+        // once its bytes are consumed: each direction takes one, and gives it back.
+        CountingPool pool = new();
+        await using TcpConnectionListener listener = new(AnyLoopbackPort, new TcpTransportOptions { MemoryPool = pool });
+        ValueTask<TransportConnection?> accepting = listener.AcceptAsync();
+        await using TransportConnection client = await new TcpConnectionFactory().ConnectAsync(listener.LocalEndPoint);
+        TransportConnection server = (await accepting)!;
+
+        for (int round = 1; round <= 3; round++)
+        {
+            await client.Transport.Output.WriteAsync("ping"u8.ToArray());
+            (await ReadExactly(server.Transport.Input, 4)).Should().Equal("ping"u8.ToArray());
+            await server.Transport.Output.WriteAsync("pong"u8.ToArray());
+            (await ReadExactly(client.Transport.Input, 4)).Should().Equal("pong"u8.ToArray());
+            await Wait.UntilAsync(() => pool.Outstanding == 0, $"the server's connection gives its buffers back after round {round}");
+        }
+
+        pool.Rented.Should().BeGreaterThanOrEqualTo(6, "each round's input and output took a buffer of the pool the options named");
+        await server.DisposeAsync();
+        pool.Outstanding.Should().Be(0);
+    }
+
+    [Fact]
     public async Task OneEndpointServesAnotherOverRealSockets()
     {
         await using CoapEndpoint server = new(new TcpConnectionListener(AnyLoopbackPort));
@@ -198,6 +224,44 @@ public sealed class TcpTransportTests
 
             result.IsCompleted.Should().BeFalse("the bytes should arrive before the end");
             reader.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        }
+    }
+
+    /// <summary>A pool over <see cref="ArrayPool{T}.Shared"/> that counts what is rented and not yet given back.</summary>
+    private sealed class CountingPool : MemoryPool<byte>
+    {
+        private int _outstanding;
+        private int _rented;
+
+        public int Outstanding => Volatile.Read(ref _outstanding);
+
+        public int Rented => Volatile.Read(ref _rented);
+
+        public override int MaxBufferSize => 4096;
+
+        public override IMemoryOwner<byte> Rent(int minBufferSize = -1)
+        {
+            Interlocked.Increment(ref _rented);
+            Interlocked.Increment(ref _outstanding);
+            return new Owner(this, ArrayPool<byte>.Shared.Rent(minBufferSize < 0 ? MaxBufferSize : minBufferSize));
+        }
+
+        protected override void Dispose(bool disposing)
+        {
+        }
+
+        private sealed class Owner(CountingPool pool, byte[] array) : IMemoryOwner<byte>
+        {
+            private int _disposed;
+
+            public Memory<byte> Memory => array;
+
+            public void Dispose()
+            {
+                Interlocked.Exchange(ref _disposed, 1).Should().Be(0, "a pipe gives each buffer back once");
+                Interlocked.Decrement(ref pool._outstanding);
+                ArrayPool<byte>.Shared.Return(array);
+            }
         }
     }
 }
