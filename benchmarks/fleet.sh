@@ -5,7 +5,7 @@
 #
 #   benchmarks/fleet.sh [--devices N] [--minutes D] [--period P] [--dashboards K] [--devices-each M] [--no-observers]
 #                       [--storm-at S] [--storm-window W] [--in-flight A] [--rate R] [--libcoap] [--dll PATH]
-#                       [--server-env "K=V ..."] [--max-load L] [--max-wait S] [--label TEXT]
+#                       [--server-env "K=V ..."] [--max-load L] [--max-wait S] [--label TEXT] [--quiet-core]
 #
 #   --devices N      devices (default 1000), dev-000001 ... in the key file this script writes (16-byte keys derived
 #                    from the identities); 250 a source address from 127.1.0.1 upwards, a UDP socket each
@@ -31,6 +31,8 @@
 #   --max-load L, --max-wait S   wait until the 1-minute load average is below L (default 1.0) before each run, at
 #                    most S seconds (default 300); the load is recorded either way
 #   --label TEXT     part of the results folder's name (default: the server and N)
+#   --quiet-core     every other thread that may run on any core is moved off the server's core 0 for the run
+#                    (load-common.sh quiet_core0; root), so the p99 measures the server, not a neighbour on its core
 #
 # The server runs on core 0 (taskset), the generator (benchmarks/tools/coap-fleet.c) and the dashboards on core 1. Every 10 s the
 # server's RSS and CPU time and the generator's CPU time go to samples.csv in benchmarks/results/fleet/<UTC time>-<label>/,
@@ -56,7 +58,7 @@ tools="$repo/benchmarks/tools"
 # shellcheck source=load-common.sh
 . "$repo/benchmarks/load-common.sh"
 devices=1000 minutes=2 period=60 dashboards=100 each=100 observers=1 storm_at="" storm_window=60 in_flight=64 rate=0
-use_libcoap=0 dll="" server_env="" max_load=1.0 max_wait=300 label=""
+use_libcoap=0 dll="" server_env="" max_load=1.0 max_wait=300 label="" quiet=0
 # libcoap's -k takes the key as text: these 16 bytes, in hex for the key file.
 shared_text=fleet-shared-key shared_hex=666c6565742d7368617265642d6b6579
 
@@ -79,6 +81,7 @@ while (($#)); do
     --max-load) max_load=$2; shift 2 ;;
     --max-wait) max_wait=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
+    --quiet-core) quiet=1; shift ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
@@ -123,6 +126,7 @@ tree_cpu_ticks() { local t=0 p c; for p in $(tree "$1"); do c=$(cpu_ticks "$p" 2
 tree_rss_kb() { local t=0 p; for p in $(tree "$1"); do t=$((t + $(rss_kb "$p"))); done; echo "$t"; }
 hz=$(getconf CLK_TCK)
 stamp=$(date -u +%Y%m%dT%H%MZ)
+((quiet)) && quiet_core0
 
 # Starts server NAME with key file KEYS; sets $spid and $sport (coaps). Ready once a device's GET is answered over coaps.
 start_server() {
@@ -207,7 +211,7 @@ run_fleet() {
   local obs="" csv="$out/samples.csv" run_s=$((minutes * 60))
   [[ -f "$out/observers.txt" ]] && obs=$(grep '^summary ' "$out/observers.txt" || true)
   {
-    echo "$name, $devices devices, period ${period}s, ${minutes} min of reports$([[ -n "$storm_at" ]] && echo ", storm at ${storm_at}s over ${storm_window}s"); server environment: ${server_env:-the runtime defaults}; started $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), load at start $(awk -F'\t' 'NR == 2 { print $7 }' "$csv")"
+    echo "$name, $devices devices, period ${period}s, ${minutes} min of reports$([[ -n "$storm_at" ]] && echo ", storm at ${storm_at}s over ${storm_window}s"); server environment: ${server_env:-the runtime defaults}; core 0 $( ((quiet)) && echo "quieted (${#moved[@]} threads moved off)" || echo "shared as it was"); started $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), load at start $(awk -F'\t' 'NR == 2 { print $7 }' "$csv")"
     echo "generator: $setup_line"
     echo "generator: $summary"
     [[ -n "$storm" ]] && echo "generator: $storm" && grep '^storm_hps=' "$out/generator.txt"

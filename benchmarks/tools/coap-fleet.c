@@ -9,7 +9,7 @@
  *
  *   coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]
  *              [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]
- *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [-C ciphers]
+ *              [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [--slow-log PREFIX] [-C ciphers]
  *   coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]
  *
  *   -K           the key file (format below): the first N identities beginning "dev-" are the devices, in order
@@ -33,6 +33,10 @@
  *                  one when the limit allows, see below); worker k runs devices [k N / P, (k + 1) N / P)
  *   --timeline FILE  at the end, one line a second: responses, those slower than 5 and 10 ms at the device's socket,
  *                  the slowest (whether the slow ones come together, a stall, or spread out, queueing)
+ *   --slow-log PREFIX  worker k writes PREFIX.k: a line for each response slower than 10 ms at the device's socket,
+ *                  "sent_us send_us wire_us user_us device": the report's CLOCK_MONOTONIC time (the loop's clock when
+ *                  it was due), how long its SSL_write and send took, the latency at the socket and in the worker, the
+ *                  device's index (benchmarks/tools/fleet-bursts.py groups them and lines them up with a perf trace)
  *   --put        PUT instead of POST (libcoap's coap-server creates a resource on PUT with -d, and answers POST 4.05)
  *   --write-keys FILE N  writes N devices (dev-000001 ...) and K dashboards (--dashboards, dash-001 ...) to FILE and
  *                  exits; keys are the first 16 bytes of SHA-256("coapnet-fleet " identity), random with --random-keys,
@@ -148,6 +152,7 @@ typedef struct {
   uint64_t retransmit_at;
   uint64_t sent_unix_ms; /* the outstanding report's time, in its payload */
   uint64_t sent_wire_ns; /* CLOCK_REALTIME just before its first transmission, against the kernel's arrival stamp */
+  uint32_t send_us;      /* how long that transmission took (SSL_write and sendto), for --slow-log */
   uint64_t storm_at;     /* when it drops its session in the storm, 0 = not scheduled */
   uint64_t dropped_at;   /* when it dropped it, until it is back */
   uint64_t retry_at;     /* DOWN: when it handshakes again */
@@ -241,6 +246,8 @@ static size_t worker_stride;
 static int processes;
 /* A worker's own: its devices dev[0 .. count) are the fleet's base .. base + count - 1. */
 static worker_t *me;
+static const char *slow_log_prefix; /* --slow-log */
+static FILE *slow_log;
 static int count, base, in_flight, up_count, handshaking;
 static int measuring;      /* reports answered count into the run's histogram once every device of the fleet was up */
 static int storm_counting; /* handshakes completed count into storm_hps, from the storm's start until it is reported */
@@ -511,6 +518,7 @@ static void send_report(int i, uint64_t now) {
   d->retransmit_at = now + (uint64_t)d->timeout_ms * 1000u;
   BUMP(me->sent);
   transmit(i);
+  d->send_us = (uint32_t)(now_us() - now);
 }
 
 /* A record from device i's session: the report's piggybacked response, an empty ACK, or a separate response (CON or NON). */
@@ -542,6 +550,8 @@ static void on_message(int i, const uint8_t *buf, int got, uint64_t now, uint64_
   if (measuring) hist_add(&me->run, lat);
   if (arrived_ns > d->sent_wire_ns) {
     uint64_t wire = (arrived_ns - d->sent_wire_ns) / 1000u;
+    if (slow_log && wire > 10000)
+      fprintf(slow_log, "%llu %u %llu %llu %d\n", (unsigned long long)d->sent_at, d->send_us, (unsigned long long)wire, (unsigned long long)lat, i);
     hist_add(&me->wire_all, wire);
     if (measuring) hist_add(&me->wire_run, wire);
     uint64_t second = (now - ctl->t0) / 1000000u;
@@ -755,6 +765,12 @@ static void publish_usage(void) {
  * begins, until the parent says stop (or a signal does); returns its exit status. */
 static int run_worker(int k, const char *keys, int lo, int hi, int k_in_flight, double k_rate) {
   me = worker(k);
+  if (slow_log_prefix) {
+    char name[4096];
+    snprintf(name, sizeof name, "%s.%d", slow_log_prefix, k);
+    if (!(slow_log = fopen(name, "w"))) die("--slow-log");
+    setvbuf(slow_log, NULL, _IOLBF, 0); /* a line each, so what a worker stopped by a signal wrote is there */
+  }
   memset(me, 0, worker_stride); /* its statistics' pages resident now, so they are not counted as the devices' memory */
   count = hi - lo, base = lo, in_flight_max = k_in_flight, hs_rate = k_rate;
   signal(SIGINT, on_signal);
@@ -990,7 +1006,7 @@ int main(int argc, char **argv) {
   const char *shared_hex = NULL;
   int seconds = 120, status_s = 10, setup_timeout_s = 600, dashboards = 0, random_keys = 0, write_n = 0;
   double storm_at_s = -1;
-  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP, O_PROCESSES, O_TIMELINE };
+  enum { O_PER_ADDRESS = 256, O_FIRST, O_STORM_AT, O_STORM_WINDOW, O_SAME_PORT, O_SHARED, O_PUT, O_STATUS, O_WRITE, O_DASH, O_RANDOM, O_SETUP, O_PROCESSES, O_TIMELINE, O_SLOW };
   static const struct option longs[] = {
       {"per-address", required_argument, 0, O_PER_ADDRESS}, {"first-address", required_argument, 0, O_FIRST},
       {"storm-at", required_argument, 0, O_STORM_AT},       {"storm-window", required_argument, 0, O_STORM_WINDOW},
@@ -998,7 +1014,7 @@ int main(int argc, char **argv) {
       {"put", no_argument, 0, O_PUT},                       {"status", required_argument, 0, O_STATUS},
       {"write-keys", required_argument, 0, O_WRITE},        {"dashboards", required_argument, 0, O_DASH},
       {"random-keys", no_argument, 0, O_RANDOM},            {"setup-timeout", required_argument, 0, O_SETUP},
-      {"processes", required_argument, 0, O_PROCESSES},     {"timeline", required_argument, 0, O_TIMELINE},
+      {"processes", required_argument, 0, O_PROCESSES},     {"timeline", required_argument, 0, O_TIMELINE}, {"slow-log", required_argument, 0, O_SLOW},
       {0, 0, 0, 0}};
   int opt;
   while ((opt = getopt_long(argc, argv, "h:p:n:d:P:j:a:r:K:C:", longs, NULL)) != -1) {
@@ -1030,6 +1046,7 @@ int main(int argc, char **argv) {
     case O_RANDOM: random_keys = 1; break;
     case O_SETUP: setup_timeout_s = atoi(optarg); break;
     case O_TIMELINE: timeline_path = optarg; break;
+    case O_SLOW: slow_log_prefix = optarg; break;
     case O_PROCESSES:
       processes = atoi(optarg);
       if (processes < 1) { fprintf(stderr, "coap-fleet: --processes takes 1 or more\n"); return 2; }
@@ -1037,7 +1054,7 @@ int main(int argc, char **argv) {
     default:
       fprintf(stderr, "usage: coap-fleet -K keys.txt [-h host] [-p port] [-n devices] [-d seconds] [-P period_s] [-j jitter] [-a in_flight]\n"
                       "                  [-r handshakes_per_s] [--per-address M] [--first-address A] [--storm-at S] [--storm-window W]\n"
-                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [-C ciphers]\n"
+                      "                  [--storm-same-port] [--put] [--status S] [--setup-timeout S] [--processes P] [--timeline FILE] [--slow-log PREFIX] [-C ciphers]\n"
                       "       coap-fleet --write-keys FILE N [--dashboards K] [--random-keys | --shared-key HEX]\n");
       return 2;
     }
