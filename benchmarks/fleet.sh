@@ -247,7 +247,7 @@ run_fleet() {
   } | tee "$out/summary.txt"
 }
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr); $(openssl version 2> /dev/null || echo 'openssl ?')"
+echo "machine: $(nproc --all) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr); $(openssl version 2> /dev/null || echo 'openssl ?')"
 run_fleet coapnet "$work/keys.txt"
 ((use_libcoap)) && run_fleet libcoap "$work/shared-keys.txt"
 exit 0

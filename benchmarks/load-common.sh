@@ -13,7 +13,7 @@ make_work() {
 cleanup_work() {
   for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  for tid in "${moved[@]}"; do taskset -p -c "0-$(($(nproc) - 1))" "$tid" > /dev/null 2>&1 || true; done
+  for tid in "${moved[@]}"; do taskset -p -c "0-$(($(nproc --all) - 1))" "$tid" > /dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 
@@ -24,7 +24,7 @@ cleanup_work() {
 # (benchmarks/RESULTS.md, "Who takes the server's core"). Needs root for other users' threads; one that refuses stays.
 quiet_core0() {
   local n all rest status tid
-  n=$(nproc) all="0-$(($(nproc) - 1))"
+  n=$(nproc --all) all="0-$((n - 1))"
   rest="1-$((n - 1))"
   ((n == 2)) && rest=1
   for status in /proc/[0-9]*/task/[0-9]*/status; do
