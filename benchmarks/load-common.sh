@@ -13,7 +13,7 @@ make_work() {
 cleanup_work() {
   for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  for tid in "${moved[@]}"; do taskset -p -c "0-$(($(nproc --all) - 1))" "$tid" > /dev/null 2>&1 || true; done
+  for tid in "${moved[@]}"; do taskset -p -c "$all_cores" "$tid" > /dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 
@@ -22,13 +22,15 @@ cleanup_work() {
 # stay: they are bound to their core). On the sandbox these runs were made in, the sandbox agent's threads (nice -10)
 # and the kernel's DAMON thread took core 0 for 20-60 ms at a time, which a fleet's report latency showed as bursts
 # (benchmarks/RESULTS.md, "Who takes the server's core"). Needs root for other users' threads; one that refuses stays.
+# Every core (nproc --all: this script's own thread is among those moved, and nproc would then count one) is where a
+# moved thread was free to run, so it is where cleanup_work puts it back.
 quiet_core0() {
-  local n all rest status tid
-  n=$(nproc --all) all="0-$((n - 1))"
+  local n rest status tid
+  n=$(nproc --all) all_cores="0-$((n - 1))"
   rest="1-$((n - 1))"
   ((n == 2)) && rest=1
   for status in /proc/[0-9]*/task/[0-9]*/status; do
-    [[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "$status" 2> /dev/null)" == "$all" ]] || continue
+    [[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "$status" 2> /dev/null)" == "$all_cores" ]] || continue
     tid=${status%/status} tid=${tid##*/}
     taskset -p -c "$rest" "$tid" > /dev/null 2>&1 && moved+=("$tid")
   done
