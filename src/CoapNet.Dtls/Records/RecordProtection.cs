@@ -31,13 +31,16 @@ internal sealed class RecordProtection : IDisposable
 {
     public const byte ApplicationData = 23;
     public const byte Alert = 21;
+    public const byte Handshake = 22;
+    public const byte ChangeCipherSpec = 20;
     private const byte ConnectionIdRecord = 25;
     private const int HeaderLength = 13;
     private const int ExplicitNonceLength = 8;
     private const int SaltLength = 4;
     private const long MaxSequence = (1L << 48) - 1;
     private const int ReplayWindowSize = 64;
-    private static readonly byte[] Version = [0xFE, 0xFD];
+    /// <summary>DTLS 1.2 in a record header (RFC 6347 section 4.1).</summary>
+    public static ReadOnlySpan<byte> Version => [0xFE, 0xFD];
 
     private readonly bool _gcm;
     private readonly int _tagLength;
@@ -64,8 +67,7 @@ internal sealed class RecordProtection : IDisposable
     // RFC 6347 section 4.1.2.6: a window of 64 records, set when the epoch's keys are activated.
     private CoapReplayWindow _window = new(ReplayWindowSize);
 
-    // The keys stay bytes until a record needs them: a session quiet since its handshake keeps BouncyCastle's layer for
-    // up to 240 s, and should not hold expanded ciphers twice meanwhile.
+    // The keys stay bytes until a record needs them: a device asleep since its handshake holds no expanded cipher.
     internal RecordProtection(bool gcm, ReadOnlySpan<byte> encryptKey, ReadOnlySpan<byte> decryptKey, int tagLength, byte[] encryptSalt, byte[] decryptSalt, byte[]? writeConnectionId, byte[]? readConnectionId, int epoch)
     {
         _gcm = gcm;
@@ -249,7 +251,7 @@ internal sealed class RecordProtection : IDisposable
         int header = HeaderLength + cidLength;
         byte type = record[0];
         if (record.Length < header + ExplicitNonceLength + _tagLength
-            || (_readConnectionId is null ? type != ApplicationData && type != Alert : type != ConnectionIdRecord)
+            || (_readConnectionId is null ? type != ApplicationData && type != Alert && type != Handshake : type != ConnectionIdRecord)
             || !record.Slice(1, 2).SequenceEqual(Version)
             || BinaryPrimitives.ReadUInt16BigEndian(record[3..]) != _epoch
             || (_readConnectionId is not null && !CryptographicOperations.FixedTimeEquals(record.Slice(11, cidLength), _readConnectionId)))

@@ -290,6 +290,12 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
     /// </summary>
     protected virtual bool RestartsOnClientHello => false;
 
+    /// <summary>
+    /// True when this side sends a full handshake's last flight (the server's ChangeCipherSpec and Finished), which the
+    /// peer may ask for again by retransmitting its own (RFC 6347 section 4.2.4); a client's last flight is answered.
+    /// </summary>
+    protected virtual bool SendsLastFlight => false;
+
     /// <summary>A datagram from an address with no session, or a ClientHello from one with an established session.</summary>
     protected abstract void OnUnknownDatagram(ReadOnlySpan<byte> datagram, IPEndPoint remote);
 
@@ -468,7 +474,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             CoapSecurityContext context = new("DTLS 1.2", identity);
             lock (session.ReceiveGate)
             {
-                byte[][] early = session.Establish(transport, context, Time.GetTimestamp(), protection);
+                byte[][] early = session.Establish(transport, context, Time.GetTimestamp(), protection, SendsLastFlight);
                 if (session.IsEstablished && !IsDisposed)
                 {
                     _byContext[context] = session;
@@ -633,9 +639,9 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             return;
         }
 
-        // A session that has said nothing since its handshake still holds BouncyCastle's state; past the time its last
-        // flight may be asked for again, it moves to our own record protection like the rest. One quiet for RestAfter
-        // lets go of its expanded ciphers until its next record: a sleeping device costs its keys.
+        // A session that has said nothing since its handshake still keeps our Finished; past the time its last flight
+        // may be asked for again, it lets go of it. One quiet for RestAfter lets go of its expanded ciphers until its
+        // next record: a sleeping device costs its keys.
         bool unread = Time.GetElapsedTime(session.EstablishedAt, now) >= LastFlightLifetime;
         bool quiet = idle >= RestAfter;
         if (unread || quiet)
@@ -644,7 +650,7 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
             {
                 if (unread)
                 {
-                    session.HandOverQuiet();
+                    session.ForgetLastFlight();
                 }
 
                 if (quiet)

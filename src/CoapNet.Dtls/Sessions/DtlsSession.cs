@@ -16,14 +16,16 @@ namespace CoapNet.Dtls.Sessions;
 /// While the handshake runs (on a handshake thread, which BouncyCastle's blocking protocol needs) received datagrams
 /// are queued, a bounded few, and the handshake thread waits for them. Once established, no thread waits: the
 /// transport's receive thread hands each datagram to <c>Receive</c>,
-/// which decrypts it at once. BouncyCastle's receive loop asks this transport for its receive limit before each
-/// datagram it reads; after the one datagram given it, the limit is refused with <see cref="TlsTimeoutException"/>,
-/// which its transport rethrows without failing the session, so the loop ends without waiting.
+/// which decrypts it at once, with our own record protection (<see cref="RecordProtection"/>, the AEAD suites), to which
+/// the session moves when its handshake completes. A suite ours does not cover stays on BouncyCastle's record layer,
+/// whose receive loop asks this transport for its receive limit before each datagram it reads; after the one datagram
+/// given it, the limit is refused with <see cref="TlsTimeoutException"/>, which its transport rethrows without failing
+/// the session, so the loop ends without waiting.
 /// </para>
 /// <para>
 /// Locks: <see cref="_queueGate"/> guards the handshake queue and the state change to established;
 /// <see cref="ReceiveGate"/> orders decryption (the receive thread, and the handshake thread replaying what arrived
-/// while it finished). Sending needs neither: BouncyCastle's record layer serializes writes itself.
+/// while it finished). Sending needs neither: our protection and BouncyCastle's record layer each serialize their writes.
 /// </para>
 /// </remarks>
 internal sealed class DtlsSession : DatagramTransport
@@ -53,9 +55,14 @@ internal sealed class DtlsSession : DatagramTransport
     private int _pendingLength;
     private long _lastReceived;
     private IPEndPoint? _receivingFrom;
-    private RecordProtection? _ready;
     private RecordProtection? _protection;
     private long _written = -1;
+    private long _writtenInTheClear = -1;
+    // Our Finished, as a handshake message, while the peer may still ask for our last flight again (RFC 6347 section
+    // 4.2.4): the server's flight is ChangeCipherSpec and Finished, and these 24 bytes are all of it that is not made
+    // afresh. What BouncyCastle kept for it (its transport, handshake and cipher objects, several kilobytes) is dropped
+    // when the handshake completes.
+    private byte[]? _lastFinished;
     private string? _closeReason;
     private string? _endedAs;
     private byte[]? _cookie;
@@ -245,20 +252,43 @@ internal sealed class DtlsSession : DatagramTransport
     }
 
     /// <summary>
-    /// Makes the session established with <paramref name="dtls"/> and <paramref name="context"/> and returns what was
-    /// queued and not read by the handshake (records that came right after the peer's Finished), to be decrypted now.
-    /// Call holding <see cref="ReceiveGate"/>.
+    /// Makes the session established with <paramref name="context"/> and returns what was queued and not read by the
+    /// handshake (records that came right after the peer's Finished), to be decrypted now. Call holding
+    /// <see cref="ReceiveGate"/>.
     /// </summary>
-    /// <param name="dtls">BouncyCastle's transport, which protects records until the peer's first application record.</param>
+    /// <remarks>
+    /// With <paramref name="protection"/>, the session moves to it at once: writing goes on after the last sequence
+    /// number BouncyCastle wrote, every record BouncyCastle authenticated (the peer's Finished) counts as read, and
+    /// BouncyCastle's transport, handshake state and ciphers are let go. When we sent the handshake's last flight, our
+    /// Finished is kept to answer the peer's retransmitted flight with ours (RFC 6347 section 4.2.4), which BouncyCastle
+    /// would otherwise have done, holding all of its state until the peer's first record: for up to a report period in a
+    /// fleet, several hundred megabytes when every device handshakes at once (issue 41).
+    /// </remarks>
+    /// <param name="dtls">BouncyCastle's transport: the session's record layer when <paramref name="protection"/> is null.</param>
     /// <param name="context">The session's context.</param>
     /// <param name="now">The time, for ageing.</param>
-    /// <param name="protection">Our own record protection to take over with then, or null to stay on BouncyCastle's.</param>
-    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now, RecordProtection? protection)
+    /// <param name="protection">Our own record protection for the session's suite, or null to stay on BouncyCastle's.</param>
+    /// <param name="sentLastFlight">True when we sent the handshake's last flight (the server, in a full handshake): the peer may ask for it again.</param>
+    public byte[][] Establish(BcDtlsTransport dtls, CoapSecurityContext context, long now, RecordProtection? protection, bool sentLastFlight)
     {
         lock (_queueGate)
         {
-            _dtls = dtls;
-            _ready = protection;
+            if (protection is null)
+            {
+                _dtls = dtls;
+                _lastFinished = null;
+            }
+            else
+            {
+                protection.Activate(Volatile.Read(ref _written) + 1, Volatile.Read(ref _highestAuthenticated));
+                _protection = protection;
+                _onRecord = null;
+                if (!sentLastFlight)
+                {
+                    _lastFinished = null;
+                }
+            }
+
             Context = context;
             _lastReceived = now;
             byte[][] early = [];
@@ -320,7 +350,6 @@ internal sealed class DtlsSession : DatagramTransport
         _pendingLength = length;
         _receivingFrom = source;
         DtlsRecordCallback? callback = ConnectionId is null ? null : _onRecord ??= OnRecord;
-        bool application = false;
         try
         {
             int received;
@@ -336,7 +365,6 @@ internal sealed class DtlsSession : DatagramTransport
 
             if (received >= 0)
             {
-                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
             }
@@ -344,16 +372,8 @@ internal sealed class DtlsSession : DatagramTransport
             // Further records of the same datagram (RFC 6347 section 4.1.1 lets several share one).
             while ((received = dtls.ReceivePending(plaintext, callback)) >= 0)
             {
-                application = true;
                 Volatile.Write(ref _lastReceived, now);
                 deliver(this, plaintext[..received]);
-            }
-
-            // The peer's first application record proves it has our Finished: BouncyCastle has just let go of the
-            // handshake's last flight (RFC 6347 section 4.2.4), and nothing of its layer is needed any more.
-            if (application && _ready is not null && _state == Established)
-            {
-                HandOver(datagram.AsSpan(0, length));
             }
         }
         catch (IOException e)
@@ -392,7 +412,7 @@ internal sealed class DtlsSession : DatagramTransport
 
         bool sent = _protection is { } protection
             ? SendProtected(protection, RecordProtection.ApplicationData, plaintext)
-            : SendBeforeHandOver(plaintext);
+            : SendThroughBouncyCastle(plaintext);
 
         // A send that closed the session reports it here, outside the session's locks.
         if (!sent && _state == Closed)
@@ -403,28 +423,20 @@ internal sealed class DtlsSession : DatagramTransport
         return sent;
     }
 
-    /// <summary>Sends through BouncyCastle's record layer, or through ours when the hand-over came first; false when it cannot.</summary>
-    private bool SendBeforeHandOver(ReadOnlySpan<byte> plaintext)
+    /// <summary>Sends through BouncyCastle's record layer (a suite without our protection); false when it cannot.</summary>
+    private bool SendThroughBouncyCastle(ReadOnlySpan<byte> plaintext)
     {
         try
         {
-            // Serialized with the hand-over, which reads the last sequence number BouncyCastle wrote.
-            lock (_queueGate)
+            // BouncyCastle's record layer serializes its writes itself.
+            BcDtlsTransport? dtls = _dtls;
+            if (dtls is null || plaintext.Length > dtls.GetSendLimit())
             {
-                if (_protection is { } now)
-                {
-                    return SendProtected(now, RecordProtection.ApplicationData, plaintext);
-                }
-
-                BcDtlsTransport? dtls = _dtls;
-                if (dtls is null || plaintext.Length > dtls.GetSendLimit())
-                {
-                    return false;
-                }
-
-                dtls.Send(plaintext);
-                return true;
+                return false;
             }
+
+            dtls.Send(plaintext);
+            return true;
         }
         catch (IOException e)
         {
@@ -518,7 +530,7 @@ internal sealed class DtlsSession : DatagramTransport
         {
             _state = Closed;
             Interlocked.Exchange(ref _protection, null)?.Dispose();
-            Interlocked.Exchange(ref _ready, null)?.Dispose();
+            _lastFinished = null;
             _handshakeQueue?.Clear();
             _arrivals?.Release();
         }
@@ -645,27 +657,18 @@ internal sealed class DtlsSession : DatagramTransport
     }
 
     /// <summary>
-    /// Hands a session that has received no application record over to our own protection, once the peer can no
-    /// longer be retransmitting its last flight (RFC 6347 section 4.2.4: 2 MSL, 240 s, the time BouncyCastle keeps our
-    /// last flight for). No application record was read, but the peer's Finished was, in epoch 1: the window starts
-    /// after the last record BouncyCastle authenticated, so that Finished replayed (from anywhere, with a Connection ID)
-    /// is not taken for the newest record and cannot move the session (RFC 9146 section 6). Call holding
-    /// <see cref="ReceiveGate"/>.
+    /// Lets go of our Finished once the peer can no longer be retransmitting its last flight (RFC 6347 section 4.2.4:
+    /// 2 MSL, 240 s, the time BouncyCastle would keep our last flight for), when no application record came to prove
+    /// it had ours. Call holding <see cref="ReceiveGate"/>.
     /// </summary>
-    public void HandOverQuiet()
-    {
-        if (_ready is not null && _state == Established)
-        {
-            HandOver([]);
-        }
-    }
+    public void ForgetLastFlight() => _lastFinished = null;
 
     /// <summary>
-    /// True when a sweep has work in this session: <see cref="HandOverQuiet"/> (it has not left BouncyCastle's record
-    /// layer) or <see cref="Rest"/> (it holds or used a cipher since its last rest). Read without the session's locks,
-    /// so a sweep of a fleet takes none for the sessions asleep since the last one.
+    /// True when a sweep has work in this session: <see cref="ForgetLastFlight"/> (it keeps our Finished) or
+    /// <see cref="Rest"/> (it holds or used a cipher since its last rest). Read without the session's locks, so a sweep
+    /// of a fleet takes none for the sessions asleep since the last one.
     /// </summary>
-    public bool MaySweep => _ready is not null || (_protection is { } protection && protection.IsAwake);
+    public bool MaySweep => _lastFinished is not null || (_protection is { } protection && protection.IsAwake);
 
     /// <summary>
     /// Lets a quiet session hold no expanded ciphers until its next record (<see cref="RecordProtection.Rest"/>). Call
@@ -680,53 +683,36 @@ internal sealed class DtlsSession : DatagramTransport
     }
 
     /// <summary>
-    /// Moves the session from BouncyCastle's record layer to our own protection: writing goes on after the last
-    /// sequence number BouncyCastle wrote, and every record up to the newest in <paramref name="datagram"/> counts as
-    /// read. Then BouncyCastle's transport, its handshake context and cipher objects are dropped.
+    /// Called by the cipher of the session's first epoch (<see cref="WatchedCipher"/>) for each record it encrypts. While
+    /// the handshake runs that is our Finished, the one handshake message under the new keys (RFC 5246 section 7.4.9):
+    /// it is kept to answer the peer's retransmitted last flight after the hand-over.
     /// </summary>
-    private void HandOver(ReadOnlySpan<byte> datagram)
+    /// <param name="contentType">The record's content type.</param>
+    /// <param name="plaintext">The record's plaintext.</param>
+    public void NoteEncrypted(short contentType, ReadOnlySpan<byte> plaintext)
     {
-        RecordProtection ready = _ready!;
-        // Every record BouncyCastle authenticated counts as read, the client's Finished among them: a session quiet since
-        // its handshake must not take its own Finished, replayed, for a new record (nor move to where it came from).
-        long highest = Volatile.Read(ref _highestAuthenticated);
-        for (ReadOnlySpan<byte> rest = datagram; rest.Length > 0;)
+        if (contentType == RecordProtection.Handshake && _state == Handshaking)
         {
-            int record = ready.RecordLength(rest);
-            if (record < 0)
-            {
-                break;
-            }
-
-            if (RecordProtection.ReadEpoch(rest) == 1)
-            {
-                highest = Math.Max(highest, RecordProtection.ReadSequence(rest));
-            }
-
-            rest = rest[record..];
-        }
-
-        lock (_queueGate)
-        {
-            ready.Activate(Volatile.Read(ref _written) + 1, highest);
-            _protection = ready;
-            _ready = null;
-            _dtls = null;
-            _onRecord = null;
+            _lastFinished = plaintext.ToArray();
         }
     }
 
-    /// <summary>Keeps the highest epoch 1 sequence number BouncyCastle has written, where our protection goes on from.</summary>
+    /// <summary>Keeps the highest sequence number BouncyCastle has written in each epoch, where our own records go on from.</summary>
     private void NoteWritten(ReadOnlySpan<byte> datagram)
     {
         // BouncyCastle writes one record per datagram; the walk covers several all the same. A record with a Connection
         // ID has a header whose length this does not know, so the walk stops after reading its sequence number.
         for (ReadOnlySpan<byte> rest = datagram; rest.Length >= 13;)
         {
-            if (RecordProtection.ReadEpoch(rest) == 1)
+            // BouncyCastle writes from the handshake thread, then from senders when the session stays on its layer.
+            int epoch = RecordProtection.ReadEpoch(rest);
+            if (epoch == 1)
             {
-                // BouncyCastle writes from the receive thread (its last flight) and from senders.
                 RaiseTo(ref _written, RecordProtection.ReadSequence(rest));
+            }
+            else if (epoch == 0)
+            {
+                RaiseTo(ref _writtenInTheClear, RecordProtection.ReadSequence(rest));
             }
 
             if (rest[0] == 25)
@@ -735,6 +721,33 @@ internal sealed class DtlsSession : DatagramTransport
             }
 
             rest = rest[Math.Min(rest.Length, 13 + System.Buffers.Binary.BinaryPrimitives.ReadUInt16BigEndian(rest[11..]))..];
+        }
+    }
+
+    /// <summary>
+    /// Answers the peer's retransmitted last flight, which tells that our ChangeCipherSpec and Finished were lost, with
+    /// both again (RFC 6347 section 4.2.4), under new record sequence numbers, as every retransmitted record has. Each
+    /// goes in a datagram of its own, as BouncyCastle sends them: its record layer drops the rest of a datagram whose
+    /// first record is of an epoch it has left, so a client that has our ChangeCipherSpec would never read a Finished
+    /// after a second one. Only a record that authenticated under the session's keys asks for this, so no one else can
+    /// make the server send.
+    /// </summary>
+    private void ResendLastFlight(RecordProtection protection, byte[] finished)
+    {
+        // ChangeCipherSpec (RFC 5246 section 7.1) in epoch 0, in the clear.
+        Span<byte> changeCipherSpec = stackalloc byte[14];
+        changeCipherSpec[0] = RecordProtection.ChangeCipherSpec;
+        RecordProtection.Version.CopyTo(changeCipherSpec[1..]);
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(changeCipherSpec[3..], (ulong)Interlocked.Increment(ref _writtenInTheClear));
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt16BigEndian(changeCipherSpec[11..], 1);
+        changeCipherSpec[13] = 1;
+        SendToNetwork(changeCipherSpec);
+
+        Span<byte> record = stackalloc byte[256];
+        int length = protection.Protect(RecordProtection.Handshake, finished, record);
+        if (length > 0)
+        {
+            SendToNetwork(record[..length]);
         }
     }
 
@@ -779,7 +792,18 @@ internal sealed class DtlsSession : DatagramTransport
 
             if (type == RecordProtection.ApplicationData)
             {
+                // The peer's first application record proves it has our Finished (RFC 6347 section 4.2.4).
+                if (_lastFinished is not null)
+                {
+                    _lastFinished = null;
+                }
+
                 deliver(this, plaintext[..received]);
+            }
+            else if (type == RecordProtection.Handshake && _lastFinished is { } finished)
+            {
+                // Its Finished again, under a new sequence number: the peer retransmits its last flight, ours was lost.
+                ResendLastFlight(protection, finished);
             }
             else if (type == RecordProtection.Alert && received == 2 && (plaintext[0] == 2 || plaintext[1] == 0))
             {

@@ -89,6 +89,9 @@ internal sealed partial class ServerEngine : DtlsEngine
 
     protected override bool RestartsOnClientHello => true;
 
+    // The server offers no session resumption, so every handshake is a full one and ours is its last flight.
+    protected override bool SendsLastFlight => true;
+
     protected override bool ReportsSessions => true;
 
     protected override string PeerName => "the client";

@@ -7,8 +7,9 @@ namespace CoapNet.Dtls.Sessions;
 /// The record cipher of a session's first epoch as BouncyCastle made it, telling the session what it authenticated and
 /// what it could not. BouncyCastle's DTLS record layer drops a record that fails authentication without a word (RFC
 /// 6347 section 4.1.2.7), which is right for an established session but leaves a handshake whose peer holds another key
-/// waiting for a Finished that can never come; and a session handed over to our own record protection must know the
-/// last record BouncyCastle read. Everything else passes through unchanged.
+/// waiting for a Finished that can never come; a session handed over to our own record protection must know the last
+/// record BouncyCastle read; and a server keeps the Finished it wrote, to send again after the hand-over. Everything
+/// else passes through unchanged.
 /// </summary>
 internal sealed class WatchedCipher(TlsCipher inner, DtlsSession session) : TlsCipher, TlsCipherExt
 {
@@ -27,10 +28,16 @@ internal sealed class WatchedCipher(TlsCipher inner, DtlsSession session) : TlsC
         => inner is TlsCipherExt ext ? ext.GetPlaintextEncodeLimit(ciphertextLimit) : inner.GetPlaintextLimit(ciphertextLimit);
 
     public TlsEncodeResult EncodePlaintext(long seqNo, short contentType, ProtocolVersion recordVersion, int headerAllocation, byte[] plaintext, int offset, int len)
-        => inner.EncodePlaintext(seqNo, contentType, recordVersion, headerAllocation, plaintext, offset, len);
+    {
+        session.NoteEncrypted(contentType, plaintext.AsSpan(offset, len));
+        return inner.EncodePlaintext(seqNo, contentType, recordVersion, headerAllocation, plaintext, offset, len);
+    }
 
     public TlsEncodeResult EncodePlaintext(long seqNo, short contentType, ProtocolVersion recordVersion, int headerAllocation, ReadOnlySpan<byte> plaintext)
-        => inner.EncodePlaintext(seqNo, contentType, recordVersion, headerAllocation, plaintext);
+    {
+        session.NoteEncrypted(contentType, plaintext);
+        return inner.EncodePlaintext(seqNo, contentType, recordVersion, headerAllocation, plaintext);
+    }
 
     public TlsDecodeResult DecodeCiphertext(long seqNo, short recordType, ProtocolVersion recordVersion, byte[] ciphertext, int offset, int len)
     {

@@ -17,8 +17,8 @@ namespace CoapNet.Tests.Dtls;
 /// Our DTLS record protection (Records/) against OpenSSL's, a record layer that shares no code with ours or with
 /// BouncyCastle's, for every AEAD suite our server and client offer: <c>openssl s_client</c> sends CoAP requests (bytes
 /// the test builds) to our server and prints our responses, and our client gets from <c>openssl s_server</c>, which
-/// prints our requests and sends the responses the test writes. Our record layer takes over from BouncyCastle's once the
-/// peer's first application record arrives, so every exchange after the first is encrypted and decrypted by ours.
+/// prints our requests and sends the responses the test writes. Our record layer takes over from BouncyCastle's when the
+/// handshake completes, so every exchange is encrypted and decrypted by ours.
 /// </summary>
 public sealed class DtlsOpenSslTests
 {
@@ -112,8 +112,8 @@ public sealed class DtlsOpenSslTests
         (await client.NegotiatedCipherAsync()).Should().Be(cipher);
         await Wait.UntilAsync(() => dtls.SessionCount == 1, "our side of the handshake to complete");
 
-        // RFC 6347 section 4.2.4: past 2 MSL (240 s) the session leaves BouncyCastle's record layer before any
-        // application record, so OpenSSL's first one is decrypted, and our first answer encrypted, by ours.
+        // RFC 6347 section 4.2.4: past 2 MSL (240 s) the server lets go of the Finished it kept for a retransmitted last
+        // flight; OpenSSL's first record, decrypted by ours as every record is, still finds the session.
         time.Advance(TimeSpan.FromMinutes(5));
         for (int i = 0; i < 3; i++)
         {
@@ -132,7 +132,7 @@ public sealed class DtlsOpenSslTests
         List<byte> towardClient = [];
         int application = 0;
 
-        // The first application record is BouncyCastle's to read; the second and later ones are ours.
+        // Every application record is read by our record protection, the first one included.
         await using UdpRelay relay = new(server.EndPoint, (toServer, datagram) =>
         {
             if (!toServer)

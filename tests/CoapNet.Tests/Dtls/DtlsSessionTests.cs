@@ -7,6 +7,7 @@ using CoapNet.Messages;
 using CoapNet.Serialization;
 using CoapNet.Server;
 using CoapNet.Tests.Infrastructure;
+using CoapNet.Tests.Interop;
 using CoapNet.Tests.Server;
 using CoapNet.Transports;
 
@@ -221,7 +222,7 @@ public sealed class DtlsSessionTests
         // the clock moves before the server's session exists and nothing is let go.
         await Wait.UntilAsync(() => transport.SessionCount == 1);
 
-        // Past RFC 6347's 2 MSL the server's session moves to our record protection without a record received yet.
+        // Past RFC 6347's 2 MSL the server's session lets go of the Finished it kept, without a record received yet.
         time.Advance(TimeSpan.FromMinutes(5));
 
         for (ushort id = 1; id <= 2; id++)
@@ -235,6 +236,82 @@ public sealed class DtlsSessionTests
         }
 
         sessions.Should().HaveCount(2).And.OnlyContain(s => ReferenceEquals(s, sessions[0]));
+        transport.SessionCount.Should().Be(1);
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task AClientThatLostTheServersFinishedGetsItAgainUnderNewSequenceNumbersAndItsRequestIsAnswered(bool connectionId)
+    {
+        // RFC 6347 section 4.2.4: the server's ChangeCipherSpec and Finished are the handshake's last flight; a client
+        // that lost them retransmits its own flight, and the server, which has already left the handshake behind, must
+        // answer with its last flight again. The relay loses the datagram of the server's first record in epoch 1.
+        List<(int Epoch, long Sequence)> fromServer = [];
+        int dropped = 0;
+        List<CoapSecurityContext> sessions = [];
+        DtlsServerOptions options = DtlsLoopback.ServerOptions();
+        options.UseConnectionId = connectionId;
+        await using LoopbackServer server = DtlsLoopback.StartServer(s => DtlsLoopback.MapSessionRecorder(s, "/x", sessions), out DtlsServerTransport transport, options);
+        await using UdpRelay relay = new(server.EndPoint, (toServer, datagram) =>
+        {
+            if (toServer || datagram.Length < 13)
+            {
+                return [datagram];
+            }
+
+            // Every record of the datagram: epoch and sequence number sit at the same place with a Connection ID too.
+            bool epochOne = false;
+            for (int at = 0; at + 13 <= datagram.Length;)
+            {
+                int epoch = (datagram[at + 3] << 8) | datagram[at + 4];
+                long sequence = 0;
+                for (int i = 5; i < 11; i++)
+                {
+                    sequence = (sequence << 8) | datagram[at + i];
+                }
+
+                lock (fromServer)
+                {
+                    fromServer.Add((epoch, sequence));
+                }
+
+                epochOne |= epoch == 1;
+                if (datagram[at] == 25)
+                {
+                    break;
+                }
+
+                at += 13 + ((datagram[at + 11] << 8) | datagram[at + 12]);
+            }
+
+            if (epochOne && dropped == 0)
+            {
+                dropped++;
+                return [];
+            }
+
+            return [datagram];
+        });
+        await using CoapClient client = DtlsLoopback.Client(options: new DtlsClientOptions { UseConnectionId = connectionId });
+
+        CoapResponse response = await client.GetAsync(DtlsLoopback.Uri(relay.EndPoint, "/x"));
+
+        response.Code.Should().Be(CoapCode.Content);
+        dropped.Should().Be(1);
+        List<(int Epoch, long Sequence)> seen;
+        lock (fromServer)
+        {
+            seen = [.. fromServer];
+        }
+
+        int lost = seen.FindIndex(r => r.Epoch == 1);
+        int again = seen.FindIndex(lost + 1, r => r.Epoch == 1);
+        again.Should().BePositive("the server sent its Finished again");
+        seen[again].Sequence.Should().BeGreaterThan(seen[lost].Sequence, "a retransmitted record has a new sequence number (RFC 6347 section 4.1)");
+        seen[again - 1].Epoch.Should().Be(0, "the ChangeCipherSpec in epoch 0 comes before the Finished");
+        seen[again - 1].Sequence.Should().BeGreaterThan(seen.Take(lost).Where(r => r.Epoch == 0).Max(r => r.Sequence), "the ChangeCipherSpec is retransmitted under a new sequence number too");
+        sessions.Should().ContainSingle();
         transport.SessionCount.Should().Be(1);
     }
 
