@@ -4,7 +4,7 @@
 # sampled throughout; optionally a reconnect storm, and the same fleet against libcoap's coap-server-openssl.
 #
 #   benchmarks/fleet.sh [--devices N] [--minutes D] [--period P] [--dashboards K] [--devices-each M] [--no-observers]
-#                       [--storm-at S] [--storm-window W] [--in-flight A] [--rate R] [--libcoap] [--dll PATH]
+#                       [--storm-at S] [--storm-window W] [--in-flight A] [--rate R] [--servers LIST] [--dll PATH]
 #                       [--server-env "K=V ..."] [--max-load L] [--max-wait S] [--label TEXT] [--quiet-core]
 #
 #   --devices N      devices (default 1000), dev-000001 ... in the key file this script writes (16-byte keys derived
@@ -19,7 +19,8 @@
 #                    --storm-window W seconds (default 60) and handshakes again (coap-fleet --storm-at)
 #   --in-flight A, --rate R   handshakes at setup: at most A at once (default 64), at most R begun a second (default
 #                    no bound)
-#   --libcoap        then the same fleet against coap-server-openssl (libcoap 4.3.1), fresh: it takes one pre-shared key
+#   --servers LIST   the servers to run the fleet against, one after the other, comma-separated (default coapnet):
+#                    coapnet, the sample server; libcoap, coap-server-openssl (libcoap 4.3.1), fresh: it takes one pre-shared key
 #                    for every identity (-k), so that run's key file gives every device and dashboard that one key, and
 #                    it has no /fleet resource, so the devices PUT (it creates a resource per path with -d, and answers
 #                    POST with 4.05); its command line has no bound on sessions to raise (the library's
@@ -48,7 +49,7 @@
 #     server's RSS during it
 #   - the generator's CPU and RSS per device, since it shares the machine
 #
-# Needs: cc, taskset, OpenSSL's headers (Debian: libssl-dev), dotnet; coap-server-openssl (libcoap3-bin) for --libcoap.
+# Needs: cc, taskset, OpenSSL's headers (Debian: libssl-dev), dotnet; coap-server-openssl (libcoap3-bin) for --servers libcoap.
 # 100,000 devices: the generator raises its open-file limit past the hard limit when it may (root with CAP_SYS_RESOURCE),
 # and otherwise runs the fleet over as many processes as the limit requires.
 set -euo pipefail
@@ -58,7 +59,7 @@ tools="$repo/benchmarks/tools"
 # shellcheck source=load-common.sh
 . "$repo/benchmarks/load-common.sh"
 devices=1000 minutes=2 period=60 dashboards=100 each=100 observers=1 storm_at="" storm_window=60 in_flight=64 rate=0
-use_libcoap=0 dll="" server_env="" max_load=1.0 max_wait=300 label="" quiet=0
+servers=coapnet dll="" server_env="" max_load=1.0 max_wait=300 label="" quiet=0
 # libcoap's -k takes the key as text: these 16 bytes, in hex for the key file.
 shared_text=fleet-shared-key shared_hex=666c6565742d7368617265642d6b6579
 
@@ -75,7 +76,7 @@ while (($#)); do
     --storm-window) storm_window=$2; shift 2 ;;
     --in-flight) in_flight=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
-    --libcoap) use_libcoap=1; shift ;;
+    --servers) servers=$2; shift 2 ;;
     --dll) dll=$2; shift 2 ;;
     --server-env) server_env=$2; shift 2 ;;
     --max-load) max_load=$2; shift 2 ;;
@@ -98,17 +99,27 @@ done
 command -v taskset > /dev/null || die "taskset is missing (util-linux)"
 command -v cc > /dev/null || die "cc is missing: the generator is C"
 (($(nproc) >= 2)) || die "needs 2 cores: one for the server, one for the generator and the dashboards"
-((use_libcoap)) && ! command -v coap-server-openssl > /dev/null && die "coap-server-openssl is missing: sudo apt-get install -y libcoap3-bin"
+IFS=, read -r -a server_list <<< "$servers"
+((${#server_list[@]})) || die "--servers takes coapnet, libcoap or both, comma-separated"
+for s in "${server_list[@]}"; do
+  case "$s" in
+    coapnet) ;;
+    libcoap) command -v coap-server-openssl > /dev/null || die "coap-server-openssl is missing: sudo apt-get install -y libcoap3-bin" ;;
+    *) die "--servers takes coapnet and libcoap, comma-separated, not '$s'" ;;
+  esac
+done
 
 make_work fleet
 cc -O2 -Wall -Wextra -o "$work/coap-fleet" "$tools/coap-fleet.c" -lssl -lcrypto || die "coap-fleet did not build (Debian: sudo apt-get install -y libssl-dev)"
 cc -O2 -o "$work/coap-dtls-load" "$tools/coap-dtls-load.c" -lssl -lcrypto
-if [[ -z "$dll" ]]; then
-  echo "Building the sample server of $repo in Release..."
-  dotnet build -c Release --nologo -v q "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; die "the Release build failed"; }
-  dll="$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll"
+if [[ ",$servers," == *,coapnet,* ]]; then
+  if [[ -z "$dll" ]]; then
+    echo "Building the sample server of $repo in Release..."
+    dotnet build -c Release --nologo -v q "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; die "the Release build failed"; }
+    dll="$repo/samples/CoapNet.Samples.Server/bin/Release/net10.0/CoapNet.Samples.Server.dll"
+  fi
+  [[ -f "$dll" ]] || die "no such server: $dll"
 fi
-[[ -f "$dll" ]] || die "no such server: $dll"
 scenarios="$repo/benchmarks/CoapNet.Scenarios/bin/Release/net10.0/CoapNet.Scenarios.dll"
 if ((observers)); then
   echo "Building the scenarios in Release (the dashboards)..."
@@ -161,7 +172,7 @@ start_server() {
 run_fleet() {
   local name=$1 keys=$2 extra=() gpid opid t0 base setup_line t_setup cpu_setup ok_setup summary storm
   out="$repo/benchmarks/results/fleet/$stamp-${label:-$name-$devices}"
-  [[ $name == libcoap ]] && out+="-libcoap"
+  [[ $name == libcoap && -n "$label" ]] && out+="-libcoap"
   mkdir -p "$out"
   wait_for_quiet
   echo "== $name: $devices devices, a report each ${period}s, ${minutes} min; load $(load1) at $(date -u +%H:%M:%S) UTC; results in ${out#"$repo"/}"
@@ -248,6 +259,7 @@ run_fleet() {
 }
 
 echo "machine: $(nproc --all) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr); $(openssl version 2> /dev/null || echo 'openssl ?')"
-run_fleet coapnet "$work/keys.txt"
-((use_libcoap)) && run_fleet libcoap "$work/shared-keys.txt"
+for s in "${server_list[@]}"; do
+  if [[ $s == coapnet ]]; then run_fleet coapnet "$work/keys.txt"; else run_fleet libcoap "$work/shared-keys.txt"; fi
+done
 exit 0
