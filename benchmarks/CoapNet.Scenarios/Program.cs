@@ -1,12 +1,12 @@
 // Whole-stack scenarios: a real server on loopback, real sockets, numbers printed as a table.
-//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers [options]
+//   dotnet run -c Release --project benchmarks/CoapNet.Scenarios -- slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers|fleet-moves [options]
 // "slow-senders-peer" is the child process that slow-senders starts to hold the slow connections, "websockets-server" the
 // server that websockets starts.
 using CoapNet.Scenarios;
 
 if (args.Length == 0 || args[0] is "-h" or "--help")
 {
-    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers [options]   (SCENARIO --help lists them)");
+    Console.WriteLine("Usage: CoapNet.Scenarios slow-senders|handler-wait|alloc-per-request|client-load|observe|transfer|separate-ack|dtls|dtls-memory|dtls-handshakes|tls|oscore|qblock|nbiot|websockets|fleet-observers|fleet-moves [options]   (SCENARIO --help lists them)");
     return args.Length == 0 ? 2 : 0;
 }
 
@@ -33,7 +33,8 @@ try
         "websockets" => await WebSocketsScenario.RunAsync(rest),
         "websockets-server" => await WebSocketsServer.RunAsync(),
         "fleet-observers" => await FleetObserversScenario.RunAsync(rest),
-        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, oscore, qblock, nbiot, websockets, fleet-observers."),
+        "fleet-moves" => await FleetMovesScenario.RunAsync(rest),
+        _ => Fail($"Unknown scenario '{args[0]}'. Known: slow-senders, handler-wait, alloc-per-request, client-load, observe, transfer, separate-ack, dtls, dtls-memory, dtls-handshakes, tls, oscore, qblock, nbiot, websockets, fleet-observers, fleet-moves."),
     };
 }
 catch (ArgumentException exception)
