@@ -22,9 +22,9 @@ namespace CoapNet.Dtls.Records;
 /// session's receive lock.
 /// <para>
 /// What it holds while the session sleeps is the two keys and the state of the sequence numbers: the expanded ciphers
-/// (AES round keys, about 600 bytes a session) are kept from the second record after <see cref="Activate"/> or
-/// <see cref="Rest"/> (the first one's are made for it alone) and dropped by <see cref="Rest"/>, which the engine calls for
-/// a session idle past a few seconds, so a fleet of devices that wake once a minute keeps ciphers only for those busy.
+/// (AES round keys, about 600 bytes a session) are kept for a record that follows another the same way within 10 s (a
+/// lone record's are made for it alone) and dropped by <see cref="Rest"/>, which the engine calls for a session idle past
+/// a few seconds, so a fleet of devices that wake once a minute keeps ciphers only for those busy.
 /// </para>
 /// </remarks>
 internal sealed class RecordProtection : IDisposable
@@ -58,9 +58,9 @@ internal sealed class RecordProtection : IDisposable
     private bool _disposed;
     private CcmCipher? _encryptCcm;
     private CcmCipher? _decryptCcm;
-    // Whether a record has been written (read) since the last rest: the first one's cipher is not kept (see CcmFor).
-    private bool _encryptWoke;
-    private bool _decryptWoke;
+    // When the last record was written (read), in Environment.TickCount64 milliseconds; 0 for none since the last rest.
+    private long _encryptUsed;
+    private long _decryptUsed;
     private AesGcm? _encryptGcm;
     private AesGcm? _decryptGcm;
     private long _nextWrite;
@@ -164,7 +164,7 @@ internal sealed class RecordProtection : IDisposable
     /// True when <see cref="Rest"/> has something to do: a record went either way, or a cipher is kept, since the last
     /// rest. Read without the locks: a stale answer only moves the rest to the next sweep.
     /// </summary>
-    public bool IsAwake => Volatile.Read(ref _decryptWoke) || Volatile.Read(ref _encryptWoke) || _decryptGcm is not null || _encryptGcm is not null;
+    public bool IsAwake => Volatile.Read(ref _decryptUsed) != 0 || Volatile.Read(ref _encryptUsed) != 0 || _decryptGcm is not null || _encryptGcm is not null;
 
     /// <summary>
     /// Drops the expanded ciphers of a session that has gone quiet; the next record makes them again from the keys. Call
@@ -177,39 +177,46 @@ internal sealed class RecordProtection : IDisposable
             _encryptGcm?.Dispose();
             _encryptGcm = null;
             _encryptCcm = null;
-            _encryptWoke = false;
+            _encryptUsed = 0;
         }
 
         _decryptGcm?.Dispose();
         _decryptGcm = null;
         _decryptCcm = null;
-        _decryptWoke = false;
+        _decryptUsed = 0;
     }
 
     /// <summary>
-    /// The CCM cipher of one direction: the first record after activation or a rest gets one made for it alone, the second
-    /// keeps one on the session. A fleet device reporting once a minute sends one record each way per wake-up: a cipher
-    /// kept for it would live until the next rest, long enough for the garbage collector to promote it, and then die, an
-    /// object each way per report that a young collection pays for by the card it dirties in the old session (issue 41's
-    /// p99). Made and dropped within the record, it costs one key expansion and dies young. AES-GCM's ciphers hold native
-    /// state and are kept from the first record.
+    /// The CCM cipher of one direction: a record that comes within <see cref="BurstMilliseconds"/> of the one before it
+    /// that way keeps one on the session; any other gets one made for it alone. A fleet device reporting once a minute
+    /// sends one record each way per wake-up: a cipher kept for it would live until the next rest, long enough for the
+    /// garbage collector to promote it, and then die, an object each way per report that a young collection pays for by
+    /// the card it dirties in the old session (issue 41's p99), and that fills the old generation until a full
+    /// collection. Made and dropped within the record, it costs one key expansion and dies young. Told by time, not by
+    /// whether a sweep's rest came between two reports: the sweep runs once a minute, as the devices report, so which
+    /// came first was chance. AES-GCM's ciphers hold native state and are kept from the first record.
     /// </summary>
-    private CcmCipher CcmFor(ref CcmCipher? kept, ref bool woke, ReadOnlySpan<byte> key)
+    private CcmCipher CcmFor(ref CcmCipher? kept, ref long used, ReadOnlySpan<byte> key)
     {
+        long now = Environment.TickCount64;
+        long last = used;
+        used = now;
         if (kept is not null)
         {
             return kept;
         }
 
         CcmCipher cipher = new(key, _tagLength);
-        if (woke)
+        if (last != 0 && now - last < BurstMilliseconds)
         {
             kept = cipher;
         }
 
-        woke = true;
         return cipher;
     }
+
+    /// <summary>How close two records one way must come for the second to keep its cipher: a burst (a block-wise transfer, an observer's notifications), not a device's next report.</summary>
+    private const long BurstMilliseconds = 10_000;
 
     /// <summary>
     /// The length of the record at the start of <paramref name="datagram"/> as its header says, or -1 when the header
@@ -283,7 +290,7 @@ internal sealed class RecordProtection : IDisposable
             {
                 (_decryptGcm ??= new AesGcm(DecryptKey, _tagLength)).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]);
             }
-            else if (!CcmFor(ref _decryptCcm, ref _decryptWoke, DecryptKey).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
+            else if (!CcmFor(ref _decryptCcm, ref _decryptUsed, DecryptKey).Decrypt(nonce, ciphertext, fragment[^_tagLength..], plaintext[..ciphertext.Length], additional[..additionalLength]))
             {
                 return false;
             }
@@ -359,7 +366,7 @@ internal sealed class RecordProtection : IDisposable
             }
             else
             {
-                CcmFor(ref _encryptCcm, ref _encryptWoke, EncryptKey).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
+                CcmFor(ref _encryptCcm, ref _encryptUsed, EncryptKey).Encrypt(nonce, body, body, fragment[^_tagLength..], additional[..additionalLength]);
             }
         }
 
