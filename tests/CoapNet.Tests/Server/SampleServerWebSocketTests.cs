@@ -22,6 +22,9 @@ public sealed class SampleServerWebSocketTests
         Skip.If(OperatingSystem.IsWindows(), "POSIX signals");
         using SampleServerProcess sample = await SampleServerProcess.StartWithHttpAsync();
         int port = sample.WebSocketEndPoint.Port;
+
+        // The sample lists its resources after its endpoints, and the start returns at the explorer's line: wait for the list.
+        await Wait.UntilAsync(() => sample.Output.Contains("Resources: ", StringComparison.Ordinal), "the sample to list its resources");
         string[] lines = sample.Output.Split('\n', StringSplitOptions.TrimEntries);
         lines.Should().Contain($"CoapNet sample server listening on coap+ws://127.0.0.1:{port}").And.Contain($"explorer: http://127.0.0.1:{port}/");
         lines.Should().Contain(line => line.StartsWith("Resources: ", StringComparison.Ordinal) && line.Contains("/sensors/temperature", StringComparison.Ordinal));
