@@ -101,9 +101,10 @@ command -v cc > /dev/null || die "cc is missing: the generator is C"
 (($(nproc) >= 2)) || die "needs 2 cores: one for the server, one for the generator and the dashboards"
 IFS=, read -r -a server_list <<< "$servers"
 ((${#server_list[@]})) || die "--servers takes coapnet, libcoap or both, comma-separated"
+with_coapnet=0
 for s in "${server_list[@]}"; do
   case "$s" in
-    coapnet) ;;
+    coapnet) with_coapnet=1 ;;
     libcoap) command -v coap-server-openssl > /dev/null || die "coap-server-openssl is missing: sudo apt-get install -y libcoap3-bin" ;;
     *) die "--servers takes coapnet and libcoap, comma-separated, not '$s'" ;;
   esac
@@ -112,7 +113,7 @@ done
 make_work fleet
 cc -O2 -Wall -Wextra -o "$work/coap-fleet" "$tools/coap-fleet.c" -lssl -lcrypto || die "coap-fleet did not build (Debian: sudo apt-get install -y libssl-dev)"
 cc -O2 -o "$work/coap-dtls-load" "$tools/coap-dtls-load.c" -lssl -lcrypto
-if [[ ",$servers," == *,coapnet,* ]]; then
+if ((with_coapnet)); then
   if [[ -z "$dll" ]]; then
     echo "Building the sample server of $repo in Release..."
     dotnet build -c Release --nologo -v q "$repo/samples/CoapNet.Samples.Server" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; die "the Release build failed"; }

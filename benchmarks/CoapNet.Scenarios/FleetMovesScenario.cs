@@ -38,21 +38,19 @@ internal static class FleetMovesScenario
 
     public static async Task<int> RunAsync(string[] args)
     {
-        Uri? server = null;
-        string? keysPath = null;
+        FleetTarget target = new();
         int devices = 1000, rounds = 5, concurrency = 64;
         int? serverPid = null;
         bool connectionId = true;
         CommandLine.Parse(args, Usage, ["--no-cid"], (name, value) =>
         {
+            if (target.TryApply(name, value))
+            {
+                return true;
+            }
+
             switch (name)
             {
-                case "--server":
-                    server = new Uri(value!);
-                    return true;
-                case "--keys":
-                    keysPath = value;
-                    return true;
                 case "--devices":
                     devices = CommandLine.ParseCount(name, value, 1);
                     return true;
@@ -72,17 +70,12 @@ internal static class FleetMovesScenario
                     return false;
             }
         });
-        if (server is null || keysPath is null)
-        {
-            throw new ArgumentException($"--server and --keys are needed.\n{Usage}");
-        }
-
+        target.Load(Usage);
         if (devices > 250 * 250)
         {
             throw new ArgumentException("--devices takes at most 62,500 (250 a source address, 127.3.0.1 to 127.3.250.250).");
         }
 
-        DtlsPskTable keys = DtlsPskFile.Read(keysPath);
         using HandshakeCounter handshakes = new();
         List<Device> fleet = [];
         try
@@ -90,13 +83,9 @@ internal static class FleetMovesScenario
             for (int i = 0; i < devices; i++)
             {
                 string identity = string.Create(CultureInfo.InvariantCulture, $"dev-{i + 1:D6}");
-                if (!keys.TryGetKey(Encoding.UTF8.GetBytes(identity), out ReadOnlyMemory<byte> key))
-                {
-                    throw new ArgumentException($"{keysPath} has no {identity}: write it with coap-fleet --write-keys FILE {devices}.");
-                }
-
+                byte[] key = target.KeyOf(identity, $"coap-fleet --write-keys FILE {devices}");
                 IPAddress source = IPAddress.Parse(string.Create(CultureInfo.InvariantCulture, $"127.3.{(i / 250) % 250}.{(i % 250) + 1}"));
-                fleet.Add(new Device(identity, new Uri(server, "/fleet/" + identity), source, new DtlsClientOptions { PskIdentity = identity, PskKey = key.ToArray(), UseConnectionId = connectionId }));
+                fleet.Add(new Device(identity, new Uri(target.Server, "/fleet/" + identity), source, new DtlsClientOptions { PskIdentity = identity, PskKey = key, UseConnectionId = connectionId }));
             }
 
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,

@@ -40,19 +40,17 @@ internal static class FleetObserversScenario
 
     public static async Task<int> RunAsync(string[] args)
     {
-        Uri? server = null;
-        string? keysPath = null;
+        FleetTarget target = new();
         int dashboards = 100, each = 100, seconds = 120, statusSeconds = 10;
         CommandLine.Parse(args, Usage, [], (name, value) =>
         {
+            if (target.TryApply(name, value))
+            {
+                return true;
+            }
+
             switch (name)
             {
-                case "--server":
-                    server = new Uri(value!);
-                    return true;
-                case "--keys":
-                    keysPath = value;
-                    return true;
                 case "--dashboards":
                     dashboards = CommandLine.ParseCount(name, value, 1);
                     return true;
@@ -69,17 +67,12 @@ internal static class FleetObserversScenario
                     return false;
             }
         });
-        if (server is null || keysPath is null)
-        {
-            throw new ArgumentException($"--server and --keys are needed.\n{Usage}");
-        }
-
+        target.Load(Usage);
         if (dashboards > 250)
         {
             throw new ArgumentException("--dashboards takes at most 250 (one source address 127.2.0.k each).");
         }
 
-        DtlsPskTable keys = DtlsPskFile.Read(keysPath);
         Lags lags = new();
         List<CoapClient> clients = [];
         using CancellationTokenSource stop = new();
@@ -90,18 +83,14 @@ internal static class FleetObserversScenario
             for (int k = 0; k < dashboards; k++)
             {
                 string identity = string.Create(CultureInfo.InvariantCulture, $"dash-{k + 1:D3}");
-                if (!keys.TryGetKey(Encoding.UTF8.GetBytes(identity), out ReadOnlyMemory<byte> key))
-                {
-                    throw new ArgumentException($"{keysPath} has no {identity}: write it with coap-fleet --write-keys FILE N --dashboards {dashboards}.");
-                }
-
+                byte[] key = target.KeyOf(identity, $"coap-fleet --write-keys FILE N --dashboards {dashboards}");
                 CoapClient client = new(new CoapClientOptions { LocalEndPoint = new IPEndPoint(IPAddress.Parse(string.Create(CultureInfo.InvariantCulture, $"127.2.0.{k + 1}")), 0) }
-                    .UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = key.ToArray() }));
+                    .UseDtls(new DtlsClientOptions { PskIdentity = identity, PskKey = key }));
                 clients.Add(client);
                 for (int d = 0; d < each; d++)
                 {
                     string device = string.Create(CultureInfo.InvariantCulture, $"dev-{(k * each) + d + 1:D6}");
-                    observations.Add(ObserveAsync(client, new Uri(server, "/fleet/" + device), lags, stop.Token));
+                    observations.Add(ObserveAsync(client, new Uri(target.Server, "/fleet/" + device), lags, stop.Token));
                 }
             }
 

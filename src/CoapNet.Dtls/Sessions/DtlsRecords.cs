@@ -1,10 +1,14 @@
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
+using CoapNet.Dtls.Records;
 
 namespace CoapNet.Dtls.Sessions;
 
-/// <summary>What the demultiplexer reads of a DTLS record header without decrypting (RFC 6347 section 4.1).</summary>
+/// <summary>
+/// What the demultiplexer reads of a DTLS record header without decrypting, and the header of a record the server sends
+/// in the clear (RFC 6347 section 4.1).
+/// </summary>
 internal static class DtlsRecords
 {
     private const byte Handshake = 22;
@@ -88,6 +92,18 @@ internal static class DtlsRecords
 
         cookie = datagram.Slice(CookieLengthAt + 1, datagram[CookieLengthAt]);
         return true;
+    }
+
+    /// <summary>
+    /// Writes the 13-byte header of a record in the clear (epoch 0): <paramref name="contentType"/>, DTLS 1.2,
+    /// <paramref name="sequence"/> and the fragment's <paramref name="length"/> (RFC 6347 section 4.1).
+    /// </summary>
+    public static void WriteClearHeader(Span<byte> record, byte contentType, long sequence, int length)
+    {
+        record[0] = contentType;
+        RecordProtection.Version.CopyTo(record[1..]);
+        BinaryPrimitives.WriteUInt64BigEndian(record[3..], (ulong)sequence);
+        BinaryPrimitives.WriteUInt16BigEndian(record[11..], (ushort)length);
     }
 
     /// <summary>The address and port as the cookie's client identifier (RFC 6347 section 4.2.1: the cookie binds the source).</summary>

@@ -276,17 +276,17 @@ internal sealed class DtlsSession : DatagramTransport
             if (protection is null)
             {
                 _dtls = dtls;
-                _lastFinished = null;
             }
             else
             {
                 protection.Activate(Volatile.Read(ref _written) + 1, Volatile.Read(ref _highestAuthenticated));
                 _protection = protection;
-                _onRecord = null;
-                if (!sentLastFlight)
-                {
-                    _lastFinished = null;
-                }
+            }
+
+            // Only our own protection can send our Finished again; BouncyCastle's layer answers for itself.
+            if (protection is null || !sentLastFlight)
+            {
+                _lastFinished = null;
             }
 
             Context = context;
@@ -736,10 +736,7 @@ internal sealed class DtlsSession : DatagramTransport
     {
         // ChangeCipherSpec (RFC 5246 section 7.1) in epoch 0, in the clear.
         Span<byte> changeCipherSpec = stackalloc byte[14];
-        changeCipherSpec[0] = RecordProtection.ChangeCipherSpec;
-        RecordProtection.Version.CopyTo(changeCipherSpec[1..]);
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(changeCipherSpec[3..], (ulong)Interlocked.Increment(ref _writtenInTheClear));
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt16BigEndian(changeCipherSpec[11..], 1);
+        DtlsRecords.WriteClearHeader(changeCipherSpec, RecordProtection.ChangeCipherSpec, Interlocked.Increment(ref _writtenInTheClear), 1);
         changeCipherSpec[13] = 1;
         SendToNetwork(changeCipherSpec);
 

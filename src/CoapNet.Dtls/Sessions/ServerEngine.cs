@@ -3,6 +3,7 @@ using System.Net;
 using CoapNet.Channels;
 using CoapNet.Diagnostics;
 using CoapNet.Dtls.Credentials;
+using CoapNet.Dtls.Records;
 using CoapNet.Transports;
 using Microsoft.Extensions.Logging;
 using Org.BouncyCastle.Tls;
@@ -216,14 +217,7 @@ internal sealed partial class ServerEngine : DtlsEngine
     private void RefuseFull(ReadOnlySpan<byte> clientHello, IPEndPoint remote)
     {
         Span<byte> alert = stackalloc byte[15];
-        alert[0] = 21;
-        alert[1] = 0xFE;
-        alert[2] = 0xFD;
-        alert[3] = 0;
-        alert[4] = 0;
-        clientHello.Slice(5, 6).CopyTo(alert[5..]);
-        alert[11] = 0;
-        alert[12] = 2;
+        DtlsRecords.WriteClearHeader(alert, RecordProtection.Alert, RecordProtection.ReadSequence(clientHello), 2);
         alert[13] = 2;
         alert[14] = (byte)AlertDescription.internal_error;
         try
