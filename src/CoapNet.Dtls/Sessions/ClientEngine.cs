@@ -197,14 +197,17 @@ internal sealed class ClientEngine : DtlsEngine
             _waiting[session] = outcome;
         }
 
-        // The handshake thread may have finished before the waiter was recorded.
+        // The handshake thread may have finished before the waiter was recorded. Every failed path sets Failure before
+        // it tells OnHandshakeFailed, so a session closed without one is still failing on its thread (BouncyCastle closes
+        // the transport on the server's alert before its exception reaches RunHandshake), which will tell the waiter
+        // with what the server said; Take makes sure only one of the two completes it.
         if (session.IsEstablished)
         {
             OnEstablished(session);
         }
-        else if (session.IsClosed)
+        else if (session.Failure is { } failure)
         {
-            OnHandshakeFailed(session, session.Failure ?? new AuthenticationException($"The DTLS handshake with {remote} failed."));
+            OnHandshakeFailed(session, failure);
         }
 
         return true;

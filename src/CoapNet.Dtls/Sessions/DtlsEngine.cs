@@ -494,8 +494,12 @@ internal abstract partial class DtlsEngine : IDatagramReceiver, IDisposable
                 else
                 {
                     // Closed or replaced while it finished: the new association is dropped at once (and was never reported up).
+                    // Failure is set before the session reads as closed, as on every failed path: a waiter recorded late
+                    // completes from it (ClientEngine.TryHandshake).
+                    ObjectDisposedException replaced = new(nameof(DtlsEngine));
+                    session.Failure = replaced;
                     session.Close("it was closed or replaced while its handshake finished", SessionEnd.Shutdown);
-                    OnHandshakeFailed(session, new ObjectDisposedException(nameof(DtlsEngine)));
+                    OnHandshakeFailed(session, replaced);
                 }
             }
         }
