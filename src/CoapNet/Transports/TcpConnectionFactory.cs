@@ -29,7 +29,7 @@ public sealed class TcpConnectionFactory : IConnectionFactory
         try
         {
             await socket.ConnectAsync(remote, cancellationToken).ConfigureAwait(false);
-            return SocketConnection.Start(socket, _options);
+            return SocketStreamConnection.Start(socket, _options);
         }
         catch
         {

@@ -79,7 +79,7 @@ public sealed class TcpConnectionListener : IConnectionListener
 
             try
             {
-                return SocketConnection.Start(accepted, _options);
+                return SocketStreamConnection.Start(accepted, _options);
             }
             catch (SocketException)
             {

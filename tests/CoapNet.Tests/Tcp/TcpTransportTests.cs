@@ -52,6 +52,27 @@ public sealed class TcpTransportTests
     }
 
     [Fact]
+    public async Task TheEndIsSeenWhenItArrivedWithTheLastBytesBeforeTheConnectionWasAccepted()
+    {
+        // Bytes and the peer's FIN that are both waiting when the connection is first watched arrive as one readiness (on
+        // Linux one epoll event, EPOLLIN with EPOLLRDHUP): the read of the bytes leaves room in its buffer, and the end must
+        // still be read after them.
+        await using TcpConnectionListener listener = new(AnyLoopbackPort);
+        using Socket peer = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await peer.ConnectAsync(listener.LocalEndPoint);
+        await peer.SendAsync("last"u8.ToArray());
+        peer.Shutdown(SocketShutdown.Send);
+        await Task.Delay(50);
+
+        await using TransportConnection server = (await listener.AcceptAsync())!;
+
+        (await ReadExactly(server.Transport.Input, 4).WaitAsync(Wait.DefaultBound)).Should().Equal("last"u8.ToArray());
+        ReadResult end = await server.Transport.Input.ReadAsync().AsTask().WaitAsync(Wait.DefaultBound);
+        end.IsCompleted.Should().BeTrue();
+        end.Buffer.IsEmpty.Should().BeTrue();
+    }
+
+    [Fact]
     public async Task AbortEndsTheConnectionAndItsPendingRead()
     {
         await using TcpConnectionListener listener = new(AnyLoopbackPort);
