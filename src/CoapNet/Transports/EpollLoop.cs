@@ -220,6 +220,11 @@ internal sealed class EpollLoop
             {
                 connection.OnReady(events);
             }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // What runs here is the connection's pumps and the layers above them, whose failures end up in their own
+                // tasks; anything that still escapes must not end the loop, which serves every other connection on it.
+            }
             finally
             {
                 Volatile.Write(ref self.InCall, 0);
