@@ -22,7 +22,8 @@ internal sealed class EpollLoop
 {
     private const int Capacity = 256;
 
-    private static readonly Lazy<EpollLoop[]> Loops = new(Create);
+    private static readonly object CreateGate = new();
+    private static EpollLoop[]? s_loops;
     private static readonly object WatchGate = new();
     private static int s_next;
     private static int s_watching;
@@ -40,9 +41,9 @@ internal sealed class EpollLoop
     private LoopThread _owner = null!;
     private int _threads;
 
-    private EpollLoop(int index)
+    private EpollLoop(int index, int epoll)
     {
-        _epoll = NativeStream.CreateEpoll();
+        _epoll = epoll;
         _name = $"CoapNet TCP {index}";
         Start(null);
     }
@@ -55,7 +56,7 @@ internal sealed class EpollLoop
     /// <exception cref="SocketException">The kernel refused to watch it.</exception>
     public static (EpollLoop Loop, ulong Key) Add(EpollConnection connection, Socket socket)
     {
-        EpollLoop[] loops = Loops.Value;
+        EpollLoop[] loops = Volatile.Read(ref s_loops) ?? Create();
         EpollLoop loop = loops[(int)((uint)Interlocked.Increment(ref s_next) % (uint)loops.Length)];
         ulong key = loop.Take(connection);
         try
@@ -115,20 +116,58 @@ internal sealed class EpollLoop
         }
     }
 
+    /// <summary>
+    /// The loops, made by the first connection. A failure (the kernel refusing an epoll instance, out of descriptors) is
+    /// that connection's, and the next one tries again, where a cached failure would refuse every later connection.
+    /// </summary>
     private static EpollLoop[] Create()
     {
-        EpollLoop[] loops = new EpollLoop[Math.Clamp(Environment.ProcessorCount, 1, 16)];
-        for (int i = 0; i < loops.Length; i++)
+        lock (CreateGate)
         {
-            loops[i] = new EpollLoop(i);
+            if (s_loops is { } made)
+            {
+                return made;
+            }
+
+            int count = Math.Clamp(Environment.ProcessorCount, 1, 16);
+            int[] epolls = new int[count];
+            for (int i = 0; i < count; i++)
+            {
+                try
+                {
+                    epolls[i] = NativeStream.CreateEpoll();
+                }
+                catch
+                {
+                    for (int j = 0; j < i; j++)
+                    {
+                        NativeStream.CloseEpoll(epolls[j]);
+                    }
+
+                    throw;
+                }
+            }
+
+            EpollLoop[] loops = new EpollLoop[count];
+            for (int i = 0; i < count; i++)
+            {
+                loops[i] = new EpollLoop(i, epolls[i]);
+            }
+
+            StartWatchdog(loops);
+            Volatile.Write(ref s_loops, loops);
+            return loops;
         }
+    }
+
+    private static void StartWatchdog(EpollLoop[] loops)
+    {
 
         new Thread(() => WatchLoop(loops))
         {
             IsBackground = true,
             Name = "CoapNet TCP watchdog",
         }.Start();
-        return loops;
     }
 
     /// <summary>Starts a thread that serves this loop as its owner from now on, first helping with <paramref name="rest"/> (a stalled thread's events).</summary>

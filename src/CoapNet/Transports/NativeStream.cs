@@ -49,6 +49,9 @@ internal static partial class NativeStream
         return fd >= 0 ? fd : throw Error(Marshal.GetLastPInvokeError());
     }
 
+    /// <summary>Closes an epoll instance that was never used.</summary>
+    public static void CloseEpoll(int epoll) => _ = Close(epoll);
+
     /// <summary>Watches <paramref name="socket"/> on <paramref name="epoll"/>, edge-triggered, with <paramref name="data"/> as its key.</summary>
     /// <exception cref="SocketException">The kernel refused it.</exception>
     /// <exception cref="ObjectDisposedException">The socket is closed.</exception>

@@ -83,7 +83,7 @@ public sealed class TcpConnectionListener : IConnectionListener
             }
             catch (SocketException)
             {
-                // Gone before we could read its endpoints.
+                // Gone before we could read its endpoints, or the kernel would not watch it (out of memory or descriptors).
                 accepted.Dispose();
             }
         }
