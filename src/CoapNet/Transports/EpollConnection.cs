@@ -25,7 +25,6 @@ internal sealed class EpollConnection : SocketStreamConnection
     private readonly Readiness _writable = new();
     private readonly EpollLoop _loop;
     private readonly ulong _key;
-    private int _removed;
     private int _ended;
 
     /// <summary>Wraps a connected socket, watches it on a loop and starts the pumps; use <see cref="SocketStreamConnection.Start"/>.</summary>
@@ -100,11 +99,8 @@ internal sealed class EpollConnection : SocketStreamConnection
     /// <inheritdoc/>
     protected override void CloseBelow(Exception reason)
     {
-        if (Interlocked.Exchange(ref _removed, 1) == 0)
-        {
-            _loop.Remove(_key, Socket);
-        }
-
+        // Called once, by the first Abort.
+        _loop.Remove(_key, Socket);
         Socket.Dispose();
 
         // The pumps' waits end on the thread pool, not on this caller's thread, which may be inside the protocol layer.

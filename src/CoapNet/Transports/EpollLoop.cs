@@ -37,7 +37,7 @@ internal sealed class EpollLoop
     // _free's lock, read without it (a read races only with a connection that is coming or going).
     private Member?[] _members = new Member?[64];
     private uint _uses;
-    private int _used;
+    private int _slotsMade;
     private LoopThread _owner = null!;
     private int _threads;
 
@@ -85,8 +85,8 @@ internal sealed class EpollLoop
         {
             if (!_free.TryPop(out int slot))
             {
-                // No slot free: every slot below the count of members is taken.
-                slot = _used;
+                // No slot free: a new one past every slot made so far.
+                slot = _slotsMade++;
                 if (slot == _members.Length)
                 {
                     Member?[] grown = new Member?[_members.Length * 2];
@@ -97,7 +97,6 @@ internal sealed class EpollLoop
 
             ulong key = ((ulong)++_uses << 32) | (uint)slot;
             Volatile.Write(ref _members[slot], new Member(key, connection));
-            _used++;
             return key;
         }
     }
@@ -111,7 +110,6 @@ internal sealed class EpollLoop
             {
                 Volatile.Write(ref _members[slot], null);
                 _free.Push(slot);
-                _used--;
             }
         }
     }
