@@ -20,7 +20,8 @@
 #                  with --tcp, also a paced coap+tcp round at each R over the --tcp-connections ("TCP@R")
 #   --rounds N     recorded rounds per server and message type (default 3)
 #   --seconds S    length of a round (default 8)
-#   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 3)
+#   --warmup S     one unrecorded CON round per server first, so .NET's tiered JIT has settled (default 15: on a
+#                  saturated core 3 s left part of the request path unoptimized, 7.7 % of a profile 9-17 s after start)
 #   --sockets C,...  client sockets, one count or a sweep (default 16,64,256,512): each round measures every
 #                  count in turn, so the counts are interleaved like the servers; see "Message IDs" below
 #   --window W     requests outstanding per socket (default 2)
@@ -70,7 +71,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/benchmarks/tools"
 # shellcheck source=load-common.sh
 . "$repo/benchmarks/load-common.sh"
-rounds=3 seconds=8 warmup=3 sockets_list=16,64,256,512 window=2 max_load=1.0 max_wait=300
+rounds=3 seconds=8 warmup=15 sockets_list=16,64,256,512 window=2 max_load=1.0 max_wait=300
 use_libcoap=1 use_fresh=1 use_echo=1 use_tcp=0 use_aot=0 tcp_connections=64 tcp_window=16 rates=()
 labels=() dlls=() pre_tcp=()
 

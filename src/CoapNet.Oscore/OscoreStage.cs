@@ -29,7 +29,7 @@ internal sealed class OscoreStage : CoapStage
     /// <inheritdoc/>
     public override void SendRequest(CoapClientCall call, CoapMessage request, Action<CoapClientCall, CoapMessage> next)
     {
-        if (_options.ForServer(call.Peer.EndPoint) is not { } context || request.Options.Contains(CoapOptionNumber.Oscore))
+        if (_options.ForServer(call.Peer.EndPoint) is not { } context || request.HasOption(CoapOptionNumber.Oscore))
         {
             next(call, request);
             return;
@@ -87,7 +87,7 @@ internal sealed class OscoreStage : CoapStage
                 return;
             }
 
-            if (!response.Options.Contains(CoapOptionNumber.Oscore) && IsIdempotent(sent.Code))
+            if (!response.HasOption(CoapOptionNumber.Oscore) && IsIdempotent(sent.Code))
             {
                 // Section 7.4: a request that reached the server after more than its replay window of later ones (a busy
                 // client whose thread was preempted between protecting it and sending it) is refused with a plain 4.01,
@@ -142,7 +142,7 @@ internal sealed class OscoreStage : CoapStage
     /// </summary>
     private static CoapMessage? Open(CoapClientCall call, RequestBinding binding, CoapMessage response)
     {
-        if (!response.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
+        if (!response.TryGetOption(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
         {
             // Section 8: an OSCORE error (unknown context, replay, decryption) comes back as a plain error response; it
             // carries no content of the resource, so the caller may see it. Anything else unprotected is refused.
@@ -162,7 +162,7 @@ internal sealed class OscoreStage : CoapStage
             return null;
         }
 
-        bool notification = inner.Options.Contains(CoapOptionNumber.Observe);
+        bool notification = inner.HasOption(CoapOptionNumber.Observe);
         if (notification && !binding.Observe)
         {
             Refuse(call, $"{call.Peer.EndPoint} sent a notification for a request that did not observe (RFC 8613 section 4.1.3.5.2).");
@@ -194,7 +194,7 @@ internal sealed class OscoreStage : CoapStage
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
         CoapMessage request = exchange.RequestAt(this);
-        if (!request.Options.TryGet(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
+        if (!request.TryGetOption(CoapOptionNumber.Oscore, out CoapOptionEntry entry))
         {
             next(exchange);
             return;
@@ -233,7 +233,7 @@ internal sealed class OscoreStage : CoapStage
             return;
         }
 
-        RequestBinding binding = new(context, kid.ToArray(), value.PartialIv.ToArray(), inner.Options.Contains(CoapOptionNumber.Observe));
+        RequestBinding binding = new(context, kid.ToArray(), value.PartialIv.ToArray(), inner.HasOption(CoapOptionNumber.Observe));
         if (check == ReplayCheck.Challenge)
         {
             // Appendix B.1.2: the window is unknown, so this request may be a replay; it is not processed. A 4.01 with the

@@ -31,13 +31,13 @@ internal static class OscoreProtection
         Span<byte> option = stackalloc byte[OscoreOptionValue.MaxLength(idContext.Length)];
         option = option[..OscoreOptionValue.Write(option, piv, idContext, context.SendsIdContext, kid, hasKid: true)];
 
-        bool observe = request.Options.Contains(CoapOptionNumber.Observe);
+        bool observe = request.HasOption(CoapOptionNumber.Observe);
         binding = new RequestBinding(context, context.SenderId, piv.ToArray(), observe);
 
         // RFC 8613 section 4.1.3.3: a Proxy-Uri is decomposed; its path and query are Class E, the rest stays outer.
         CoapMessage source = request;
         string? proxyUri = null;
-        if (request.Options.TryGet(CoapOptionNumber.ProxyUri, out CoapOptionEntry proxy))
+        if (request.TryGetOption(CoapOptionNumber.ProxyUri, out CoapOptionEntry proxy))
         {
             source = Decompose(request, proxy.GetString(), out proxyUri);
         }
@@ -75,7 +75,7 @@ internal static class OscoreProtection
 
         Span<byte> aad = stackalloc byte[OscoreAlgorithm.MaxAadLength];
         aad = aad[..OscoreAlgorithm.Aad(aad, binding.RequestKid.Span, binding.RequestPiv)];
-        return Seal(context, response, isRequest: false, nonce, aad, option, response.Options.Contains(CoapOptionNumber.Observe) ? CoapCode.Content : CoapCode.Changed);
+        return Seal(context, response, isRequest: false, nonce, aad, option, response.HasOption(CoapOptionNumber.Observe) ? CoapCode.Content : CoapCode.Changed);
     }
 
     /// <summary>

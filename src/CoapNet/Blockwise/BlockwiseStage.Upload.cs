@@ -50,7 +50,7 @@ internal sealed partial class BlockwiseStage
     private CoapMessage EarlyBlock2(CoapClientCall call, CoapMessage request, int? budget)
     {
         if (budget is not int limit || !_serves || (request.Code != CoapCode.Get && request.Code != CoapCode.Fetch)
-            || request.Block2 is not null || request.Options.Contains(CoapOptionNumber.QBlock2))
+            || request.Block2 is not null || request.HasOption(CoapOptionNumber.QBlock2))
         {
             return request;
         }

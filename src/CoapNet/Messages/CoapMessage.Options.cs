@@ -225,6 +225,21 @@ public sealed partial class CoapMessage
         return tags is null ? [] : [.. tags];
     }
 
+    /// <summary>
+    /// Finds the first option with <paramref name="number"/>, of any value length, without building <see cref="Options"/>:
+    /// a parsed message reads its options' wire bytes, so a stage or handler that looks for an option most requests do
+    /// not carry (OSCORE, Q-Block2, a custom one) costs no allocation.
+    /// </summary>
+    /// <param name="number">The option number.</param>
+    /// <param name="entry">The option, when found.</param>
+    /// <returns>True when the message has the option.</returns>
+    public bool TryGetOption(CoapOptionNumber number, out CoapOptionEntry entry) => TryGetFirst(number, out entry);
+
+    /// <summary>True when the message has at least one option with <paramref name="number"/>, read as <see cref="TryGetOption"/> reads it.</summary>
+    /// <param name="number">The option number.</param>
+    /// <returns>True when present.</returns>
+    public bool HasOption(CoapOptionNumber number) => TryGetFirst(number, out _);
+
     private bool TryGetValid(CoapOptionNumber number, out CoapOptionEntry entry)
     {
         if (TryGetFirst(number, out entry) && entry.HasValidLength)
@@ -252,10 +267,15 @@ public sealed partial class CoapMessage
 
         foreach (CoapOptionEntry option in ReadOptions())
         {
-            if (option.Number >= number)
+            if (option.Number == number)
             {
                 entry = option;
-                return option.Number == number;
+                return true;
+            }
+
+            if (option.Number > number)
+            {
+                break;
             }
         }
 

@@ -82,7 +82,7 @@ public sealed class CoapExchange : IFeatureOwner
     internal IPeerChannel LowerState { get; }
 
     /// <summary>The layer below's number for this request (over UDP, its deduplication entry, where the reply is recorded for duplicates).</summary>
-    internal long LowerTicket { get; init; }
+    internal long LowerTicket { get; set; }
 
     /// <summary>Set while the response is being sent: true when it follows an empty ACK, so it must be a separate message.</summary>
     internal bool RespondsAfterAcknowledgement => Volatile.Read(ref _state) is RespondedAfterAcknowledgement or EndedAfterAcknowledgement;

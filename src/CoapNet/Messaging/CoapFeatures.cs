@@ -34,7 +34,11 @@ public readonly struct CoapFeatures
     /// <returns>The feature, or null.</returns>
     public T? Get<T>()
         where T : class
-        => _owner is null ? null : (T?)Find(Volatile.Read(ref _owner.FeatureSlot), typeof(T));
+    {
+        // Most exchanges have no feature: answered before typeof(T), which in shared generic code is a runtime lookup.
+        FeatureEntry[]? entries = _owner is null ? null : Volatile.Read(ref _owner.FeatureSlot);
+        return entries is null ? null : (T?)Find(entries, typeof(T));
+    }
 
     /// <summary>Sets the feature of type <typeparamref name="T"/>, replacing any; null removes it.</summary>
     /// <typeparam name="T">The type it is found by.</typeparam>

@@ -192,6 +192,7 @@ public sealed partial class CoapServer
     {
         bool done = true;
         Activity? outer = Activity.Current;
+        bool traced = true;
         if (ServerRequestFeature.Of(exchange)?.Activity is { } started)
         {
             // Routed once on the receiving thread and handed on: the request keeps its activity.
@@ -200,6 +201,11 @@ public sealed partial class CoapServer
         else if (CoapInstrumentation.StartRequestActivity(exchange.Request, exchange.Peer, ActivityKind.Server) is { } activity)
         {
             ServerRequestFeature.For(exchange).Activity = activity;
+        }
+        else
+        {
+            // No listener: Activity.Current was not changed, so it is not written back (an ExecutionContext lookup a request).
+            traced = false;
         }
 
         try
@@ -247,7 +253,11 @@ public sealed partial class CoapServer
         finally
         {
             // The activity flows into the async handler; this worker goes on without it.
-            Activity.Current = outer;
+            if (traced)
+            {
+                Activity.Current = outer;
+            }
+
             if (done)
             {
                 Release();
@@ -333,7 +343,13 @@ public sealed partial class CoapServer
     private void RunSynchronous(SyncWork work, bool inline)
     {
         Activity? outer = Activity.Current;
-        Activity.Current = ServerRequestFeature.Of(work.Exchange)?.Activity;
+        Activity? request = ServerRequestFeature.Of(work.Exchange)?.Activity;
+        bool swapped = !ReferenceEquals(outer, request);
+        if (swapped)
+        {
+            Activity.Current = request;
+        }
+
         bool finished = false;
         try
         {
@@ -367,7 +383,11 @@ public sealed partial class CoapServer
         }
         finally
         {
-            Activity.Current = outer;
+            if (swapped)
+            {
+                Activity.Current = outer;
+            }
+
             if (!finished)
             {
                 Release();

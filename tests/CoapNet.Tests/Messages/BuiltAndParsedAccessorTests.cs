@@ -28,6 +28,15 @@ public sealed class BuiltAndParsedAccessorTests
     ];
 
     // Public members that change a message (or make another one): not accessors.
+    // Option numbers asked of HasOption and TryGetOption: each one the messages below may carry, one below the first
+    // (If-Match), one between two carried (Uri-Port before Uri-Path), and ones above every carried option.
+    private static readonly CoapOptionNumber[] LookedUpOptions =
+    [
+        CoapOptionNumber.IfMatch, CoapOptionNumber.UriHost, CoapOptionNumber.ETag, CoapOptionNumber.IfNoneMatch, CoapOptionNumber.Observe,
+        CoapOptionNumber.UriPort, CoapOptionNumber.Oscore, CoapOptionNumber.UriPath, CoapOptionNumber.ContentFormat, CoapOptionNumber.UriQuery,
+        CoapOptionNumber.Accept, CoapOptionNumber.Block2, CoapOptionNumber.Size1, CoapOptionNumber.Echo, (CoapOptionNumber)65000,
+    ];
+
     private static readonly HashSet<string> Writers = ["SetUri", "SetUriPathSegments", "SetPayload", "CreateResponse"];
 
     // The suites' adapters, and TryDeserialize called bare: the Try adapter compares its two parses, which builds their collections.
@@ -76,7 +85,7 @@ public sealed class BuiltAndParsedAccessorTests
     {
         // Guards the reflection above: it must find the typed accessors users call, GetUri among them.
         string[] names = [.. Accessors().Select(a => a.Name)];
-        names.Should().Contain(["UriPath", "UriQuery", "UriHost", "UriPort", "ETag", "IfNoneMatch", "Block2", "GetUriPathSegments()", "GetETags()", "GetPayloadString()", "ToString()", "GetUri(coap, h, 1234)", "Options"]);
+        names.Should().Contain(["UriPath", "UriQuery", "UriHost", "UriPort", "ETag", "IfNoneMatch", "Block2", "GetUriPathSegments()", "GetETags()", "GetPayloadString()", "ToString()", "GetUri(coap, h, 1234)", "Options", "HasOption(UriPath)", "TryGetOption(ETag)"]);
     }
 
     [Fact]
@@ -180,6 +189,21 @@ public sealed class BuiltAndParsedAccessorTests
                 {
                     object?[] arguments = [scheme, host, port];
                     accessors.Add(new Accessor($"GetUri({scheme}, {host ?? "null"}, {port?.ToString(CultureInfo.InvariantCulture) ?? "null"})", message => Describe(() => method.Invoke(message, arguments))));
+                }
+
+                continue;
+            }
+
+            if (method.Name is nameof(CoapMessage.HasOption) or nameof(CoapMessage.TryGetOption))
+            {
+                foreach (CoapOptionNumber number in LookedUpOptions)
+                {
+                    // TryGetOption's out argument comes back in the array: the found entry is compared too.
+                    accessors.Add(new Accessor($"{method.Name}({number})", message =>
+                    {
+                        object?[] arguments = method.Name == nameof(CoapMessage.HasOption) ? [number] : [number, null];
+                        return Describe(() => method.Invoke(message, arguments)) + (arguments.Length == 2 ? " " + Describe(() => arguments[1]) : string.Empty);
+                    }));
                 }
 
                 continue;

@@ -243,10 +243,7 @@ internal sealed class ConnectionWriter
                 }
 
                 OnWritten(_taken.Count);
-                foreach (OutgoingFrame item in _taken)
-                {
-                    _connection.OnWritten(item);
-                }
+                _connection.OnWritten(_taken);
 
                 _taken.Clear();
             }

@@ -37,7 +37,7 @@ internal static class Signaling
     public static CoapMessage Pong(CoapMessage ping)
     {
         CoapMessage pong = new() { Code = CoapCode.Pong, Token = ping.Token };
-        if (ping.HasOptions && ping.Options.TryGet(Custody, out _))
+        if (ping.HasOption(Custody))
         {
             pong.Options.AddEmpty(Custody);
         }

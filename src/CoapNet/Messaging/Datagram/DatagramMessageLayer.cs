@@ -542,21 +542,22 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     {
         // One reading of the clock for the deduplication entry and the separate-response delay.
         long now = _time.GetTimestamp();
-        if (IsDuplicate(channel, request, now, out DeduplicationCache.Ticket ticket))
+
+        // Made before the lookup, so a confirmable request's entry holds it from the start (a duplicate, rare, wastes it).
+        bool confirmable = request.Type == CoapMessageType.Confirmable;
+        CoapExchange exchange = new(request, channel);
+        if (IsDuplicate(channel, request, now, confirmable ? exchange : null, out DeduplicationCache.Ticket ticket))
         {
             return;
         }
 
-        bool confirmable = request.Type == CoapMessageType.Confirmable;
-        CoapExchange exchange = new(request, channel) { LowerTicket = ticket.Packed };
         if (confirmable)
         {
-            lock (_gate)
-            {
-                _deduplication.SetExchange(ticket, exchange);
-            }
-
             _separateAcks?.Watch(exchange, now);
+        }
+        else
+        {
+            exchange.LowerTicket = ticket.Packed;
         }
 
         _upper!.OnRequest(exchange);
@@ -567,7 +568,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// is a duplicate; a duplicate CON gets the recorded ACK, RST or piggybacked response again, and
     /// nothing above sees it twice. Sends outside the lock, like every send.
     /// </summary>
-    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, long now, out DeduplicationCache.Ticket ticket)
+    private bool IsDuplicate(DatagramChannel channel, CoapMessage message, long now, CoapExchange? exchange, out DeduplicationCache.Ticket ticket)
     {
         bool confirmable = message.Type == CoapMessageType.Confirmable;
         bool duplicate;
@@ -575,7 +576,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         CoapExchange? inProgress;
         lock (_gate)
         {
-            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, now, confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress);
+            duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, now, confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress, exchange);
         }
 
         if (!duplicate || !confirmable)
@@ -603,7 +604,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnResponse(DatagramChannel channel, CoapMessage response)
     {
-        if (IsDuplicate(channel, response, _time.GetTimestamp(), out DeduplicationCache.Ticket ticket))
+        if (IsDuplicate(channel, response, _time.GetTimestamp(), null, out DeduplicationCache.Ticket ticket))
         {
             return;
         }

@@ -52,11 +52,16 @@ internal sealed class DeduplicationCache
     /// <summary>
     /// Finds an unexpired entry for (remote, Message ID), or adds one. For a duplicate, <paramref name="reply"/>
     /// and <paramref name="inProgress"/> are what the first copy recorded; for a new message, <paramref name="ticket"/>
-    /// names its entry for <see cref="Record"/> and <see cref="SetExchange"/>.
+    /// names its entry for <see cref="Record"/>.
     /// </summary>
     /// <returns>True when the message is a duplicate.</returns>
-    /// <remarks>The reply of a duplicate is a copy (duplicates are rare), so it may be sent outside the lock.</remarks>
-    public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Ticket ticket, out byte[]? reply, out CoapExchange? inProgress)
+    /// <remarks>
+    /// The reply of a duplicate is a copy (duplicates are rare), so it may be sent outside the lock. A new confirmable
+    /// request's <paramref name="exchange"/> is kept in its entry while no reply is recorded, so a duplicate can be
+    /// acknowledged; its ticket is set here, in the same lock as the entry, so a duplicate on another receive thread
+    /// never finds the exchange without it (one lock a request instead of two, issue 39).
+    /// </remarks>
+    public bool TryGetOrAdd(CoapPeer remote, ushort messageId, long now, long lifetimeTicks, out Ticket ticket, out byte[]? reply, out CoapExchange? inProgress, CoapExchange? exchange = null)
     {
         RemoveExpired(now);
         Key key = new(remote, messageId);
@@ -84,6 +89,12 @@ internal sealed class DeduplicationCache
 
         index = Allocate(key, now + lifetimeTicks);
         ticket = new Ticket(index, _slots[index].Generation);
+        if (exchange is not null)
+        {
+            exchange.LowerTicket = ticket.Packed;
+            _slots[index].Exchange = exchange;
+        }
+
         QueueFor(lifetimeTicks).Enqueue(ticket);
         reply = null;
         inProgress = null;
@@ -116,15 +127,6 @@ internal sealed class DeduplicationCache
     /// 8-byte token and some 40 bytes of payload and options, the common reply of a constrained device.
     /// </summary>
     internal const int InlineReplyLength = 64;
-
-    /// <summary>The exchange of a confirmable request while no reply is recorded, so a duplicate can be acknowledged.</summary>
-    public void SetExchange(Ticket ticket, CoapExchange exchange)
-    {
-        if (IsLive(ticket))
-        {
-            _slots[ticket.Index].Exchange = exchange;
-        }
-    }
 
     // Freeing a slot moves its generation on, so a ticket names a live entry exactly while the generations agree.
     private bool IsLive(Ticket ticket) => ticket.Index < _slotsUsed && _slots[ticket.Index].Generation == ticket.Generation;
