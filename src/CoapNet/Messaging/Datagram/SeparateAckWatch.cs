@@ -14,7 +14,7 @@ namespace CoapNet.Messaging.Datagram;
 internal sealed class SeparateAckWatch : IDisposable
 {
     private readonly object _gate = new();
-    private readonly Dictionary<CoapExchange, long> _unanswered = [];
+    private readonly Dictionary<CoapExchange, long> _unanswered = new(ByTicket.Instance);
     private readonly TimeProvider _time;
     private readonly long _delayTicks;
     private readonly TimeSpan _delay;
@@ -67,6 +67,20 @@ internal sealed class SeparateAckWatch : IDisposable
 
     /// <summary>Stops the timer.</summary>
     public void Dispose() => _timer.Dispose();
+
+    /// <summary>
+    /// Exchanges by identity, hashed by their deduplication ticket (a slot and its generation: unique among the requests
+    /// in the cache, and set before <see cref="Watch"/>): the default, an object's identity hash, is made and stored in its
+    /// header on first use, a cost on every confirmable request (issue 39).
+    /// </summary>
+    private sealed class ByTicket : IEqualityComparer<CoapExchange>
+    {
+        public static readonly ByTicket Instance = new();
+
+        public bool Equals(CoapExchange? x, CoapExchange? y) => ReferenceEquals(x, y);
+
+        public int GetHashCode(CoapExchange obj) => (int)obj.LowerTicket ^ (int)(obj.LowerTicket >> 32);
+    }
 
     /// <summary>Sends an empty ACK for confirmable requests not answered within the separate-response delay (RFC 7252 section 5.2.2).</summary>
     private void AcceptSlowExchanges()
