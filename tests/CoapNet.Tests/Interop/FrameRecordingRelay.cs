@@ -40,6 +40,26 @@ internal sealed class FrameRecordingRelay : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// The client's frames that <paramref name="match"/>, once at least <paramref name="count"/> of them are parsed, or
+    /// those parsed by the end of <paramref name="timeout"/>. The relay forwards bytes before it parses them, so the peer's
+    /// answer can reach the client before the relay has recorded the request it answers.
+    /// </summary>
+    public async Task<List<CoapMessage>> ClientFramesAsync(Func<CoapMessage, bool> match, int count, TimeSpan timeout)
+    {
+        long deadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+        while (true)
+        {
+            List<CoapMessage> matched = [.. FromClient.Where(match)];
+            if (matched.Count >= count || Environment.TickCount64 >= deadline)
+            {
+                return matched;
+            }
+
+            await Task.Delay(10);
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         await _stop.CancelAsync();

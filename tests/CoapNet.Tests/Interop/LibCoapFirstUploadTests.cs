@@ -23,7 +23,7 @@ public sealed class LibCoapFirstUploadTests
         {
             CoapResponse stored = await client.PutAsync(Uri(relay, "/first-upload"), body, CoapContentFormat.OctetStream);
             stored.IsSuccess.Should().BeTrue(stored.ToString());
-            puts = [.. relay.FromClient.Where(m => m.Code == CoapCode.Put)];
+            puts = await relay.ClientFramesAsync(m => m.Code == CoapCode.Put, 1, TimeSpan.FromSeconds(30));
         }
 
         puts.Should().ContainSingle("libcoap's CSM takes 8 MiB, so the first request is not cut in 1 KiB blocks");
@@ -45,7 +45,7 @@ public sealed class LibCoapFirstUploadTests
         CoapResponse stored = await client.PutAsync(Uri(relay, "/bert-upload"), body, CoapContentFormat.OctetStream);
 
         stored.IsSuccess.Should().BeTrue(stored.ToString());
-        List<CoapMessage> puts = [.. relay.FromClient.Where(m => m.Code == CoapCode.Put)];
+        List<CoapMessage> puts = await relay.ClientFramesAsync(m => m.Code == CoapCode.Put, 10, TimeSpan.FromSeconds(30));
         puts[0].Block1.Should().Be(new CoapBlock(0, true, 7), "BERT (SZX 7) from the first block");
         puts[0].Size1.Should().Be((uint)body.Length);
         puts.Should().OnlyContain(m => m.Block1!.Value.SizeExponent == 7);
