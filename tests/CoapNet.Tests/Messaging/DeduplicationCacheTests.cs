@@ -117,4 +117,70 @@ public class DeduplicationCacheTests
         cache.Evictions.Should().Be(0);
         cache.Count.Should().Be(3);
     }
+
+    [Fact]
+    public void EveryLiveEntryIsFoundWhileEntriesExpireAndTheIndexGrows()
+    {
+        // Random lookups over 8,000 keys of 4 peers, one tick apart, against a model: an entry is a duplicate exactly while
+        // its lifetime (CON or NON) runs. Up to about 1,200 live entries grow the index from 2,048 places to 4,096, and
+        // entries leave it all the time, so its probe runs wrap and shift.
+        CoapPeer[] peers = [.. Enumerable.Range(0, 4).Select(i => CoapPeer.Udp(new IPEndPoint(IPAddress.Loopback, 6000 + i)))];
+        DeduplicationCache cache = new(5000);
+        Dictionary<(int Peer, ushort Id), long> expiries = [];
+        Random random = new(39);
+        for (long now = 0; now < 40_000; now++)
+        {
+            (int peer, ushort id) key = (random.Next(peers.Length), (ushort)random.Next(2000));
+            long lifetime = random.Next(2) == 0 ? 1500 : 1000;
+            bool expected = expiries.TryGetValue(key, out long expiry) && expiry > now;
+            cache.TryGetOrAdd(peers[key.peer], key.id, now, lifetime, out _, out _, out _).Should().Be(expected, $"at tick {now}");
+            if (!expected)
+            {
+                expiries[key] = now + lifetime;
+            }
+        }
+
+        cache.Evictions.Should().Be(0);
+        cache.Count.Should().Be(expiries.Values.Count(expiry => expiry > 39_999));
+    }
+
+    [Theory]
+    [InlineData(300, 1_000_000_000, 400, 20_000)]
+    [InlineData(8, 20, 12, 200_000)]
+    public void AFullCacheEvictsInArrivalOrderWhateverTheKeys(int capacity, long lifetime, int ids, int lookups)
+    {
+        // The same against a model of one lifetime and the capacity: expired entries leave first; then, at the capacity,
+        // the oldest goes before each lookup unless it is the one looked up (then it is a duplicate). The small case keeps
+        // 8 entries in an index of 16 places, so probe runs wrap around its end all the time.
+        CoapPeer[] peers = [Peer, Other];
+        DeduplicationCache cache = new(capacity);
+        LinkedList<((int Peer, ushort Id) Key, long Expiry)> order = new();
+        HashSet<(int Peer, ushort Id)> live = [];
+        Random random = new(41);
+        for (long now = 0; now < lookups; now++)
+        {
+            (int peer, ushort id) key = (random.Next(peers.Length), (ushort)random.Next(ids));
+            while (order.First is { } oldest && oldest.Value.Expiry <= now)
+            {
+                live.Remove(oldest.Value.Key);
+                order.RemoveFirst();
+            }
+
+            if (live.Count >= capacity && order.First!.Value.Key != key)
+            {
+                live.Remove(order.First.Value.Key);
+                order.RemoveFirst();
+            }
+
+            bool expected = live.Contains(key);
+            cache.TryGetOrAdd(peers[key.peer], key.id, now, lifetime, out _, out _, out _).Should().Be(expected, $"at tick {now}");
+            if (!expected)
+            {
+                live.Add(key);
+                order.AddLast((key, now + lifetime));
+            }
+        }
+
+        cache.Count.Should().Be(live.Count);
+    }
 }

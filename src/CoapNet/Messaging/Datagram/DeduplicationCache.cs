@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using CoapNet.Channels;
 
 namespace CoapNet.Messaging.Datagram;
@@ -27,7 +26,13 @@ namespace CoapNet.Messaging.Datagram;
 /// </remarks>
 internal sealed class DeduplicationCache
 {
-    private readonly Dictionary<Key, int> _index;
+    // The index from key to slot: open addressing with linear probing, each entry (hash << 32) | (slot + 1), 0 for none,
+    // at most half full. Under load the cache is at its capacity and every request evicts the oldest entry and adds its
+    // own: with a Dictionary that was a bucket and an entry to reach for each, cache misses in a 16,384-entry table
+    // (0.24 us of a UDP request's 4.5, issue 39). Here a probe reads one line of the table, which holds the hashes, and
+    // a removal finds its entry from the slot's stored hash, without comparing keys.
+    private long[] _table;
+    private int _count;
 
     // One queue per lifetime (CON: EXCHANGE_LIFETIME, NON: NON_LIFETIME): within each, arrival order is expiry order.
     private readonly List<(long Lifetime, Queue<Ticket> Queue)> _queues = new(2);
@@ -40,11 +45,11 @@ internal sealed class DeduplicationCache
     {
         _capacity = capacity;
         int initial = Math.Min(capacity, 1024);
-        _index = new Dictionary<Key, int>(initial);
+        _table = new long[TableSizeFor(initial)];
         _slots = new Slot[initial];
     }
 
-    public int Count => _index.Count;
+    public int Count => _count;
 
     /// <summary>How many live entries were evicted to make room (a sign of a flood).</summary>
     public long Evictions { get; private set; }
@@ -65,15 +70,18 @@ internal sealed class DeduplicationCache
     {
         RemoveExpired(now);
         Key key = new(remote, messageId);
-        if (_index.Count >= _capacity)
+        uint hash = Hash(key);
+        if (_count >= _capacity)
         {
-            // Evicted before the lookup below, so that the dictionary is not changed while a reference into it is held.
+            // Evicted before the lookup below, so that the position it finds stays where it is.
             EvictFirstToExpire(key);
         }
 
-        ref int index = ref CollectionsMarshal.GetValueRefOrAddDefault(_index, key, out bool exists);
-        if (exists)
+        int position = Find(key, hash);
+        int index;
+        if (position >= 0)
         {
+            index = (int)_table[position] - 1;
             ref Slot existing = ref _slots[index];
             if (existing.ExpiresAt > now)
             {
@@ -83,11 +91,28 @@ internal sealed class DeduplicationCache
                 return true;
             }
 
-            // Expired but still queued behind a longer-lived entry: its slot is freed (its ticket goes stale) and the key gets a new one.
+            // Expired but still queued behind a longer-lived entry: its slot is freed (its ticket goes stale) and the key
+            // gets a new one, in the same place of the index.
             Free(index);
+            index = Allocate(key, hash, now + lifetimeTicks);
+            _table[position] = Entry(hash, index);
+        }
+        else
+        {
+            index = Allocate(key, hash, now + lifetimeTicks);
+            if (++_count > _table.Length / 2)
+            {
+                Grow();
+                position = ~Find(key, hash);
+            }
+            else
+            {
+                position = ~position;
+            }
+
+            _table[position] = Entry(hash, index);
         }
 
-        index = Allocate(key, now + lifetimeTicks);
         ticket = new Ticket(index, _slots[index].Generation);
         if (exchange is not null)
         {
@@ -146,7 +171,7 @@ internal sealed class DeduplicationCache
         return added;
     }
 
-    private int Allocate(Key key, long expiresAt)
+    private int Allocate(Key key, uint hash, long expiresAt)
     {
         int index;
         if (_free >= 0)
@@ -166,8 +191,93 @@ internal sealed class DeduplicationCache
 
         ref Slot slot = ref _slots[index];
         slot.Key = key;
+        slot.Hash = hash;
         slot.ExpiresAt = expiresAt;
         return index;
+    }
+
+    // A key's hash: the peer's (cached in it) and the Message ID, mixed so that consecutive IDs of one peer spread over
+    // the table rather than fill a run of it.
+    private static uint Hash(Key key)
+    {
+        uint h = (uint)key.Remote.GetHashCode() ^ (key.MessageId * 0x9E3779B1u);
+        h ^= h >> 15;
+        h *= 0x2C1B3C6Du;
+        return h ^ (h >> 12);
+    }
+
+    private static long Entry(uint hash, int slot) => ((long)hash << 32) | (uint)(slot + 1);
+
+    // The index's size for a number of slots: a power of two at least twice it, so it is at most half full.
+    private static int TableSizeFor(int slots) => (int)Math.Max(16, System.Numerics.BitOperations.RoundUpToPowerOf2((uint)slots * 2));
+
+    /// <summary>The position of <paramref name="key"/> in the index, or the complement of the empty position where it would go.</summary>
+    private int Find(Key key, uint hash)
+    {
+        long[] table = _table;
+        int mask = table.Length - 1;
+        for (int i = (int)hash & mask; ; i = (i + 1) & mask)
+        {
+            long entry = table[i];
+            if (entry == 0)
+            {
+                return ~i;
+            }
+
+            if ((uint)(entry >> 32) == hash && _slots[(int)entry - 1].Key == key)
+            {
+                return i;
+            }
+        }
+    }
+
+    /// <summary>Takes the slot's entry out of the index, moving later entries of its run back so every probe still finds them.</summary>
+    private void RemoveFromIndex(int index)
+    {
+        long[] table = _table;
+        int mask = table.Length - 1;
+        int hole = (int)_slots[index].Hash & mask;
+        while ((int)table[hole] != index + 1)
+        {
+            hole = (hole + 1) & mask;
+        }
+
+        // Backward-shift deletion (linear probing): an entry after the hole moves into it unless its home position lies
+        // cyclically after the hole and at or before the entry's place (then a probe from its home never crosses the hole).
+        for (int next = (hole + 1) & mask; table[next] != 0; next = (next + 1) & mask)
+        {
+            int home = (int)(uint)(table[next] >> 32) & mask;
+            bool stays = hole <= next ? home > hole && home <= next : home > hole || home <= next;
+            if (!stays)
+            {
+                table[hole] = table[next];
+                hole = next;
+            }
+        }
+
+        table[hole] = 0;
+        _count--;
+    }
+
+    private void Grow()
+    {
+        long[] larger = new long[_table.Length * 2];
+        int mask = larger.Length - 1;
+        foreach (long entry in _table)
+        {
+            if (entry != 0)
+            {
+                int i = (int)(uint)(entry >> 32) & mask;
+                while (larger[i] != 0)
+                {
+                    i = (i + 1) & mask;
+                }
+
+                larger[i] = entry;
+            }
+        }
+
+        _table = larger;
     }
 
     /// <summary>Frees a slot (its key is removed from the index by the caller or replaced): its generation moves on, so its tickets go stale.</summary>
@@ -198,7 +308,7 @@ internal sealed class DeduplicationCache
                 queue.Dequeue();
                 if (live)
                 {
-                    _index.Remove(_slots[oldest.Index].Key);
+                    RemoveFromIndex(oldest.Index);
                     Free(oldest.Index);
                 }
             }
@@ -208,7 +318,7 @@ internal sealed class DeduplicationCache
     /// <summary>Evicts the live entry that expires first, unless it is <paramref name="spared"/> (the message being looked up, which is then a duplicate).</summary>
     private void EvictFirstToExpire(Key spared)
     {
-        while (_index.Count >= _capacity)
+        while (_count >= _capacity)
         {
             Queue<Ticket>? from = null;
             long first = long.MaxValue;
@@ -233,7 +343,7 @@ internal sealed class DeduplicationCache
             }
 
             Ticket evicted = from.Dequeue();
-            _index.Remove(_slots[evicted.Index].Key);
+            RemoveFromIndex(evicted.Index);
             Free(evicted.Index);
             Evictions++;
         }
@@ -254,6 +364,9 @@ internal sealed class DeduplicationCache
     private struct Slot
     {
         public Key Key;
+
+        /// <summary>The key's hash, by which its entry in the index is found again.</summary>
+        public uint Hash;
         public long ExpiresAt;
         public int Generation;
         public int NextFree;
