@@ -259,7 +259,7 @@ public sealed partial class CoapMessage
             return options.TryGet(number, out entry);
         }
 
-        if ((ushort)number > _lastWireOption)
+        if (!MayHaveWireOption(number))
         {
             entry = default;
             return false;
@@ -283,12 +283,21 @@ public sealed partial class CoapMessage
         return false;
     }
 
+    /// <summary>False when the wire bytes surely do not hold the option (see _lowWireOptions); true when they may.</summary>
+    private bool MayHaveWireOption(CoapOptionNumber number)
+        => (int)number < 16 ? (_lowWireOptions & (1 << (int)number)) != 0 : (int)number <= _lastWireOption || _lastWireOption == byte.MaxValue;
+
     /// <summary>The values of every option with <paramref name="number"/> as UTF-8 strings, read without creating the collection.</summary>
     private string[] GetStrings(CoapOptionNumber number)
     {
         if (_options is { } options)
         {
             return options.GetStrings(number);
+        }
+
+        if (!MayHaveWireOption(number))
+        {
+            return [];
         }
 
         int count = 0;

@@ -29,10 +29,13 @@ public sealed partial class CoapMessage
     private CoapOptionCollection? _options;
     private byte _tokenLength;
 
-    // The highest option number among the wire bytes in _head (options are in ascending order, RFC 7252 section 3.1),
-    // so a lookup of a higher number, most of a request's (Block1/2, Size1/2, Accept, Echo, No-Response, Request-Tag
-    // above a GET's Uri-Path), answers without reading them (issue 25). It fits the padding of the 64-byte object.
-    private ushort _lastWireOption;
+    // What the wire bytes in _head hold, so that a lookup of an option the message does not carry (most of the stages'
+    // lookups) answers without reading them: which of the numbers 0-15 are present (If-Match, Uri-Host, ETag, Observe,
+    // OSCORE, Uri-Path, Content-Format, Uri-Query among them; issue 39), and the highest number, as options come in
+    // ascending order (RFC 7252 section 3.1), 255 standing for any above 254 (issue 25). Both fit the padding of the
+    // 64-byte object.
+    private ushort _lowWireOptions;
+    private byte _lastWireOption;
 
     /// <summary>Creates an empty confirmable message with code 0.00.</summary>
     public CoapMessage()
@@ -41,7 +44,9 @@ public sealed partial class CoapMessage
 
     // The parser builds the message in one step with already validated parts: the token, then either the options
     // collection, or in head after the token the options' wire bytes (without the payload marker) to read on demand.
-    internal CoapMessage(CoapMessageType type, CoapCode code, ushort messageId, ReadOnlyMemory<byte> head, int tokenLength, CoapOptionCollection? options, ReadOnlyMemory<byte> payload, ushort lastWireOption)
+    // lastWireOption and lowWireOptions describe the wire bytes: the highest number among them, and a bit for each number
+    // below 16 among them.
+    internal CoapMessage(CoapMessageType type, CoapCode code, ushort messageId, ReadOnlyMemory<byte> head, int tokenLength, CoapOptionCollection? options, ReadOnlyMemory<byte> payload, int lastWireOption, ushort lowWireOptions)
     {
         Type = type;
         Code = code;
@@ -50,7 +55,8 @@ public sealed partial class CoapMessage
         _tokenLength = (byte)tokenLength;
         _options = options;
         Payload = payload;
-        _lastWireOption = lastWireOption;
+        _lastWireOption = (byte)Math.Min(lastWireOption, byte.MaxValue);
+        _lowWireOptions = lowWireOptions;
     }
 
     /// <summary>The message type (datagram framing only).</summary>
@@ -138,7 +144,7 @@ public sealed partial class CoapMessage
 
         // The parser's array, already in option-number order, becomes the collection: nothing to insert or grow.
         CoapOptionEntry[] entries = ParseUri(uri, defaultPortOf);
-        return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default, 0);
+        return new CoapMessage(type, method, 0, default, 0, entries.Length == 0 ? null : new CoapOptionCollection(entries), default, 0, 0);
     }
 
     /// <summary>
@@ -227,7 +233,7 @@ public sealed partial class CoapMessage
 
     /// <summary>A shallow copy with <paramref name="token"/> (options and payload shared): what goes on the wire for a response, for a log line.</summary>
     internal CoapMessage WithToken(ReadOnlyMemory<byte> token)
-        => new(Type, Code, MessageId, token, token.Length, _options ?? (TryGetWireOptions(out ReadOnlyMemory<byte> wire) ? Serialization.CoapMessageSerializer.ParseWireOptions(wire) : null), Payload, 0);
+        => new(Type, Code, MessageId, token, token.Length, _options ?? (TryGetWireOptions(out ReadOnlyMemory<byte> wire) ? Serialization.CoapMessageSerializer.ParseWireOptions(wire) : null), Payload, 0, 0);
 
     /// <summary>A copy (type, code, token, the same payload memory) without the options numbered <paramref name="except"/>: for the stages, which must not modify a message a handler may share.</summary>
     internal CoapMessage CopyWithout(CoapOptionNumber except) => CopyWithout(except, except);

@@ -168,7 +168,7 @@ public sealed class CoapRequestBuilder
 
         // One copy of the ready entries: the message may change its options without touching the builder's.
         CoapOptionCollection? options = _entries.Length == 0 ? null : new CoapOptionCollection((CoapOptionEntry[])_entries.Clone());
-        return new CoapMessage(type, method, 0, default, 0, options, default, 0);
+        return new CoapMessage(type, method, 0, default, 0, options, default, 0, 0);
     }
 
     /// <summary>Replaces the Uri-Host, Uri-Port, Uri-Path and Uri-Query options of <paramref name="message"/> with this target's; other options stay.</summary>

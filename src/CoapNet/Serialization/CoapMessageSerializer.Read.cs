@@ -337,7 +337,7 @@ public sealed partial class CoapMessageSerializer
 
             if (slots.Count == 0)
             {
-                message = new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, null, payload, 0);
+                message = new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, null, payload, 0, 0);
                 return true;
             }
 
@@ -345,8 +345,8 @@ public sealed partial class CoapMessageSerializer
             // one copied in segments, gets its collection now, so that no lookup walks thousands of option headers.
             int optionsEnd = payloadStart == data.Length ? data.Length : payloadStart - 1;
             message = contiguous && slots.Count <= CompactOptionThreshold
-                ? new CoapMessage(type, new CoapCode(code), messageId, bytes.Slice(tokenStart, optionsEnd - tokenStart), tokenLength, null, payload, (ushort)slots.LastNumber)
-                : new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, slots.ToCollection(bytes), payload, 0);
+                ? new CoapMessage(type, new CoapCode(code), messageId, bytes.Slice(tokenStart, optionsEnd - tokenStart), tokenLength, null, payload, slots.LastNumber, slots.LowNumbers)
+                : new CoapMessage(type, new CoapCode(code), messageId, tokenLength == 0 ? default : bytes.Slice(tokenStart, tokenLength), tokenLength, slots.ToCollection(bytes), payload, 0, 0);
             return true;
         }
         finally
@@ -572,6 +572,9 @@ public sealed partial class CoapMessageSerializer
         /// <summary>The number of the last option added: the highest, as options come in ascending order.</summary>
         public int LastNumber { get; private set; }
 
+        /// <summary>A bit for each option number below 16 added (see CoapMessage's _lowWireOptions).</summary>
+        public ushort LowNumbers { get; private set; }
+
         public readonly ReadOnlySpan<ulong> Packed => _slots[..Count];
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -584,6 +587,10 @@ public sealed partial class CoapMessageSerializer
 
             _slots[Count++] = CoapOptionTable.Pack(number, offset, length);
             LastNumber = number;
+            if (number < 16)
+            {
+                LowNumbers |= (ushort)(1 << number);
+            }
         }
 
         public readonly CoapOptionCollection ToCollection(in CoapMessageBytes bytes)
