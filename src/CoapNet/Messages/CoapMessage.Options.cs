@@ -283,9 +283,12 @@ public sealed partial class CoapMessage
         return false;
     }
 
+    /// <summary>The bit of <paramref name="number"/> in a message's summary of its wire options (see _lowWireOptions): one for each number below 16, none above.</summary>
+    internal static ushort LowOptionBit(int number) => number < 16 ? (ushort)(1 << number) : (ushort)0;
+
     /// <summary>False when the wire bytes surely do not hold the option (see _lowWireOptions); true when they may.</summary>
     private bool MayHaveWireOption(CoapOptionNumber number)
-        => (int)number < 16 ? (_lowWireOptions & (1 << (int)number)) != 0 : (int)number <= _lastWireOption || _lastWireOption == byte.MaxValue;
+        => (int)number < 16 ? (_lowWireOptions & LowOptionBit((int)number)) != 0 : (int)number <= _lastWireOption || _lastWireOption == byte.MaxValue;
 
     /// <summary>The values of every option with <paramref name="number"/> as UTF-8 strings, read without creating the collection.</summary>
     private string[] GetStrings(CoapOptionNumber number)

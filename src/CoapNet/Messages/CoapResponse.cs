@@ -40,7 +40,7 @@ public sealed class CoapResponse
         // bytes like a parsed message's options and builds a collection only if its options are changed or listed;
         // a collection and its entry were about 100 bytes of every request a server answered (issue 11).
         ReadOnlyMemory<byte> options = contentFormat is ushort format ? ContentFormatOption(format) : default;
-        Message = new CoapMessage(CoapMessageType.Confirmable, code, 0, options, 0, null, payload, options.IsEmpty ? 0 : (int)CoapOptionNumber.ContentFormat, options.IsEmpty ? (ushort)0 : (ushort)(1 << (int)CoapOptionNumber.ContentFormat));
+        Message = new CoapMessage(CoapMessageType.Confirmable, code, 0, options, 0, null, payload, options.IsEmpty ? 0 : (int)CoapOptionNumber.ContentFormat, options.IsEmpty ? (ushort)0 : CoapMessage.LowOptionBit((int)CoapOptionNumber.ContentFormat));
     }
 
     /// <summary>

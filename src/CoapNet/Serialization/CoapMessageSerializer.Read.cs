@@ -587,10 +587,7 @@ public sealed partial class CoapMessageSerializer
 
             _slots[Count++] = CoapOptionTable.Pack(number, offset, length);
             LastNumber = number;
-            if (number < 16)
-            {
-                LowNumbers |= (ushort)(1 << number);
-            }
+            LowNumbers |= CoapMessage.LowOptionBit(number);
         }
 
         public readonly CoapOptionCollection ToCollection(in CoapMessageBytes bytes)

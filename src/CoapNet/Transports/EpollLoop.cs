@@ -152,20 +152,14 @@ internal sealed class EpollLoop
                 loops[i] = new EpollLoop(i, epolls[i]);
             }
 
-            StartWatchdog(loops);
+            new Thread(() => WatchLoop(loops))
+            {
+                IsBackground = true,
+                Name = "CoapNet TCP watchdog",
+            }.Start();
             Volatile.Write(ref s_loops, loops);
             return loops;
         }
-    }
-
-    private static void StartWatchdog(EpollLoop[] loops)
-    {
-
-        new Thread(() => WatchLoop(loops))
-        {
-            IsBackground = true,
-            Name = "CoapNet TCP watchdog",
-        }.Start();
     }
 
     /// <summary>Starts a thread that serves this loop as its owner from now on, first helping with <paramref name="rest"/> (a stalled thread's events).</summary>

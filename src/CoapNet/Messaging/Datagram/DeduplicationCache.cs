@@ -103,7 +103,7 @@ internal sealed class DeduplicationCache
             if (++_count > _table.Length / 2)
             {
                 Grow();
-                position = ~Find(key, hash);
+                position = EmptyFrom(_table, hash);
             }
             else
             {
@@ -208,6 +208,22 @@ internal sealed class DeduplicationCache
 
     private static long Entry(uint hash, int slot) => ((long)hash << 32) | (uint)(slot + 1);
 
+    // Where a probe for an entry starts: its hash's place in a table of mask + 1 places.
+    private static int Home(long entry, int mask) => (int)(uint)(entry >> 32) & mask;
+
+    // The first empty place from a hash's home: where an entry not in the table goes.
+    private static int EmptyFrom(long[] table, uint hash)
+    {
+        int mask = table.Length - 1;
+        int i = (int)hash & mask;
+        while (table[i] != 0)
+        {
+            i = (i + 1) & mask;
+        }
+
+        return i;
+    }
+
     // The index's size for a number of slots: a power of two at least twice it, so it is at most half full.
     private static int TableSizeFor(int slots) => (int)Math.Max(16, System.Numerics.BitOperations.RoundUpToPowerOf2((uint)slots * 2));
 
@@ -246,7 +262,7 @@ internal sealed class DeduplicationCache
         // cyclically after the hole and at or before the entry's place (then a probe from its home never crosses the hole).
         for (int next = (hole + 1) & mask; table[next] != 0; next = (next + 1) & mask)
         {
-            int home = (int)(uint)(table[next] >> 32) & mask;
+            int home = Home(table[next], mask);
             bool stays = hole <= next ? home > hole && home <= next : home > hole || home <= next;
             if (!stays)
             {
@@ -262,18 +278,11 @@ internal sealed class DeduplicationCache
     private void Grow()
     {
         long[] larger = new long[_table.Length * 2];
-        int mask = larger.Length - 1;
         foreach (long entry in _table)
         {
             if (entry != 0)
             {
-                int i = (int)(uint)(entry >> 32) & mask;
-                while (larger[i] != 0)
-                {
-                    i = (i + 1) & mask;
-                }
-
-                larger[i] = entry;
+                larger[EmptyFrom(larger, (uint)(entry >> 32))] = entry;
             }
         }
 
