@@ -224,14 +224,17 @@ internal sealed partial class BlockwiseStage
     }
 
     /// <summary>Adds the Block1 echo to a success response to a block (section 2.3): M=0 after a joined upload, the block's own after a non-atomic one.</summary>
-    private CoapMessage EchoBlock1(CoapExchange exchange, CoapMessage response)
+    /// <param name="exchange">The exchange the response answers.</param>
+    /// <param name="request">The request as it came up to this stage (<see cref="CoapExchange.RequestAt"/>).</param>
+    /// <param name="response">The response on its way down.</param>
+    private CoapMessage EchoBlock1(CoapExchange exchange, CoapMessage request, CoapMessage response)
     {
         CoapBlock echo;
         if (Slot<JoinedUpload>.Get(exchange.Features, this) is { } joined)
         {
             echo = joined.Echo;
         }
-        else if (exchange.RequestAt(this).Block1 is { } block)
+        else if (request.Block1 is { } block)
         {
             echo = new CoapBlock(block.Number, block.More, EchoExponent(block));
         }

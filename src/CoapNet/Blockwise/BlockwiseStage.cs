@@ -139,8 +139,8 @@ internal sealed partial class BlockwiseStage : CoapStage
     /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
-        response = EchoBlock1(exchange, response);
         CoapMessage request = exchange.RequestAt(this);
+        response = EchoBlock1(exchange, request, response);
         CoapBlock? asked = request.Block2;
         ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
         int? chosen = handlers?.BlockSize;
@@ -246,7 +246,7 @@ internal sealed partial class BlockwiseStage : CoapStage
                 stored = Store(Key(exchange.Peer, request), keyed, source, length, 0, stream);
             }
 
-            next(exchange, EchoBlock1(exchange, slice));
+            next(exchange, EchoBlock1(exchange, request, slice));
         }
         finally
         {

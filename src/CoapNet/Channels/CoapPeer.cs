@@ -155,11 +155,52 @@ public sealed class CoapPeer : IEquatable<CoapPeer>
 }
 
 /// <summary>Where a received request came from and where its answer goes: a datagram channel, or a stream connection.</summary>
-internal interface IPeerChannel
+/// <remarks>
+/// A class rather than an interface: each request's exchange asks its channel for the stages its response passes and whether
+/// it is reliable several times on the way up and down, and reading a field costs less than an interface dispatch through
+/// the message layer each time (issue 39).
+/// </remarks>
+internal abstract class PeerChannel
 {
+    private Messaging.ExchangeLayer? _stages;
+    private bool _stagesFound;
+
+    /// <param name="peer">The peer at the other end.</param>
+    /// <param name="isReliable">True for a connection (RFC 8323: no message types), as its message layer declares.</param>
+    protected PeerChannel(CoapPeer peer, bool isReliable)
+    {
+        Peer = peer;
+        IsReliable = isReliable;
+    }
+
     /// <summary>The peer at the other end.</summary>
-    CoapPeer Peer { get; }
+    public CoapPeer Peer { get; }
+
+    /// <summary>True over a connection, false over datagrams: what <see cref="Messaging.IMessageLayer.IsReliable"/> of <see cref="Layer"/> says.</summary>
+    public bool IsReliable { get; }
 
     /// <summary>The message layer that answers requests received this way.</summary>
-    Messaging.IMessageLayer Layer { get; }
+    public abstract Messaging.IMessageLayer Layer { get; }
+
+    /// <summary>
+    /// The exchange layer above <see cref="Layer"/> when it has stages, which a response from this channel's exchanges
+    /// passes on its way down; null without stages. Found on first use: the layers are assembled before any request arrives
+    /// and never change, so two threads that look at once find the same.
+    /// </summary>
+    public Messaging.ExchangeLayer? Stages
+    {
+        get
+        {
+            if (!Volatile.Read(ref _stagesFound))
+            {
+                _stages = Layer.Upper is Messaging.ExchangeLayer { HasStages: true } layer ? layer : null;
+                Volatile.Write(ref _stagesFound, true);
+            }
+
+            return _stages;
+        }
+    }
+
+    /// <summary>True when <paramref name="message"/>, sent with a token of <paramref name="tokenLength"/> bytes, fits one message to <see cref="Peer"/>.</summary>
+    public abstract bool Fits(Messages.CoapMessage message, int tokenLength);
 }

@@ -9,28 +9,28 @@ namespace CoapNet.Channels;
 /// One path to a peer over a datagram transport: the transport's socket and the peer's address.
 /// A frame is a whole datagram (RFC 7252 section 3), so encoding is one exactly sized array.
 /// </summary>
-internal sealed class DatagramChannel : IPeerChannel
+internal sealed class DatagramChannel : PeerChannel
 {
     private readonly IDatagramTransport _transport;
     private readonly CoapMessageSerializer _serializer;
     private readonly DatagramChannels _owner;
 
     public DatagramChannel(IDatagramTransport transport, CoapMessageSerializer serializer, CoapPeer peer, DatagramChannels owner)
+        : base(peer, isReliable: false)
     {
         _transport = transport;
         _serializer = serializer;
-        Peer = peer;
         _owner = owner;
     }
-
-    /// <summary>Who is on the other side.</summary>
-    public CoapPeer Peer { get; }
 
     /// <summary>The channels this one belongs to.</summary>
     public DatagramChannels Owner => _owner;
 
     /// <summary>The message layer the channels deliver to, which answers the requests that came this way.</summary>
-    public Messaging.IMessageLayer Layer => _owner.Layer;
+    public override Messaging.IMessageLayer Layer => _owner.Layer;
+
+    /// <inheritdoc/>
+    public override bool Fits(CoapMessage message, int tokenLength) => Layer.Fits(Peer, message, tokenLength);
 
     /// <summary>Serializes <paramref name="message"/> into a new datagram.</summary>
     /// <exception cref="ArgumentException">The message cannot be serialized or exceeds the maximum datagram size.</exception>

@@ -28,7 +28,7 @@ public sealed class CoapExchange : IFeatureOwner
     // every request uses (issue 11).
     private FeatureEntry[]? _features;
 
-    internal CoapExchange(CoapMessage request, IPeerChannel channel)
+    internal CoapExchange(CoapMessage request, PeerChannel channel)
     {
         Request = request;
         LowerState = channel;
@@ -64,7 +64,7 @@ public sealed class CoapExchange : IFeatureOwner
     public CoapFeatures Features => new(this);
 
     /// <summary>True when the request came over a connection transport (RFC 8323: reliable, ordered, no message types), as its message layer declares.</summary>
-    public bool IsReliable => LowerState.Layer.IsReliable;
+    public bool IsReliable => LowerState.IsReliable;
 
     /// <summary>The BERT block size toward this peer (RFC 8323 section 6), or 0 when BERT is not available (always over datagrams).</summary>
     public int BertBlockSize => LowerState.Layer.BertBlockSize(Peer);
@@ -73,13 +73,13 @@ public sealed class CoapExchange : IFeatureOwner
     /// True when this exchange carries a further response to its request (<see cref="ForFurtherResponse"/>): an Observe
     /// notification, a Q-Block2 block after the first. Its response goes out as a message of its own with the request's token.
     /// </summary>
-    public bool IsFurtherResponse => Features.GetCore(typeof(FurtherResponseKey)) is not null;
+    public bool IsFurtherResponse => GetFeature(typeof(FurtherResponseKey)) is not null;
 
     /// <inheritdoc/>
     ref FeatureEntry[]? IFeatureOwner.FeatureSlot => ref _features;
 
     /// <summary>Where the request came from and the answer goes: the channel over UDP, the connection over TCP (each knows its message layer).</summary>
-    internal IPeerChannel LowerState { get; }
+    internal PeerChannel LowerState { get; }
 
     /// <summary>The layer below's number for this request (over UDP, its deduplication entry, where the reply is recorded for duplicates).</summary>
     internal long LowerTicket { get; set; }
@@ -101,7 +101,7 @@ public sealed class CoapExchange : IFeatureOwner
     internal TimeSpan ElapsedSinceArrival => TimeSpan.FromMicroseconds(unchecked(Microseconds(System.Diagnostics.Stopwatch.GetTimestamp()) - ArrivedAt));
 
     /// <summary>The stages the response passes on its way down: the layer above the one that made the exchange, when it has stages.</summary>
-    internal ExchangeLayer? Layer => LowerState.Layer.Upper is ExchangeLayer { HasStages: true } layer ? layer : null;
+    internal ExchangeLayer? Layer => LowerState.Stages;
 
     /// <summary>
     /// An exchange for one more response to this request, answered later: an Observe notification (RFC 7641 section 4.2),
@@ -119,7 +119,7 @@ public sealed class CoapExchange : IFeatureOwner
         ArgumentNullException.ThrowIfNull(listener);
         CoapExchange further = new(Request, LowerState) { LowerTicket = LowerTicket };
         further.Features.SetCore(typeof(FurtherResponseKey), listener);
-        if (Features.GetCore(typeof(Replacement)) is Replacement replaced)
+        if (GetFeature(typeof(Replacement)) is Replacement replaced)
         {
             // Each stage goes on seeing the request as it came up to it: below OSCORE, the protected registration.
             further.Features.SetCore(typeof(Replacement), replaced);
@@ -187,7 +187,7 @@ public sealed class CoapExchange : IFeatureOwner
         // The replacements, newest (nearest the application) first: the stage sees what the lowest replacer at or above it
         // saw, or, above every replacer, the application's request.
         CoapMessage seen = Request;
-        for (Replacement? replacement = Features.GetCore(typeof(Replacement)) as Replacement; replacement is not null && replacement.StageIndex <= index; replacement = replacement.Older)
+        for (Replacement? replacement = GetFeature(typeof(Replacement)) as Replacement; replacement is not null && replacement.StageIndex <= index; replacement = replacement.Older)
         {
             seen = replacement.Seen;
         }
@@ -218,7 +218,7 @@ public sealed class CoapExchange : IFeatureOwner
             throw new ArgumentException($"{request.Code} is not a request method; a replaced request stays a request.", nameof(request));
         }
 
-        Replacement? newest = Features.GetCore(typeof(Replacement)) as Replacement;
+        Replacement? newest = GetFeature(typeof(Replacement)) as Replacement;
         if (newest is not null && newest.StageIndex < index)
         {
             throw new InvalidOperationException($"The stage {stage.GetType().Name} replaced the request after a stage above it had: a stage replaces the request on its way up, before passing it on.");
@@ -291,7 +291,7 @@ public sealed class CoapExchange : IFeatureOwner
             previous = seen;
         }
 
-        if (Features.GetCore(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
+        if (GetFeature(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
         {
             // Nothing was sent, so nothing below waits for it: only its listener hears.
             listener.OnDropped();
@@ -307,7 +307,7 @@ public sealed class CoapExchange : IFeatureOwner
     /// </summary>
     /// <param name="message">A response this exchange may send.</param>
     /// <returns>True when it goes in one message.</returns>
-    public bool FitsOneMessage(CoapMessage message) => LowerState.Layer.Fits(Peer, message, Request.Token.Length);
+    public bool FitsOneMessage(CoapMessage message) => LowerState.Fits(message, Request.Token.Length);
 
     private void Send(CoapMessage response, CoapStage? from)
     {
@@ -361,7 +361,7 @@ public sealed class CoapExchange : IFeatureOwner
     /// <summary>Sends the response below the stages (the last stage's "next"): a further response as a message of its own, anything else as the response to the request.</summary>
     internal void SendBelowStages(CoapMessage wire)
     {
-        if (Features.GetCore(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
+        if (GetFeature(typeof(FurtherResponseKey)) is ICoapDeliveryListener listener)
         {
             // The layer below sends a further response (a notification, a Q-Block2 block) as a message of its own with the token.
             LowerState.Layer.SendNotification(this, wire, listener);
@@ -379,7 +379,13 @@ public sealed class CoapExchange : IFeatureOwner
     /// The sender as the handler sees it: the transport's peer, or the one a stage authenticated end to end
     /// (<see cref="ReplaceRequest(CoapStage, CoapMessage, CoapSecurityContext)"/>).
     /// </summary>
-    internal CoapPeer ApplicationPeer => Features.GetCore(typeof(AuthenticatedPeerKey)) as CoapPeer ?? Peer;
+    internal CoapPeer ApplicationPeer => GetFeature(typeof(AuthenticatedPeerKey)) as CoapPeer ?? Peer;
+
+    /// <summary>
+    /// What <see cref="Features"/> keeps under <paramref name="key"/>. Most exchanges keep nothing: this answers them from the
+    /// field, before a lookup that reaches the list through the feature owner's interface (issue 39).
+    /// </summary>
+    private object? GetFeature(Type key) => Volatile.Read(ref _features) is null ? null : Features.GetCore(key);
 
     /// <summary>The position of <paramref name="stage"/> in the chain this exchange passes.</summary>
     /// <exception cref="ArgumentException">The stage is null or not one of this endpoint's.</exception>

@@ -946,10 +946,10 @@ public sealed class StageContractTests : IDisposable
     }
 
     /// <summary>A channel for an exchange that never answers: the features need no layer below.</summary>
-    private sealed class DetachedChannel : CoapNet.Channels.IPeerChannel
+    private sealed class DetachedChannel() : CoapNet.Channels.PeerChannel(CoapNet.Channels.CoapPeer.Udp(new IPEndPoint(IPAddress.Loopback, 5683)), isReliable: false)
     {
-        public CoapNet.Channels.CoapPeer Peer { get; } = CoapNet.Channels.CoapPeer.Udp(new IPEndPoint(IPAddress.Loopback, 5683));
+        public override IMessageLayer Layer => throw new InvalidOperationException("This exchange is not attached to an endpoint.");
 
-        public IMessageLayer Layer => throw new InvalidOperationException("This exchange is not attached to an endpoint.");
+        public override bool Fits(CoapNet.Messages.CoapMessage message, int tokenLength) => throw new InvalidOperationException("This exchange is not attached to an endpoint.");
     }
 }

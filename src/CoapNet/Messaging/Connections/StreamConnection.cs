@@ -20,7 +20,7 @@ namespace CoapNet.Messaging.Connections;
 /// hands a stalled socket to a new thread. State changes happen under <see cref="_gate"/>; calls into the exchange
 /// layer happen outside it.
 /// </remarks>
-internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
+internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
 {
     // What a read loop writes after a read before it reads again, in the writer's batches: the responses of a full read
     // (MaxRequestsInFlight frames at most) and then some; more, queued by other threads meanwhile, is the write loop's.
@@ -51,9 +51,9 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
     private long _lastActivity;
 
     public StreamConnection(StreamConnectionLayer layer, CoapPeer peer)
+        : base(peer, isReliable: true)
     {
         _layer = layer;
-        Peer = peer;
         _writer = new ConnectionWriter(this, layer.Options.MaxRequestsInFlight);
 
         // RFC 8323 section 5.3: our CSM is the first message we send, before anything else can be queued.
@@ -69,8 +69,6 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
         Closed,
     }
 
-    public CoapPeer Peer { get; }
-
     /// <inheritdoc/>
     public AddressGroup Group => AddressGroup.Of(Peer.EndPoint.Address);
 
@@ -78,7 +76,16 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
     public TimeSpan IdleFor => _layer.Time.GetElapsedTime(Volatile.Read(ref _lastActivity));
 
     /// <inheritdoc/>
-    public IMessageLayer Layer => _layer;
+    public override IMessageLayer Layer => _layer;
+
+    /// <inheritdoc/>
+    /// <remarks>
+    /// Against this connection's own peer limit, not whichever connection the layer now keeps for the peer. Read without the
+    /// lock: a 32-bit read is whole, and a CSM that raises the limit meanwhile (RFC 8323 section 5.3.1) only moves the
+    /// answer for a message sent as it arrives, which the send checks again under the lock.
+    /// </remarks>
+    public override bool Fits(CoapMessage message, int tokenLength)
+        => CoapStreamChannel.MeasureForSend(message, tokenLength) <= _signaling.PeerMaxMessageSize;
 
     private bool IsClosed
     {
@@ -337,6 +344,7 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
     /// <exception cref="ArgumentException">The response exceeds the peer's Max-Message-Size; nothing was sent.</exception>
     public void SendResponse(CoapMessage response, ReadOnlyMemory<byte> token, int size)
     {
+        bool releasing;
         lock (_gate)
         {
             if (size > _signaling.PeerMaxMessageSize)
@@ -354,23 +362,35 @@ internal sealed class StreamConnection : IPeerChannel, IAdmissionEntry
             {
                 _writer.Enqueue(new OutgoingFrame(response, null, null, token));
             }
+
+            releasing = _state == State.Releasing;
         }
 
-        CheckReleased();
+        // Only a releasing connection can be done (RFC 8323 section 5.5); the others skip a second lock a response.
+        if (releasing)
+        {
+            CheckReleased();
+        }
     }
 
     /// <summary>A request of the peer's ends with no response (RFC 7967): it no longer counts as in flight, which a written response would have ended.</summary>
     public void EndWithoutResponse()
     {
+        bool releasing;
         lock (_gate)
         {
             if (_incomingInFlight > 0)
             {
                 _incomingInFlight--;
             }
+
+            releasing = _state == State.Releasing;
         }
 
-        CheckReleased();
+        if (releasing)
+        {
+            CheckReleased();
+        }
     }
 
     /// <summary>Queues a notification (RFC 7641 over RFC 8323 section 7.1: a plain frame); false when the connection is closed.</summary>
