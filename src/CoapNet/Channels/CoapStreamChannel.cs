@@ -27,6 +27,7 @@ internal sealed class CoapStreamChannel : IDisposable
     private readonly CoapMessageSerializer _reader;
     private readonly ITimer _sendWatchdog;
     private readonly TimeSpan _sendTimeout;
+    private readonly BatchWriter _output;
 
     /// <summary>Creates the channel.</summary>
     /// <param name="connection">The connection; the channel does not own it.</param>
@@ -38,6 +39,7 @@ internal sealed class CoapStreamChannel : IDisposable
         _connection = connection;
         _reader = reader;
         _sendTimeout = sendTimeout;
+        _output = new BatchWriter(connection.Transport.Output);
 
         // One timer per connection, armed only while a flush waits: the common, immediate flush costs nothing.
         _sendWatchdog = time.CreateTimer(
@@ -156,7 +158,7 @@ internal sealed class CoapStreamChannel : IDisposable
         try
         {
             // Measures first and throws before writing anything, so a refused message never leaves half a frame behind.
-            Writer.Serialize(message, token is { } own ? new CoapMessageSerializer.WireHeader(message.Type, message.MessageId, own) : CoapMessageSerializer.WireHeader.Of(message), _connection.Transport.Output);
+            Writer.Serialize(message, token is { } own ? new CoapMessageSerializer.WireHeader(message.Type, message.MessageId, own) : CoapMessageSerializer.WireHeader.Of(message), _output);
             return true;
         }
         catch (Exception exception) when (exception is IOException or InvalidOperationException or ObjectDisposedException)
@@ -166,8 +168,8 @@ internal sealed class CoapStreamChannel : IDisposable
         }
     }
 
-    /// <summary>The bytes written and not yet flushed; 0 from a transport whose output cannot tell (then only the frame count bounds a batch).</summary>
-    public long Unflushed => _connection.Transport.Output is { CanGetUnflushedBytes: true } output ? output.UnflushedBytes : 0;
+    /// <summary>The bytes written and not yet flushed: this batch's, and what the transport's output still holds when it can tell.</summary>
+    public long Unflushed => _output.Pending + (_connection.Transport.Output is { CanGetUnflushedBytes: true } output ? output.UnflushedBytes : 0);
 
     /// <summary>Flushes what <see cref="Write"/> wrote. The caller is the one writer: it awaits this before writing again.</summary>
     /// <returns>True when flushed; false when the connection is gone (closed, aborted, or timed out by the send timeout).</returns>
@@ -175,6 +177,7 @@ internal sealed class CoapStreamChannel : IDisposable
     {
         try
         {
+            _output.Commit();
             ValueTask<FlushResult> flushing = _connection.Transport.Output.FlushAsync();
             FlushResult flushed;
             if (flushing.IsCompleted)
@@ -206,4 +209,59 @@ internal sealed class CoapStreamChannel : IDisposable
 
     /// <inheritdoc/>
     public void Dispose() => _sendWatchdog.Dispose();
+
+    /// <summary>
+    /// The frames of one batch, written into the transport's output and handed to it with one <see cref="PipeWriter.Advance"/>
+    /// at the flush. A pipe takes its lock on each Advance, and the serializer advances twice a frame (head, then payload):
+    /// two locks a response under pipelined load, where a batch holds many (issue 39).
+    /// </summary>
+    /// <remarks>Its one user at a time is the channel's one writer, so it needs no lock either.</remarks>
+    private sealed class BatchWriter(PipeWriter output) : IBufferWriter<byte>
+    {
+        // What the output lent with GetMemory and this batch has not handed back yet, and how much of it is written.
+        private Memory<byte> _memory;
+        private int _written;
+
+        /// <summary>The bytes written since the last <see cref="Commit"/>.</summary>
+        public int Pending => _written;
+
+        /// <inheritdoc/>
+        public void Advance(int count)
+        {
+            if ((uint)count > (uint)(_memory.Length - _written))
+            {
+                throw new ArgumentOutOfRangeException(nameof(count), count, $"Advanced past the {_memory.Length - _written} bytes GetMemory gave.");
+            }
+
+            _written += count;
+        }
+
+        /// <inheritdoc/>
+        public Memory<byte> GetMemory(int sizeHint = 0)
+        {
+            if (_memory.Length - _written < Math.Max(sizeHint, 1))
+            {
+                // Full: what is written goes to the output, which lends a new block (at least sizeHint bytes).
+                Commit();
+                _memory = output.GetMemory(sizeHint);
+            }
+
+            return _memory[_written..];
+        }
+
+        /// <inheritdoc/>
+        public Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+
+        /// <summary>Hands what is written to the output; the memory it lent is not used again.</summary>
+        public void Commit()
+        {
+            if (_written > 0)
+            {
+                output.Advance(_written);
+            }
+
+            _memory = default;
+            _written = 0;
+        }
+    }
 }

@@ -50,53 +50,24 @@ internal sealed class CoapRouter
     /// <summary>
     /// Finds the route for a request's Uri-Path options and captures its parameter values. Literal segments are
     /// matched on the options' UTF-8 bytes, so no string is made per segment unless a parameter captures it: a
-    /// string array and a string per segment were a tenth of the bytes a request cost (issue 11). The segments are
-    /// read from the request's option bytes into a buffer on the stack, so no options collection is built either. A
-    /// path that is not valid UTF-8, or of more than 16 segments, is decoded as
-    /// <see cref="CoapMessage.GetUriPathSegments"/> does.
+    /// string array and a string per segment were a tenth of the bytes a request cost (issue 11). The walk reads the
+    /// segments from the request's option bytes as it goes down the tree, so no options collection is built, and no
+    /// buffer of segments either (issue 39). A path with a segment the walk looks at that is not valid UTF-8 is decoded
+    /// as <see cref="CoapMessage.GetUriPathSegments"/> does.
     /// </summary>
     public CoapRoute? Match(CoapMessage request, out Dictionary<string, string>? values)
     {
 #if NET9_0_OR_GREATER
-        PathBuffer buffer = default;
-        Span<CoapOptionEntry> segments = buffer;
-        int count = 0;
-        foreach (CoapOptionEntry option in request.ReadOptions())
+        bool invalid = false;
+        CoapRoute? route = Match(_root, request.ReadOptions(), ref invalid);
+        if (!invalid)
         {
-            if (option.Number == CoapOptionNumber.UriPath)
-            {
-                if (count == segments.Length)
-                {
-                    count = -1;
-                    break;
-                }
-
-                segments[count++] = option;
-            }
-            else if (option.Number > CoapOptionNumber.UriPath)
-            {
-                break;
-            }
-        }
-
-        if (count >= 0 && IsValidUtf8(segments[..count]))
-        {
-            CoapRoute? route = Match(_root, segments[..count], 0);
             values = route is { HasParameters: true } ? Capture(route, request.GetUriPathSegments()) : null;
             return route;
         }
 #endif
         return Match(request.GetUriPathSegments(), out values);
     }
-
-#if NET9_0_OR_GREATER
-    /// <summary>Room on the stack for the Uri-Path segments of a request; a deeper path takes the string route.</summary>
-    [System.Runtime.CompilerServices.InlineArray(16)]
-    private struct PathBuffer
-    {
-        private CoapOptionEntry _first;
-    }
-#endif
 
     /// <summary>Finds the route for the path segments and captures its parameter values.</summary>
     public CoapRoute? Match(string[] path, out Dictionary<string, string>? values)
@@ -129,40 +100,58 @@ internal sealed class CoapRouter
     }
 
 #if NET9_0_OR_GREATER
-    private static bool IsValidUtf8(ReadOnlySpan<CoapOptionEntry> path)
+    // The same walk as over strings: valid UTF-8 bytes are equal exactly when the strings they decode to are. Each level
+    // gets its own copy of the reader, positioned after the segment it took, so a branch that dead-ends leaves the next
+    // branch the same position to go on from. A segment that is not valid UTF-8 stops the walk (invalid): the string walk
+    // then decodes it as the request's segments do.
+    private static CoapRoute? Match(Node node, CoapOptionReader path, ref bool invalid)
     {
-        foreach (CoapOptionEntry segment in path)
-        {
-            if (!System.Text.Unicode.Utf8.IsValid(segment.Value.Span))
-            {
-                return false;
-            }
-        }
-
-        return true;
-    }
-
-    // The same walk as over strings: valid UTF-8 bytes are equal exactly when the strings they decode to are.
-    private static CoapRoute? Match(Node node, ReadOnlySpan<CoapOptionEntry> path, int index)
-    {
-        if (index == path.Length)
+        if (!NextSegment(ref path, out ReadOnlyMemory<byte> value))
         {
             return node.Route ?? node.CatchAll?.Route;
         }
 
-        ReadOnlySpan<byte> segment = path[index].Value.Span;
-        if (node.Utf8Literals is { } literals && literals.TryGetValue(segment, out Node? literal) && Match(literal, path, index + 1) is { } found)
+        ReadOnlySpan<byte> segment = value.Span;
+        if (!System.Text.Unicode.Utf8.IsValid(segment))
+        {
+            invalid = true;
+            return null;
+        }
+
+        if (node.Utf8Literals is { } literals && literals.TryGetValue(segment, out Node? literal) && Match(literal, path, ref invalid) is { } found)
         {
             return found;
         }
 
-        if (node.Parameter is not null && segment.Length > 0 && (node.Constraint is null || node.Constraint.Accepts(segment))
-            && Match(node.Parameter, path, index + 1) is { } parameter)
+        if (!invalid && node.Parameter is not null && segment.Length > 0 && (node.Constraint is null || node.Constraint.Accepts(segment))
+            && Match(node.Parameter, path, ref invalid) is { } parameter)
         {
             return parameter;
         }
 
-        return node.CatchAll?.Route;
+        return invalid ? null : node.CatchAll?.Route;
+    }
+
+    /// <summary>Moves <paramref name="path"/> to the next Uri-Path option; false past the last (options come in number order, RFC 7252 section 3.1).</summary>
+    private static bool NextSegment(ref CoapOptionReader path, out ReadOnlyMemory<byte> segment)
+    {
+        while (path.MoveNext())
+        {
+            CoapOptionEntry option = path.Current;
+            if (option.Number == CoapOptionNumber.UriPath)
+            {
+                segment = option.Value;
+                return true;
+            }
+
+            if (option.Number > CoapOptionNumber.UriPath)
+            {
+                break;
+            }
+        }
+
+        segment = default;
+        return false;
     }
 #endif
 

@@ -272,7 +272,7 @@ public sealed partial class CoapServer
     /// </summary>
     private void StartAsync(CoapExchange exchange, RouteHandler handler, Func<CoapRequest, CoapResourceState?>? conditions, bool inline)
     {
-        long started = _options.Endpoint.TimeProvider.GetTimestamp();
+        long started = StartTimed(inline);
         CoapResponse? answer = null;
         ValueTask<CoapResponse> pending = default;
         try
@@ -354,7 +354,7 @@ public sealed partial class CoapServer
         try
         {
             CoapResponse response;
-            long started = _options.Endpoint.TimeProvider.GetTimestamp();
+            long started = StartTimed(inline);
             try
             {
                 if (work.Conditions is not null && EvaluateConditions(work.Exchange, work.Conditions) is { } answered)
@@ -395,12 +395,23 @@ public sealed partial class CoapServer
         }
     }
 
+    /// <summary>
+    /// The start of a handler call, by the endpoint clock: for an inline call in a receive loop's batch, the end of the call
+    /// before it (<see cref="Transports.ReceiveContext.TryGetBatchClock"/>), so a quick call reads the clock once, not twice.
+    /// </summary>
+    private long StartTimed(bool inline)
+        => inline && Transports.ReceiveContext.TryGetBatchClock(out long previous) ? previous : _options.Endpoint.TimeProvider.GetTimestamp();
+
     /// <summary>A handler call that began at <paramref name="started"/> (the endpoint clock's timestamp) returned: tells its gate whether it was quick.</summary>
     private void EndTimed(InlineGate gate, long started, bool inline)
     {
-        bool quick = _options.Endpoint.TimeProvider.GetElapsedTime(started) <= InlineGate.QuickLimit;
+        TimeProvider clock = _options.Endpoint.TimeProvider;
+        long now = clock.GetTimestamp();
+        bool quick = clock.GetElapsedTime(started, now) <= InlineGate.QuickLimit;
         if (inline)
         {
+            // In a batch, the next inline call starts here.
+            Transports.ReceiveContext.SetBatchClock(now);
             gate.ExitInline(quick);
         }
         else

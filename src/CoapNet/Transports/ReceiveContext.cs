@@ -44,18 +44,89 @@ internal abstract class ReceiveContext
     /// </summary>
     public abstract bool HandOff { get; }
 
+    [ThreadStatic]
+    private static bool t_inBatch;
+
+    [ThreadStatic]
+    private static bool t_hasBatchClock;
+
+    [ThreadStatic]
+    private static long t_batchClock;
+
+    /// <summary>
+    /// The end of the last handler call that ran inline on this thread in the batch of received work it is delivering, by
+    /// the server's clock, which the server takes as the start of the next inline call: then it reads the clock once a
+    /// quick call, not twice (issue 39). What passes between two calls is the next message's own parsing and stages,
+    /// microseconds against the inline gate's millisecond. None outside a batch, where the thread may wait before its next
+    /// call and a wait must not count as a handler's time, nor in a batch before its first call.
+    /// </summary>
+    /// <param name="reading">The reading.</param>
+    /// <returns>True with a reading.</returns>
+    internal static bool TryGetBatchClock(out long reading)
+    {
+        reading = t_batchClock;
+        return t_hasBatchClock;
+    }
+
+    /// <summary>Keeps <paramref name="reading"/> for the batch's next call (<see cref="TryGetBatchClock"/>); nothing outside a batch.</summary>
+    internal static void SetBatchClock(long reading)
+    {
+        if (t_inBatch)
+        {
+            t_batchClock = reading;
+            t_hasBatchClock = true;
+        }
+    }
+
+    /// <summary>
+    /// A receive loop starts a batch of work on the calling thread: after a wait, before any of the batch's calls, so no
+    /// reading taken before the wait is taken for a start. A UDP receive thread calls it before each receive; a stream
+    /// connection's read loop enters each batch with <see cref="EnterBatch"/> instead.
+    /// </summary>
+    internal static void StartBatch()
+    {
+        t_inBatch = true;
+        t_hasBatchClock = false;
+    }
+
+    /// <summary>Ends the calling thread's batch: its calls read the clock for their start again.</summary>
+    internal static void EndBatch()
+    {
+        t_inBatch = false;
+        t_hasBatchClock = false;
+    }
+
     /// <summary>Makes this the calling thread's context until the returned scope is disposed.</summary>
     public Scope Enter()
     {
         ReceiveContext? previous = t_current;
         t_current = this;
-        return new Scope(previous);
+        return new Scope(previous, batch: false);
     }
 
-    /// <summary>Restores the thread's previous context.</summary>
-    public readonly struct Scope(ReceiveContext? previous) : IDisposable
+    /// <summary>
+    /// Makes this the calling thread's context for one batch of work (<see cref="StartBatch"/>), until the returned scope is
+    /// disposed, which ends the batch: a thread that goes on to other work then reads the clock for its calls again.
+    /// </summary>
+    public Scope EnterBatch()
+    {
+        Scope scope = new(t_current, batch: true);
+        t_current = this;
+        StartBatch();
+        return scope;
+    }
+
+    /// <summary>Restores the thread's previous context, and ends the batch it entered, if it entered one.</summary>
+    public readonly struct Scope(ReceiveContext? previous, bool batch) : IDisposable
     {
         /// <inheritdoc/>
-        public void Dispose() => t_current = previous;
+        public void Dispose()
+        {
+            t_current = previous;
+            if (batch)
+            {
+                EndBatch();
+            }
+        }
     }
 }

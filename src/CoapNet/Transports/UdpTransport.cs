@@ -462,6 +462,8 @@ public sealed class UdpTransport : IDatagramTransport
         {
             while (!Stopping)
             {
+                // Before the receive, which may wait: the calls of the datagrams it brings are timed from after it.
+                ReceiveContext.StartBatch();
                 try
                 {
                     if (batch is not null && batch.TryReceive(socket))

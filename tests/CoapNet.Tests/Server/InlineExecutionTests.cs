@@ -157,8 +157,49 @@ public sealed class InlineExecutionTests : IDisposable
         answers[1].GetPayloadString().Should().Be("sync");
     }
 
+    [Fact]
+    public void InABatchAnInlineCallIsTimedFromTheEndOfTheCallBeforeItSoWhatPassedBetweenCounts()
+    {
+        Trust("/sync");
+        ReceiveContext.StartBatch();
+        Send("/sync", 600);
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(600, "trusted: answered inline");
+
+        // Outside any call but inside the batch: the next call's time runs from the end of the one before.
+        _fixture.Time.Advance(InlineGate.QuickLimit + TimeSpan.FromMilliseconds(1));
+        Send("/sync", 601);
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(601, "still trusted when it started");
+
+        Send("/sync", 602);
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(601, "601 counted as slow, so 602 waits on the lane for the pump");
+    }
+
+    [Fact]
+    public void AWaitBetweenBatchesDoesNotCountAsAnInlineCallsTime()
+    {
+        Trust("/sync");
+        ReceiveContext.StartBatch();
+        Send("/sync", 700);
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(700);
+
+        // A receive that waited: the transport starts a new batch after it, so the wait is no call's time.
+        _fixture.Time.Advance(InlineGate.QuickLimit + TimeSpan.FromMilliseconds(1));
+        ReceiveContext.StartBatch();
+        Send("/sync", 701);
+        Network.DeliverAll();
+        Send("/sync", 702);
+        Network.DeliverAll();
+        Peer.Last.Parsed.MessageId.Should().Be(702, "both calls were quick, so the handler stayed inline");
+    }
+
     public void Dispose()
     {
+        // The batch clock is the thread's: the next test on this thread starts outside a batch.
+        ReceiveContext.EndBatch();
         _scope.Dispose();
         _fixture.Dispose();
     }

@@ -30,6 +30,9 @@ public sealed class RouterByteMatchTests
         { "case matters", [Utf8("Hello")] },
         { "invalid UTF-8 decodes to U+FFFD", [[0xFF]] },
         { "invalid UTF-8 as a parameter", [Utf8("store"), [0xC3]] },
+        { "invalid UTF-8 under a catch-all", [Utf8("files"), Utf8("x"), [0xFF]] },
+        { "deeper than 16 segments", [Utf8("files"), .. Enumerable.Range(0, 20).Select(i => Utf8("s" + i))] },
+        { "deeper than the tree", [Utf8("hello"), .. Enumerable.Range(0, 20).Select(i => Utf8("s" + i))] },
     };
 
     [Theory]
@@ -53,6 +56,12 @@ public sealed class RouterByteMatchTests
 
         byBytes.Should().BeSameAs(byStrings, name);
         bytesValues.Should().BeEquivalentTo(stringValues, name);
+
+        // The same request as received: the walk reads the option bytes where they arrived.
+        CoapMessage received = CoapNet.Serialization.CoapMessageSerializer.Udp.Deserialize(CoapNet.Serialization.CoapMessageSerializer.Udp.Serialize(request));
+        CoapRoute? byWire = router.Match(received, out Dictionary<string, string>? wireValues);
+        byWire.Should().BeSameAs(byStrings, name);
+        wireValues.Should().BeEquivalentTo(stringValues, name);
     }
 
     private static byte[] Utf8(string text) => System.Text.Encoding.UTF8.GetBytes(text);

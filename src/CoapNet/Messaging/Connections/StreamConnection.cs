@@ -28,7 +28,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
 
     private readonly StreamConnectionLayer _layer;
 
-    // Guards _state, _outstanding, _incomingInFlight, _signaling and the order of what is queued to _writer.
+    // Guards _state, _outstanding, _signaling and the order of what is queued to _writer. _incomingInFlight changes atomically.
     private readonly object _gate = new();
     private readonly ConnectionWriter _writer;
     private readonly SignalingState _signaling = new();
@@ -353,10 +353,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
                 throw TooLarge(size, response);
             }
 
-            if (_incomingInFlight > 0)
-            {
-                _incomingInFlight--;
-            }
+            ReleaseIncoming();
 
             if (_state != State.Closed)
             {
@@ -379,10 +376,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
         bool releasing;
         lock (_gate)
         {
-            if (_incomingInFlight > 0)
-            {
-                _incomingInFlight--;
-            }
+            ReleaseIncoming();
 
             releasing = _state == State.Releasing;
         }
@@ -608,7 +602,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
     /// <returns>False when a frame closed the connection, or the watchdog gave the connection to another read loop.</returns>
     private bool Handle(ReadLoop self)
     {
-        using ReceiveContext.Scope scope = self.Enter();
+        using ReceiveContext.Scope scope = self.EnterBatch();
         while (true)
         {
             CoapMessage? message;
@@ -733,13 +727,10 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
     private bool OnMessage(CoapMessage message)
     {
         CoapCode code = message.Code;
-        bool awaitingCsm;
-        lock (_gate)
-        {
-            awaitingCsm = _state == State.AwaitingCsm;
-        }
 
-        if (awaitingCsm)
+        // Read without the lock, once a frame: only this read loop ends AwaitingCsm (OnCsm), so it cannot miss that change,
+        // and a close by another thread meanwhile is seen by what the frame does next, as it would be after the lock.
+        if ((State)Volatile.Read(ref System.Runtime.CompilerServices.Unsafe.As<State, int>(ref _state)) == State.AwaitingCsm)
         {
             // RFC 8323 section 5.3: the peer's CSM must be its first message.
             if (code != CoapCode.Csm)
@@ -905,18 +896,12 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
 
     private void OnRequest(CoapMessage request)
     {
-        bool overloaded;
-        lock (_gate)
-        {
-            overloaded = _incomingInFlight >= _layer.Options.MaxRequestsInFlight;
-            if (!overloaded)
-            {
-                _incomingInFlight++;
-            }
-        }
-
+        // Counted atomically rather than under the lock: one lock less a request (issue 39). The answers' decrements are
+        // atomic too (ReleaseIncoming); a request refused here gives its count back.
+        bool overloaded = Interlocked.Increment(ref _incomingInFlight) > _layer.Options.MaxRequestsInFlight;
         if (overloaded)
         {
+            Interlocked.Decrement(ref _incomingInFlight);
             // Beyond MaxRequestsInFlight the handler is spared: 5.03 at once, as a server sheds load (RFC 7252 section 5.9.3.4).
             Log.Overloaded(_layer.Logger, Peer, _layer.Options.MaxRequestsInFlight);
             CoapMessage busy = new() { Code = CoapCode.ServiceUnavailable, Token = request.Token };
@@ -935,6 +920,21 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
         _layer.Upper.OnRequest(CreateExchange(request));
     }
 
+    /// <summary>A request of the peer's is answered or ended: it stops counting as in flight (never below zero).</summary>
+    private void ReleaseIncoming()
+    {
+        int current;
+        do
+        {
+            current = Volatile.Read(ref _incomingInFlight);
+            if (current == 0)
+            {
+                return;
+            }
+        }
+        while (Interlocked.CompareExchange(ref _incomingInFlight, current - 1, current) != current);
+    }
+
     // The one place that builds a server-side exchange; the exchange layer answers it through SendResponse.
     private CoapExchange CreateExchange(CoapMessage request) => new(request, this);
 
@@ -943,7 +943,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
     {
         lock (_gate)
         {
-            if (_state != State.Releasing || _outstanding.Count != 0 || _incomingInFlight != 0)
+            if (_state != State.Releasing || _outstanding.Count != 0 || Volatile.Read(ref _incomingInFlight) != 0)
             {
                 return true;
             }
@@ -977,7 +977,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
                 return;
             }
 
-            bool busy = _outstanding.Count != 0 || _incomingInFlight != 0 || _signaling.PendingPongs != 0;
+            bool busy = _outstanding.Count != 0 || Volatile.Read(ref _incomingInFlight) != 0 || _signaling.PendingPongs != 0;
             if (busy || quiet < idle)
             {
                 _idleTimer?.Change(busy ? idle : idle - quiet, Timeout.InfiniteTimeSpan);
