@@ -72,6 +72,16 @@ internal sealed class EchoStage : CoapStage
     }
 
     /// <inheritdoc/>
+    /// <remarks>
+    /// With freshness and the amplification mitigation both off (the default) it passes everything a server receives and
+    /// sends; over a connection the mitigation has nothing to limit (RFC 9175 section 2.4, item 3: the handshake verified
+    /// the address), so responses pass it by.
+    /// </remarks>
+    internal override ServerPaths UsedServerPaths(bool reliable)
+        => (_options.Enabled ? ServerPaths.Requests : ServerPaths.None)
+            | (_options.LimitAmplification && !reliable ? ServerPaths.Responses : ServerPaths.None);
+
+    /// <inheritdoc/>
     public override void ReceiveRequest(CoapExchange exchange, Action<CoapExchange> next)
     {
         if (!_options.Enabled)

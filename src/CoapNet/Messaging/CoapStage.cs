@@ -166,6 +166,16 @@ public abstract class CoapStage
         // Most stages hold nothing per peer beyond what expires by itself.
     }
 
+    /// <summary>
+    /// Which of the server-side members a built-in stage needs called on an endpoint whose transport is reliable or not
+    /// (<paramref name="reliable"/>): one that would pass every received request, or every response, on unchanged says so,
+    /// and the chain goes past it without the call and its hop (issue 39). Asked once, when the chain is assembled, so it
+    /// answers from the options as they are then. An application's stage is always called.
+    /// </summary>
+    /// <param name="reliable">True over a connection transport (RFC 8323).</param>
+    /// <returns>The members to call.</returns>
+    internal virtual ServerPaths UsedServerPaths(bool reliable) => ServerPaths.Requests | ServerPaths.Responses;
+
     /// <summary>Puts this stage at <paramref name="index"/> of <paramref name="layer"/>'s chain; once.</summary>
     /// <exception cref="ArgumentException">The stage is already in a chain (this endpoint's or another's).</exception>
     internal void Join(ExchangeLayer layer, int index, string name)
@@ -180,4 +190,18 @@ public abstract class CoapStage
         Layer = layer;
         Index = index;
     }
+}
+
+/// <summary>The server-side members of a stage (<see cref="CoapStage.UsedServerPaths"/>).</summary>
+[Flags]
+internal enum ServerPaths
+{
+    /// <summary>Neither: the stage passes requests and responses on unchanged.</summary>
+    None = 0,
+
+    /// <summary><see cref="CoapStage.ReceiveRequest"/>.</summary>
+    Requests = 1,
+
+    /// <summary><see cref="CoapStage.SendResponse"/>.</summary>
+    Responses = 2,
 }

@@ -32,6 +32,12 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
     private readonly Action<CoapExchange, CoapMessage>[] _sendNext;
     private readonly Action<CoapClientCall, CoapMessage>[] _requestNext;
     private readonly Action<CoapClientCall, CoapMessage>[] _responseNext;
+
+    // From each position, the nearest stage that takes received requests going up (-1: none, the handler next) and the
+    // nearest that takes responses going down (the chain's length: none, the layer below next): a built-in stage that
+    // would only pass them on is gone past without its hop (CoapStage.UsedServerPaths).
+    private readonly int[] _requestsFrom;
+    private readonly int[] _responsesFrom;
     private readonly object _gate = new();
     private readonly Dictionary<TokenKey, ClientExchange> _exchanges;
 
@@ -75,6 +81,20 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             _sendNext[i] = (e, r) => SendResponseThroughStages(index + 1, e, r);
             _requestNext[i] = (call, r) => SendRequestThroughStages(index + 1, (ClientExchange)call, r);
             _responseNext[i] = (call, r) => ReceiveResponseThroughStages(index - 1, (ClientExchange)call, r);
+        }
+
+        _requestsFrom = new int[stages.Length];
+        _responsesFrom = new int[stages.Length];
+        for (int i = 0, up = -1; i < stages.Length; i++)
+        {
+            up = stages[i].UsedServerPaths(lower.IsReliable).HasFlag(ServerPaths.Requests) ? i : up;
+            _requestsFrom[i] = up;
+        }
+
+        for (int i = stages.Length - 1, down = stages.Length; i >= 0; i--)
+        {
+            down = stages[i].UsedServerPaths(lower.IsReliable).HasFlag(ServerPaths.Responses) ? i : down;
+            _responsesFrom[i] = down;
         }
     }
 
@@ -313,6 +333,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     private void ReceiveThroughStages(int index, CoapExchange exchange)
     {
+        if (index >= 0)
+        {
+            index = _requestsFrom[index];
+        }
+
         if (index < 0)
         {
             // Read again rather than kept on every exchange: an endpoint's handler is set once, before it starts.
@@ -333,6 +358,11 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
 
     private void SendResponseThroughStages(int index, CoapExchange exchange, CoapMessage response)
     {
+        if (index < _stages.Length)
+        {
+            index = _responsesFrom[index];
+        }
+
         if (index == _stages.Length)
         {
             exchange.SendBelowStages(response);

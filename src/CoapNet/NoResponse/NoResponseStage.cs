@@ -20,6 +20,10 @@ namespace CoapNet.NoResponse;
 internal sealed class NoResponseStage : CoapStage
 {
     /// <inheritdoc/>
+    /// <remarks>It looks only at what goes down: received requests pass it by.</remarks>
+    internal override ServerPaths UsedServerPaths(bool reliable) => ServerPaths.Responses;
+
+    /// <inheritdoc/>
     public override void SendResponse(CoapExchange exchange, CoapMessage response, Action<CoapExchange, CoapMessage> next)
     {
         // RFC 7959 section 2.3: 2.31 Continue asks for the next Block1 block; without it an upload cannot
