@@ -104,12 +104,22 @@ internal sealed class ConnectionWriter
         wake?.TrySetResult();
     }
 
-    /// <summary>No more frames: the write loop writes what is queued and ends.</summary>
-    public void Complete()
+    /// <summary>
+    /// No more frames after <paramref name="last"/> (a closing Abort or Release, RFC 8323 sections 5.5 and 5.6), if any: the
+    /// write loop writes what is queued and ends. Taken in one step under this writer's lock, so a frame another thread
+    /// queues meanwhile goes before the last one or not at all, and its sender needs no lock of the connection's for that.
+    /// </summary>
+    public void Complete(OutgoingFrame? last = null)
     {
         TaskCompletionSource? wake = null;
         lock (_gate)
         {
+            if (!_completed && last is { } frame)
+            {
+                _queue.Enqueue(frame);
+                _backlog++;
+            }
+
             _completed = true;
             if (!_draining)
             {

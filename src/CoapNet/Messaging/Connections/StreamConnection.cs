@@ -87,6 +87,9 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
     public override bool Fits(CoapMessage message, int tokenLength)
         => CoapStreamChannel.MeasureForSend(message, tokenLength) <= _signaling.PeerMaxMessageSize;
 
+    /// <summary>The state read without the lock, for a check that stays right when the state changes just after it (see each use).</summary>
+    private State StateWithoutLock => (State)Volatile.Read(ref System.Runtime.CompilerServices.Unsafe.As<State, int>(ref _state));
+
     private bool IsClosed
     {
         get
@@ -344,27 +347,21 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
     /// <exception cref="ArgumentException">The response exceeds the peer's Max-Message-Size; nothing was sent.</exception>
     public void SendResponse(CoapMessage response, ReadOnlyMemory<byte> token, int size)
     {
-        bool releasing;
-        lock (_gate)
+        // No lock of the connection's, once a response (issue 39): the limit is a 32-bit read (a CSM that raises it meanwhile
+        // only moves the answer for a response sent as it arrives), the count in flight is atomic, and the writer keeps the
+        // order itself: after a close it takes nothing (Close completes it with its last frame in one step).
+        if (size > _signaling.PeerMaxMessageSize)
         {
-            if (size > _signaling.PeerMaxMessageSize)
-            {
-                // Still in flight: the caller may answer again with something smaller.
-                throw TooLarge(size, response);
-            }
-
-            ReleaseIncoming();
-
-            if (_state != State.Closed)
-            {
-                _writer.Enqueue(new OutgoingFrame(response, null, null, token));
-            }
-
-            releasing = _state == State.Releasing;
+            // Still in flight: the caller may answer again with something smaller.
+            throw TooLarge(size, response);
         }
 
-        // Only a releasing connection can be done (RFC 8323 section 5.5); the others skip a second lock a response.
-        if (releasing)
+        ReleaseIncoming();
+        _writer.Enqueue(new OutgoingFrame(response, null, null, token));
+
+        // Only a releasing connection can be done (RFC 8323 section 5.5). Read after the count went down (an atomic, a full
+        // fence): a release that began meanwhile either is seen here or sees the count itself.
+        if (StateWithoutLock == State.Releasing)
         {
             CheckReleased();
         }
@@ -492,12 +489,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
             (held, waiters) = _signaling.TakeWaiting();
             pongs = _signaling.TakePongs();
             _outstanding.Clear();
-            if (signal is not null && previous != State.Connecting)
-            {
-                _writer.Enqueue(new OutgoingFrame(signal, null, null));
-            }
-
-            _writer.Complete();
+            _writer.Complete(signal is not null && previous != State.Connecting ? new OutgoingFrame(signal, null, null) : null);
             _csmTimer?.Dispose();
             _idleTimer?.Dispose();
         }
@@ -730,7 +722,7 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
 
         // Read without the lock, once a frame: only this read loop ends AwaitingCsm (OnCsm), so it cannot miss that change,
         // and a close by another thread meanwhile is seen by what the frame does next, as it would be after the lock.
-        if ((State)Volatile.Read(ref System.Runtime.CompilerServices.Unsafe.As<State, int>(ref _state)) == State.AwaitingCsm)
+        if (StateWithoutLock == State.AwaitingCsm)
         {
             // RFC 8323 section 5.3: the peer's CSM must be its first message.
             if (code != CoapCode.Csm)
