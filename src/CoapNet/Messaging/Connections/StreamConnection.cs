@@ -356,33 +356,14 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
             throw TooLarge(size, response);
         }
 
-        ReleaseIncoming();
+        // Queued before the count goes down: a releasing connection closes once nothing is in flight, and must not close
+        // (and complete its writer) between the two, which would drop this response.
         _writer.Enqueue(new OutgoingFrame(response, null, null, token));
-
-        // Only a releasing connection can be done (RFC 8323 section 5.5). Read after the count went down (an atomic, a full
-        // fence): a release that began meanwhile either is seen here or sees the count itself.
-        if (StateWithoutLock == State.Releasing)
-        {
-            CheckReleased();
-        }
+        EndIncoming();
     }
 
     /// <summary>A request of the peer's ends with no response (RFC 7967): it no longer counts as in flight, which a written response would have ended.</summary>
-    public void EndWithoutResponse()
-    {
-        bool releasing;
-        lock (_gate)
-        {
-            ReleaseIncoming();
-
-            releasing = _state == State.Releasing;
-        }
-
-        if (releasing)
-        {
-            CheckReleased();
-        }
-    }
+    public void EndWithoutResponse() => EndIncoming();
 
     /// <summary>Queues a notification (RFC 7641 over RFC 8323 section 7.1: a plain frame); false when the connection is closed.</summary>
     /// <exception cref="ArgumentException">Larger than the peer's Max-Message-Size.</exception>
@@ -912,7 +893,23 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
         _layer.Upper.OnRequest(CreateExchange(request));
     }
 
-    /// <summary>A request of the peer's is answered or ended: it stops counting as in flight (never below zero).</summary>
+    /// <summary>
+    /// A request of the peer's is answered or ended: it stops counting as in flight, and a releasing connection with
+    /// nothing left in flight closes (RFC 8323 section 5.5).
+    /// </summary>
+    private void EndIncoming()
+    {
+        ReleaseIncoming();
+
+        // The state is read after the count went down (an atomic, a full fence): a release that began meanwhile either is
+        // seen here or sees the count itself. Only a releasing connection can be done, so the others take no lock.
+        if (StateWithoutLock == State.Releasing)
+        {
+            CheckReleased();
+        }
+    }
+
+    /// <summary>Takes one request off the count in flight, never below zero.</summary>
     private void ReleaseIncoming()
     {
         int current;
