@@ -61,6 +61,11 @@ public sealed class UdpTransport : IDatagramTransport
     // leave together when the batch is done (NativeSendBatch).
     [ThreadStatic]
     private static ReceiveSocket? t_holding;
+
+    // The sender of the datagram the calling receive thread delivers, with its address as received (the peer cache's key,
+    // never changed): the answer of a handler run on this thread goes to it without a lookup in _sendAddresses (issue 39).
+    [ThreadStatic]
+    private static LastSender? t_lastSender;
     private readonly object _watchGate = new();
     private ReceiveSocket[] _receiving = [];
     private int _watching;
@@ -165,7 +170,9 @@ public sealed class UdpTransport : IDatagramTransport
     public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        SocketAddress address = GetSocketAddress(remote, scratch: true);
+        SocketAddress address = t_lastSender is { } last && ReferenceEquals(last.Remote, remote) && ReferenceEquals(last.Transport, this)
+            ? last.Address!
+            : GetSocketAddress(remote, scratch: true);
         if (t_holding is { } holding && ReferenceEquals(holding.Transport, this) && holding.TryHold(datagram, address))
         {
             return;
@@ -457,7 +464,10 @@ public sealed class UdpTransport : IDatagramTransport
         byte[]? buffer = null;
         SocketAddress received = new(socket.AddressFamily);
         IPEndPoint template = socket.AddressFamily == AddressFamily.InterNetworkV6 ? new IPEndPoint(IPAddress.IPv6Any, 0) : new IPEndPoint(IPAddress.Any, 0);
-        Dictionary<SocketAddress, IPEndPoint> peers = [];
+        Dictionary<SocketAddress, (IPEndPoint Remote, SocketAddress Address)> peers = [];
+
+        // Only where the sending socket has the receiving one's family, so a received address is one it can send to.
+        LastSender? last = socket.AddressFamily == _socket.AddressFamily ? (t_lastSender = new LastSender(this)) : null;
         try
         {
             while (!Stopping)
@@ -487,7 +497,7 @@ public sealed class UdpTransport : IDatagramTransport
                                 receiving.Batched = count - 1 - i;
                                 if (batch.TryGet(i, received, out ReadOnlySpan<byte> datagram))
                                 {
-                                    Deliver(self, receiver, inline, datagram, Resolve(received, peers, template));
+                                    Deliver(self, receiver, inline, datagram, Resolve(received, peers, template, last));
                                 }
                             }
                         }
@@ -515,7 +525,7 @@ public sealed class UdpTransport : IDatagramTransport
                             continue;
                         }
 
-                        Deliver(self, receiver, inline, buffer.AsSpan(0, length), Resolve(received, peers, template));
+                        Deliver(self, receiver, inline, buffer.AsSpan(0, length), Resolve(received, peers, template, last));
                     }
                 }
                 catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.MessageSize && !Stopping)
@@ -544,23 +554,47 @@ public sealed class UdpTransport : IDatagramTransport
         }
     }
 
-    /// <summary>The endpoint of the sender in <paramref name="received"/>: one object per peer, kept while the cache holds it, so a known peer costs no allocation.</summary>
-    private static IPEndPoint Resolve(SocketAddress received, Dictionary<SocketAddress, IPEndPoint> peers, IPEndPoint template)
+    /// <summary>
+    /// The endpoint of the sender in <paramref name="received"/>: one object per peer, kept with its own copy of the address
+    /// while the cache holds it, so a known peer costs no allocation. <paramref name="last"/> (when given) keeps the pair.
+    /// </summary>
+    private static IPEndPoint Resolve(SocketAddress received, Dictionary<SocketAddress, (IPEndPoint Remote, SocketAddress Address)> peers, IPEndPoint template, LastSender? last)
     {
-        if (!peers.TryGetValue(received, out IPEndPoint? remote))
+        if (!peers.TryGetValue(received, out (IPEndPoint Remote, SocketAddress Address) peer))
         {
             if (peers.Count >= AddressCacheCapacity)
             {
+                last?.Set(null, null);
                 return SocketEndPoints.Normalize((IPEndPoint)template.Create(received));
             }
 
-            SocketAddress key = new(received.Family, received.Size);
-            received.Buffer.Span[..received.Size].CopyTo(key.Buffer.Span);
-            remote = SocketEndPoints.Normalize((IPEndPoint)template.Create(key));
-            peers[key] = remote;
+            SocketAddress copy = new(received.Family, received.Size);
+            received.Buffer.Span[..received.Size].CopyTo(copy.Buffer.Span);
+            peer = (SocketEndPoints.Normalize((IPEndPoint)template.Create(copy)), copy);
+            peers[copy] = peer;
         }
 
-        return remote;
+        last?.Set(peer.Remote, peer.Address);
+        return peer.Remote;
+    }
+
+    /// <summary>
+    /// The sender of the datagram a receive thread is delivering, and the address it came from, for <see cref="Send"/> on
+    /// that thread: the copy the thread's peer cache holds, which nothing changes. One per receive thread, made when it starts.
+    /// </summary>
+    private sealed class LastSender(UdpTransport transport)
+    {
+        public UdpTransport Transport { get; } = transport;
+
+        public IPEndPoint? Remote { get; private set; }
+
+        public SocketAddress? Address { get; private set; }
+
+        public void Set(IPEndPoint? remote, SocketAddress? address)
+        {
+            Remote = remote;
+            Address = address;
+        }
     }
 
     /// <summary>Hands one datagram to the receiver, marked for the watchdog while the call runs.</summary>

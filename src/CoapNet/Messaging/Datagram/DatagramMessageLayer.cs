@@ -540,8 +540,15 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
 
     private void OnRequest(DatagramChannel channel, CoapMessage request)
     {
-        // One reading of the clock for the deduplication entry and the separate-response delay.
-        long now = _time.GetTimestamp();
+        // One reading of the clock for the deduplication entry and the separate-response delay. In a receive thread's
+        // batch, the reading the last inline handler call ended with serves (microseconds old against lifetimes of minutes
+        // and a delay of a second), and a first reading is left for the batch's first call to start from: one reading
+        // a request in all, not two (issue 39). The batch's readings are the endpoint's clock, this one's.
+        if (!ReceiveContext.TryGetBatchClock(out long now))
+        {
+            now = _time.GetTimestamp();
+            ReceiveContext.SetBatchClock(now);
+        }
 
         // Made before the lookup, so a confirmable request's entry holds it from the start (a duplicate, rare, wastes it).
         bool confirmable = request.Type == CoapMessageType.Confirmable;
