@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using CoapNet.NoResponse;
 
 namespace CoapNet.Messages;
@@ -240,6 +241,7 @@ public sealed partial class CoapMessage
     /// <returns>True when present.</returns>
     public bool HasOption(CoapOptionNumber number) => TryGetFirst(number, out _);
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryGetValid(CoapOptionNumber number, out CoapOptionEntry entry)
     {
         if (TryGetFirst(number, out entry) && entry.HasValidLength)
@@ -252,17 +254,29 @@ public sealed partial class CoapMessage
     }
 
     /// <summary>The first option with <paramref name="number"/>, read without creating the collection.</summary>
+    /// <remarks>
+    /// Inlined into each getter, so the common answer, a parsed request that surely lacks the option (Block1, Block2,
+    /// Accept, Observe on a plain GET), costs two field reads and no call: the stages ask for several such options on
+    /// every request (issue 39).
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryGetFirst(CoapOptionNumber number, out CoapOptionEntry entry)
+    {
+        if (_options is null && !MayHaveWireOption(number))
+        {
+            entry = default;
+            return false;
+        }
+
+        return TryGetFirstPresent(number, out entry);
+    }
+
+    /// <summary><see cref="TryGetFirst"/> once the option may be present: from the collection, or by walking the wire bytes.</summary>
+    private bool TryGetFirstPresent(CoapOptionNumber number, out CoapOptionEntry entry)
     {
         if (_options is { } options)
         {
             return options.TryGet(number, out entry);
-        }
-
-        if (!MayHaveWireOption(number))
-        {
-            entry = default;
-            return false;
         }
 
         foreach (CoapOptionEntry option in ReadOptions())
@@ -287,6 +301,7 @@ public sealed partial class CoapMessage
     internal static ushort LowOptionBit(int number) => number < 16 ? (ushort)(1 << number) : (ushort)0;
 
     /// <summary>False when the wire bytes surely do not hold the option (see _lowWireOptions); true when they may.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool MayHaveWireOption(CoapOptionNumber number)
         => (int)number < 16 ? (_lowWireOptions & LowOptionBit((int)number)) != 0 : (int)number <= _lastWireOption || _lastWireOption == byte.MaxValue;
 
@@ -338,6 +353,7 @@ public sealed partial class CoapMessage
         return strings;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private uint? GetUInt(CoapOptionNumber number)
         => TryGetValid(number, out CoapOptionEntry e) && e.TryGetUInt(out uint v) ? v : null;
 

@@ -118,7 +118,7 @@ internal sealed class CoapRouter
             return null;
         }
 
-        if (node.Utf8Literals is { } literals && literals.TryGetValue(segment, out Node? literal) && Match(literal, path, ref invalid) is { } found)
+        if (node.TryGetUtf8Literal(segment, out Node? literal) && Match(literal, path, ref invalid) is { } found)
         {
             return found;
         }
@@ -189,11 +189,51 @@ internal sealed class CoapRouter
             Node child = new();
             Literals![literal] = child;
 #if NET9_0_OR_GREATER
+            byte[] utf8 = System.Text.Encoding.UTF8.GetBytes(literal);
             Utf8Literals ??= new Dictionary<byte[], Node>(Utf8Comparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
-            Utf8Literals.Value.Dictionary[System.Text.Encoding.UTF8.GetBytes(literal)] = child;
+            Utf8Literals.Value.Dictionary[utf8] = child;
+
+            // A new array each time, so a lookup never sees one half made; dropped once the node has too many children.
+            _fewUtf8Literals = Literals.Count <= MaxScannedLiterals ? [.. _fewUtf8Literals ?? [], (utf8, child)] : null;
 #endif
             return child;
         }
+
+#if NET9_0_OR_GREATER
+        // Up to this many children, a lookup compares the segment with each child's bytes (lengths first) rather than hash
+        // it: a server's levels have a few to a dozen literals, and the hash through the dictionary's comparer and its two
+        // interface calls was most of a route's match (issue 39). Wider levels keep the dictionary.
+        private const int MaxScannedLiterals = 16;
+
+        private (byte[] Utf8, Node Child)[]? _fewUtf8Literals;
+
+        /// <summary>The literal child whose UTF-8 bytes are <paramref name="segment"/>.</summary>
+        public bool TryGetUtf8Literal(ReadOnlySpan<byte> segment, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Node? child)
+        {
+            if (_fewUtf8Literals is { } few)
+            {
+                foreach ((byte[] utf8, Node node) in few)
+                {
+                    if (utf8.Length == segment.Length && segment.SequenceEqual(utf8))
+                    {
+                        child = node;
+                        return true;
+                    }
+                }
+
+                child = null;
+                return false;
+            }
+
+            if (Utf8Literals is { } literals)
+            {
+                return literals.TryGetValue(segment, out child);
+            }
+
+            child = null;
+            return false;
+        }
+#endif
 
         public Node? Parameter { get; set; }
 

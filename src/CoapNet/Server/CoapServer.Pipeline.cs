@@ -97,7 +97,7 @@ public sealed partial class CoapServer
             // stage reads to number the notification and choose its type.
             CoapExchange exchange = observation.Registration.ForFurtherResponse(observation);
             exchange.Features.Set(observation);
-            Interlocked.Increment(ref _admitted);
+            Interlocked.Increment(ref _counts);
             if (Volatile.Read(ref _state) == 1 && Post(exchange))
             {
                 return;
@@ -109,25 +109,32 @@ public sealed partial class CoapServer
         observation.Abandon();
     }
 
+    /// <summary>One answer being sent, in the high half of <see cref="_counts"/>.</summary>
+    private const long OneAnswering = 1L << 32;
+
+    /// <summary>The requests admitted and not yet answered, the low half of <paramref name="counts"/> (<see cref="_counts"/>).</summary>
+    private static int Admitted(long counts) => (int)counts;
+
     private bool TryAdmit()
     {
-        int current;
+        long current;
         do
         {
-            current = Volatile.Read(ref _admitted);
-            if (current >= _options.MaxPendingRequests)
+            current = Volatile.Read(ref _counts);
+            if (Admitted(current) >= _options.MaxPendingRequests)
             {
                 return false;
             }
         }
-        while (Interlocked.CompareExchange(ref _admitted, current + 1, current) != current);
+        while (Interlocked.CompareExchange(ref _counts, current + 1, current) != current);
         return true;
     }
 
     /// <summary>A request is answered (or its answer is on its way, see <see cref="Finish"/>): its admission ends, and a stopping server may be drained.</summary>
     private void Release()
     {
-        if (Interlocked.Decrement(ref _admitted) == 0)
+        // The admitted count never goes below zero (each release follows its admission), so the low half never borrows.
+        if (Interlocked.Decrement(ref _counts) == 0)
         {
             CheckDrained();
         }
@@ -136,7 +143,7 @@ public sealed partial class CoapServer
     /// <summary>A stopping server is drained once nothing is admitted and no answer is still being sent.</summary>
     private void CheckDrained()
     {
-        if (Volatile.Read(ref _state) == 2 && Volatile.Read(ref _admitted) == 0 && Volatile.Read(ref _answering) == 0)
+        if (Volatile.Read(ref _state) == 2 && Volatile.Read(ref _counts) == 0)
         {
             _drained.TrySetResult();
         }
@@ -151,15 +158,16 @@ public sealed partial class CoapServer
     /// </summary>
     private void Finish(CoapExchange exchange, CoapResponse response)
     {
-        Interlocked.Increment(ref _answering);
-        Release();
+        // The admission ends and the answer starts in one atomic add (issue 39: one fewer a request). With an answer
+        // counted, the total is not zero, so there is no drain to check here.
+        Interlocked.Add(ref _counts, OneAnswering - 1);
         try
         {
             Answer(exchange, response);
         }
         finally
         {
-            if (Interlocked.Decrement(ref _answering) == 0)
+            if (Interlocked.Add(ref _counts, -OneAnswering) == 0)
             {
                 CheckDrained();
             }

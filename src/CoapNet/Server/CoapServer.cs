@@ -39,9 +39,10 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private readonly Observe.ObservationRegistry _observations;
     private ActionBlock<CoapExchange>? _dispatch;
     private SynchronousLanes? _blocking;
-    private int _admitted;
+    // Two counts in one word, so an answer moves both with one atomic add (see Finish): the requests admitted and not yet
+    // answered in the low half (see Admitted), the answers being sent after their admission ended in the high half.
+    private long _counts;
     private int _queued; // requests and notifications posted to the dispatch block and not yet taken
-    private int _answering; // answers being sent after their admission ended (see Finish)
     private int _state; // 0 new, 1 running, 2 stopping or stopped
 
     /// <summary>Creates a server; map routes, then start it.</summary>
@@ -96,7 +97,7 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     public bool IsRunning => Volatile.Read(ref _state) == 1;
 
     /// <summary>The number of requests queued or being handled.</summary>
-    public int PendingRequests => Volatile.Read(ref _admitted);
+    public int PendingRequests => Admitted(Volatile.Read(ref _counts));
 
     /// <summary>The number of observations the server holds (RFC 7641), across all its endpoints.</summary>
     public int Observations => _observations.Count;

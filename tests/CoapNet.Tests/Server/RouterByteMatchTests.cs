@@ -64,5 +64,42 @@ public sealed class RouterByteMatchTests
         wireValues.Should().BeEquivalentTo(stringValues, name);
     }
 
+    /// <summary>
+    /// A level with few literals is scanned, a wide one looked up by hash: the boundary between the two is crossed here, and
+    /// each way finds what the string walk finds.
+    /// </summary>
+    [Theory]
+    [InlineData(3)]
+    [InlineData(16)]
+    [InlineData(17)]
+    [InlineData(40)]
+    public void ALevelOfAnyWidthFindsEachLiteralAsTheStringWalkDoes(int width)
+    {
+        CoapRouter router = new();
+        for (int i = 0; i < width; i++)
+        {
+            router.GetOrAdd($"/item{i}");
+        }
+
+        router.GetOrAdd("/{n}/more");
+        foreach (string path in (string[])[$"item{width - 1}", "item0", $"item{width}", "item", "ITEM0", "item00"])
+        {
+            CoapRoute? byWire = router.Match(Received(path), out _);
+            CoapRoute? byStrings = router.Match([path], out _);
+            byWire.Should().BeSameAs(byStrings, path);
+        }
+
+        router.Match(Received("item0"), out _)!.Template.Should().Be("/item0");
+        router.Match(Received($"item{width - 1}"), out _)!.Template.Should().Be($"/item{width - 1}");
+        router.Match(Received($"item{width}"), out _).Should().BeNull();
+    }
+
+    private static CoapMessage Received(string segment)
+    {
+        CoapMessage request = new() { Code = CoapCode.Get };
+        request.Options.Add(CoapOptionNumber.UriPath, Utf8(segment));
+        return CoapNet.Serialization.CoapMessageSerializer.Udp.Deserialize(CoapNet.Serialization.CoapMessageSerializer.Udp.Serialize(request));
+    }
+
     private static byte[] Utf8(string text) => System.Text.Encoding.UTF8.GetBytes(text);
 }
