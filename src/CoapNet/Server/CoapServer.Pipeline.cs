@@ -408,7 +408,7 @@ public sealed partial class CoapServer
     /// before it (<see cref="Transports.ReceiveContext.TryGetBatchClock"/>), so a quick call reads the clock once, not twice.
     /// </summary>
     private long StartTimed(bool inline)
-        => inline && Transports.ReceiveContext.TryGetBatchClock(out long previous) ? previous : _options.Endpoint.TimeProvider.GetTimestamp();
+        => inline && Transports.ReceiveContext.TryGetBatchClock(_options.Endpoint.TimeProvider, out long previous) ? previous : _options.Endpoint.TimeProvider.GetTimestamp();
 
     /// <summary>A handler call that began at <paramref name="started"/> (the endpoint clock's timestamp) returned: tells its gate whether it was quick.</summary>
     private void EndTimed(InlineGate gate, long started, bool inline)
@@ -419,7 +419,7 @@ public sealed partial class CoapServer
         if (inline)
         {
             // In a batch, the next inline call starts here.
-            Transports.ReceiveContext.SetBatchClock(now);
+            Transports.ReceiveContext.SetBatchClock(clock, now);
             gate.ExitInline(quick);
         }
         else

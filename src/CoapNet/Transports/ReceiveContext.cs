@@ -47,34 +47,38 @@ internal abstract class ReceiveContext
     [ThreadStatic]
     private static bool t_inBatch;
 
+    // The clock t_batchClock was read from; null for no reading.
     [ThreadStatic]
-    private static bool t_hasBatchClock;
+    private static TimeProvider? t_batchClockSource;
 
     [ThreadStatic]
     private static long t_batchClock;
 
     /// <summary>
-    /// The end of the last handler call that ran inline on this thread in the batch of received work it is delivering, by
-    /// the server's clock, which the server takes as the start of the next inline call: then it reads the clock once a
-    /// quick call, not twice (issue 39). What passes between two calls is the next message's own parsing and stages,
-    /// microseconds against the inline gate's millisecond. None outside a batch, where the thread may wait before its next
-    /// call and a wait must not count as a handler's time, nor in a batch before its first call.
+    /// The last reading of the clock on this thread in the batch of received work it is delivering: the end of the last
+    /// handler call that ran inline, or the datagram message layer's reading for the request on its way up. The server
+    /// takes it as the start of the next inline call, and the message layer as a request's arrival, so a quick request
+    /// reads the clock once, not three times (issue 39). What passes between two readings is a message's own parsing and
+    /// stages, microseconds against the inline gate's millisecond and lifetimes of minutes. None outside a batch, where
+    /// the thread may wait before its next call and a wait must not count as a handler's time, nor before the batch's
+    /// first reading.
     /// </summary>
+    /// <param name="clock">The clock the caller reads: a reading from another (an endpoint with a clock of its own) is none.</param>
     /// <param name="reading">The reading.</param>
-    /// <returns>True with a reading.</returns>
-    internal static bool TryGetBatchClock(out long reading)
+    /// <returns>True with a reading of <paramref name="clock"/>.</returns>
+    internal static bool TryGetBatchClock(TimeProvider clock, out long reading)
     {
         reading = t_batchClock;
-        return t_hasBatchClock;
+        return ReferenceEquals(t_batchClockSource, clock);
     }
 
-    /// <summary>Keeps <paramref name="reading"/> for the batch's next call (<see cref="TryGetBatchClock"/>); nothing outside a batch.</summary>
-    internal static void SetBatchClock(long reading)
+    /// <summary>Keeps <paramref name="reading"/> of <paramref name="clock"/> for the batch's next call (<see cref="TryGetBatchClock"/>); nothing outside a batch.</summary>
+    internal static void SetBatchClock(TimeProvider clock, long reading)
     {
         if (t_inBatch)
         {
             t_batchClock = reading;
-            t_hasBatchClock = true;
+            t_batchClockSource = clock;
         }
     }
 
@@ -86,14 +90,14 @@ internal abstract class ReceiveContext
     internal static void StartBatch()
     {
         t_inBatch = true;
-        t_hasBatchClock = false;
+        t_batchClockSource = null;
     }
 
     /// <summary>Ends the calling thread's batch: its calls read the clock for their start again.</summary>
     internal static void EndBatch()
     {
         t_inBatch = false;
-        t_hasBatchClock = false;
+        t_batchClockSource = null;
     }
 
     /// <summary>Makes this the calling thread's context until the returned scope is disposed.</summary>

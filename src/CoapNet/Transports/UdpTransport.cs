@@ -170,8 +170,9 @@ public sealed class UdpTransport : IDatagramTransport
     public void Send(ReadOnlySpan<byte> datagram, IPEndPoint remote)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        SocketAddress address = t_lastSender is { } last && ReferenceEquals(last.Remote, remote) && ReferenceEquals(last.Transport, this)
-            ? last.Address!
+        // A null remote never matches: the last sender has an address exactly when it has an endpoint.
+        SocketAddress address = t_lastSender is { Address: { } cached } last && ReferenceEquals(last.Remote, remote) && ReferenceEquals(last.Transport, this)
+            ? cached
             : GetSocketAddress(remote, scratch: true);
         if (t_holding is { } holding && ReferenceEquals(holding.Transport, this) && holding.TryHold(datagram, address))
         {

@@ -42,7 +42,7 @@ public abstract class CoapObserveToolTests
 
         result.ExitCode.Should().Be(0, result.ToString());
         Lines(result.OutputText).Should().NotBeEmpty();
-        server.Server.Observations.Should().Be(0);
+        server.Server.Observations.Should().Be(0, "the tool deregistered before it exited: {0}", result);
     }
 
     [SkippableFact]

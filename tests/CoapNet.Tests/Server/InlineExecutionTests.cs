@@ -196,6 +196,27 @@ public sealed class InlineExecutionTests : IDisposable
         Peer.Last.Parsed.MessageId.Should().Be(702, "both calls were quick, so the handler stayed inline");
     }
 
+    [Fact]
+    public void ABatchsReadingIsTakenOnlyForTheClockItWasReadFrom()
+    {
+        // The message layer and the server each read their endpoint's clock; a listener may have a clock of its own.
+        TimeProvider mine = _fixture.Time;
+        ManualTimeProvider other = new();
+        ReceiveContext.StartBatch();
+        ReceiveContext.TryGetBatchClock(mine, out _).Should().BeFalse("nothing was read in this batch yet");
+
+        ReceiveContext.SetBatchClock(other, 42);
+        ReceiveContext.TryGetBatchClock(mine, out _).Should().BeFalse("that reading is another clock's");
+        ReceiveContext.TryGetBatchClock(other, out long reading).Should().BeTrue();
+        reading.Should().Be(42);
+
+        ReceiveContext.StartBatch();
+        ReceiveContext.TryGetBatchClock(other, out _).Should().BeFalse("a new batch starts without a reading");
+        ReceiveContext.EndBatch();
+        ReceiveContext.SetBatchClock(other, 43);
+        ReceiveContext.TryGetBatchClock(other, out _).Should().BeFalse("outside a batch nothing is kept");
+    }
+
     public void Dispose()
     {
         // The batch clock is the thread's: the next test on this thread starts outside a batch.

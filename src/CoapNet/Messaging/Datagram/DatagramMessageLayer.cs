@@ -543,11 +543,11 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // One reading of the clock for the deduplication entry and the separate-response delay. In a receive thread's
         // batch, the reading the last inline handler call ended with serves (microseconds old against lifetimes of minutes
         // and a delay of a second), and a first reading is left for the batch's first call to start from: one reading
-        // a request in all, not two (issue 39). The batch's readings are the endpoint's clock, this one's.
-        if (!ReceiveContext.TryGetBatchClock(out long now))
+        // a request in all, not two (issue 39). Only a reading of this endpoint's clock is taken.
+        if (!ReceiveContext.TryGetBatchClock(_time, out long now))
         {
             now = _time.GetTimestamp();
-            ReceiveContext.SetBatchClock(now);
+            ReceiveContext.SetBatchClock(_time, now);
         }
 
         // Made before the lookup, so a confirmable request's entry holds it from the start (a duplicate, rare, wastes it).
