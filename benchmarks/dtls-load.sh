@@ -6,7 +6,7 @@
 # in the same rotation, for "coaps against plain UDP".
 #
 #   benchmarks/dtls-load.sh [--dll PATH] [--rounds N] [--seconds S] [--sessions C[,C...]] [--window W]
-#                           [--handshakes N] [--idle A,B] [--cipher LIST] [--no-libcoap]
+#                           [--warmup N] [--handshakes N] [--idle A,B] [--cipher LIST] [--no-libcoap]
 #
 #   --dll PATH       a CoapNet.Samples.Server.dll (or its Native AOT executable); default: this tree's, built in Release
 #   --rounds N       recorded rounds per server and session count (default 3), interleaved: each round measures every
@@ -14,6 +14,10 @@
 #   --seconds S      length of a round (default 8)
 #   --sessions C,..  DTLS sessions (one UDP socket each, a full PSK handshake before the round), default 16,64
 #   --window W       requests outstanding per session (default 2)
+#   --warmup N       unrecorded 3-second runs per server before the rounds, each at the largest count with sessions of its
+#                    own (default 5): every round sets its sessions up afresh, and the JIT's tiers for the handshake code
+#                    settle only after a few hundred handshakes; with one warm-up run, the measured rounds carried 3-4 %
+#                    of tier-1 compiling of that code on the server's core (issue 39)
 #   --handshakes N   full PSK handshakes per round for the handshake rate, 8 at once, each session closed with
 #                    close_notify when up (default 2000; 0 skips)
 #   --idle A,B       memory per idle session: resident memory with A established sessions (one GET each, then quiet),
@@ -36,7 +40,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$repo/benchmarks/tools"
 # shellcheck source=load-common.sh
 . "$repo/benchmarks/load-common.sh"
-dll="" rounds=3 seconds=8 sessions_list=16,64 window=2 handshakes=2000 idle=1000,5000 cipher=PSK-AES128-CCM8 use_libcoap=1
+dll="" rounds=3 seconds=8 sessions_list=16,64 window=2 warmups=5 handshakes=2000 idle=1000,5000 cipher=PSK-AES128-CCM8 use_libcoap=1
 identity=coapnet key=sample-secret
 
 die() { echo "dtls-load: $*" >&2; exit 2; }
@@ -47,6 +51,7 @@ while (($#)); do
     --seconds) seconds=$2; shift 2 ;;
     --sessions) sessions_list=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
+    --warmup) warmups=$2; shift 2 ;;
     --handshakes) handshakes=$2; shift 2 ;;
     --idle) idle=$2; shift 2 ;;
     --cipher) cipher=$2; shift 2 ;;
@@ -57,7 +62,7 @@ while (($#)); do
 done
 IFS=, read -r -a session_counts <<< "$sessions_list"
 for c in "${session_counts[@]}"; do [[ "$c" =~ ^[1-9][0-9]*$ ]] && ((c <= 8192)) || die "--sessions takes counts from 1 to 8192"; done
-[[ "$rounds" =~ ^[1-9][0-9]*$ && "$seconds" =~ ^[1-9][0-9]*$ && "$handshakes" =~ ^[0-9]+$ ]] || die "--rounds, --seconds and --handshakes take whole numbers"
+[[ "$rounds" =~ ^[1-9][0-9]*$ && "$seconds" =~ ^[1-9][0-9]*$ && "$handshakes" =~ ^[0-9]+$ && "$warmups" =~ ^[0-9]+$ ]] || die "--rounds, --seconds, --warmup and --handshakes take whole numbers"
 if [[ "$idle" != "-" ]]; then
   IFS=, read -r idle_a idle_b <<< "$idle"
   [[ "$idle_a" =~ ^[1-9][0-9]*$ && "$idle_b" =~ ^[1-9][0-9]*$ ]] && ((idle_a < idle_b && idle_b <= 8192)) || die "--idle takes A,B with A < B <= 8192, or -"
@@ -112,15 +117,17 @@ hz=$(getconf CLK_TCK)
 servers=(coapnet)
 ((use_libcoap)) && servers+=(libcoap)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr); $(openssl version 2> /dev/null || echo 'openssl ?')"
-echo "coap-dtls-load -c C -w $window -d $seconds -C $cipher at C = ${session_counts[*]}; $rounds rounds; servers on core 0, generator on core 1"
+echo "coap-dtls-load -c C -w $window -d $seconds -C $cipher at C = ${session_counts[*]}; $warmups warm-up runs per server, then $rounds rounds; servers on core 0, generator on core 1"
 echo "CoapNet: ${coapnet[*]} (DOTNET_GCgen0size=100000 DOTNET_GCRegionSize=100000); libcoap: $(command -v coap-server-openssl || echo none)"
 
 declare -A spids sports pports
 for s in "${servers[@]}"; do
   start "$s"
   spids[$s]=$spid sports[$s]=$sport pports[$s]=$pport
-  # Warm-up (the JIT's tiers settle): one unrecorded round at the largest count.
-  taskset -c 1 "$work/coap-dtls-load" -p "$sport" -u "$(path "$s")" -i "$identity" -k "$key" -C "$cipher" -c "${session_counts[-1]}" -w "$window" -d 3 > /dev/null || true
+  # Warm-up (the JIT's tiers settle, the handshake code's too): unrecorded runs at the largest count, each with new sessions.
+  for ((w = 0; w < warmups; w++)); do
+    taskset -c 1 "$work/coap-dtls-load" -p "$sport" -u "$(path "$s")" -i "$identity" -k "$key" -C "$cipher" -c "${session_counts[-1]}" -w "$window" -d 3 > /dev/null || true
+  done
 done
 taskset -c 1 "$work/coap-udp-load" -p "${pports[coapnet]}" -u /hello -c "${session_counts[-1]}" -w "$window" -d 3 > /dev/null || true
 
