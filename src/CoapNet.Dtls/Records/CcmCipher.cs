@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.CompilerServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using Org.BouncyCastle.Crypto;
@@ -13,9 +14,10 @@ namespace CoapNet.Dtls.Records;
 /// per call, and BouncyCastle's CcmBlockCipher buffers through two MemoryStreams per session. Allocation-free.
 /// </summary>
 /// <remarks>
-/// Where the processor has AES instructions, the blocks go through <see cref="AesRounds"/> as vectors, and each CBC-MAC
-/// step runs beside the counter block the next step needs: a coaps request's two records cost about half of what
-/// BouncyCastle's engine block by block cost (issue 39). Elsewhere BouncyCastle's portable engine does the blocks.
+/// One pass does both halves (<see cref="Process"/>), each CBC-MAC step beside the counter block the next step needs.
+/// Where the processor has AES instructions, the two go through <see cref="AesRounds"/> together, which costs a coaps
+/// request's two records about half of what BouncyCastle's engine block by block cost (issue 39); elsewhere BouncyCastle's
+/// portable engine encrypts the blocks one at a time.
 /// Thread-safe once made: the block cipher only reads its round keys.
 /// </remarks>
 internal sealed class CcmCipher
@@ -54,24 +56,9 @@ internal sealed class CcmCipher
     /// <summary>Encrypts <paramref name="plaintext"/> into <paramref name="ciphertext"/> (the same span is allowed) and writes the tag.</summary>
     public void Encrypt(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext, Span<byte> tag, ReadOnlySpan<byte> associatedData)
     {
-        if (_rounds is { } rounds)
-        {
-            Span<byte> full = stackalloc byte[Block];
-            Process(rounds, nonce, plaintext, ciphertext, associatedData, decrypt: false).CopyTo(full);
-            full[.._tagLength].CopyTo(tag);
-            return;
-        }
-
-        Span<byte> mac = stackalloc byte[Block];
-        Mac(nonce, plaintext, associatedData, mac);
-        Span<byte> s0 = stackalloc byte[Block];
-        Counter(nonce, 0, s0);
-        for (int i = 0; i < _tagLength; i++)
-        {
-            tag[i] = (byte)(mac[i] ^ s0[i]);
-        }
-
-        Ctr(nonce, plaintext, ciphertext);
+        Span<byte> full = stackalloc byte[Block];
+        Process(nonce, plaintext, ciphertext, associatedData, decrypt: false).CopyTo(full);
+        full[.._tagLength].CopyTo(tag);
     }
 
     /// <summary>Decrypts and authenticates; false (and <paramref name="plaintext"/> cleared) when the tag does not match.</summary>
@@ -83,21 +70,7 @@ internal sealed class CcmCipher
         }
 
         Span<byte> mac = stackalloc byte[Block];
-        if (_rounds is { } rounds)
-        {
-            Process(rounds, nonce, ciphertext, plaintext, associatedData, decrypt: true).CopyTo(mac);
-        }
-        else
-        {
-            Ctr(nonce, ciphertext, plaintext);
-            Mac(nonce, plaintext, associatedData, mac);
-            Span<byte> s0 = stackalloc byte[Block];
-            Counter(nonce, 0, s0);
-            for (int i = 0; i < _tagLength; i++)
-            {
-                mac[i] ^= s0[i];
-            }
-        }
+        Process(nonce, ciphertext, plaintext, associatedData, decrypt: true).CopyTo(mac);
 
         if (!CryptographicOperations.FixedTimeEquals(mac[.._tagLength], tag))
         {
@@ -112,12 +85,12 @@ internal sealed class CcmCipher
     private static readonly Vector128<byte> Indices = Vector128.Create((byte)0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 
     /// <summary>
-    /// RFC 3610 sections 2.2 and 2.3 in one pass with the processor's AES: <paramref name="input"/> through the key stream
+    /// RFC 3610 sections 2.2 and 2.3 in one pass: <paramref name="input"/> through the key stream
     /// into <paramref name="output"/> (the same span is allowed), the plaintext (the input when encrypting, the output
     /// when decrypting) through the CBC-MAC. Returns the MAC encrypted with the first key-stream block, S_0: the whole
     /// tag, of which the first 8 or 16 bytes are sent.
     /// </summary>
-    private Vector128<byte> Process(AesRounds aes, ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> input, Span<byte> output, ReadOnlySpan<byte> associatedData, bool decrypt)
+    private Vector128<byte> Process(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> input, Span<byte> output, ReadOnlySpan<byte> associatedData, bool decrypt)
     {
         Span<byte> block = stackalloc byte[Block];
 
@@ -134,7 +107,7 @@ internal sealed class CcmCipher
         block[15] = (byte)input.Length;
         Vector128<byte> x = Vector128.Create((ReadOnlySpan<byte>)block);
         Vector128<byte> s0 = counter;
-        aes.Encrypt(ref x, ref s0);
+        EncryptBlocks(ref x, ref s0);
 
         if (!associatedData.IsEmpty)
         {
@@ -148,7 +121,7 @@ internal sealed class CcmCipher
                 offset += take;
                 used += take;
                 block[used..].Clear();
-                x = aes.Encrypt(x ^ Vector128.Create((ReadOnlySpan<byte>)block));
+                x = EncryptBlock(x ^ Vector128.Create((ReadOnlySpan<byte>)block));
                 if (offset == associatedData.Length)
                 {
                     break;
@@ -159,7 +132,7 @@ internal sealed class CcmCipher
         }
 
         int blocks = (input.Length + Block - 1) / Block;
-        Vector128<byte> stream = blocks == 0 ? default : aes.Encrypt(WithCounter(counter, 1));
+        Vector128<byte> stream = blocks == 0 ? default : EncryptBlock(WithCounter(counter, 1));
         for (int i = 0; i < blocks; i++)
         {
             int offset = i * Block;
@@ -188,11 +161,11 @@ internal sealed class CcmCipher
             {
                 // This block's MAC step beside the next block's key stream.
                 stream = WithCounter(counter, i + 2);
-                aes.Encrypt(ref x, ref stream);
+                EncryptBlocks(ref x, ref stream);
             }
             else
             {
-                x = aes.Encrypt(x);
+                x = EncryptBlock(x);
             }
         }
 
@@ -202,83 +175,32 @@ internal sealed class CcmCipher
     private static Vector128<byte> WithCounter(Vector128<byte> a, int counter)
         => a.WithElement(13, (byte)(counter >> 16)).WithElement(14, (byte)(counter >> 8)).WithElement(15, (byte)counter);
 
-    // RFC 3610 section 2.2: CBC-MAC over B0 (flags, nonce, message length), the associated data with its 2-byte
-    // length, and the message, each zero-padded to whole blocks.
-    private void Mac(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> message, ReadOnlySpan<byte> associatedData, Span<byte> x)
+    /// <summary>One block through AES: the processor's rounds, or the portable engine.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private Vector128<byte> EncryptBlock(Vector128<byte> block) => _rounds is { } rounds ? rounds.Encrypt(block) : Portable(block);
+
+    /// <summary>Two independent blocks through AES: together through the processor's rounds, one after the other in the portable engine.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EncryptBlocks(ref Vector128<byte> first, ref Vector128<byte> second)
     {
-        Span<byte> b = stackalloc byte[Block];
-        b[0] = (byte)((associatedData.IsEmpty ? 0 : 0x40) | (((_tagLength - 2) / 2) << 3) | (CounterLength - 1));
-        nonce.CopyTo(b[1..]);
-        b[13] = (byte)(message.Length >> 16);
-        b[14] = (byte)(message.Length >> 8);
-        b[15] = (byte)message.Length;
-        _aes!.ProcessBlock(b, x);
-        if (!associatedData.IsEmpty)
+        if (_rounds is { } rounds)
         {
-            // Associated data shorter than 2^16 - 2^8 bytes: its length in two bytes, then the data.
-            b.Clear();
-            BinaryPrimitives.WriteUInt16BigEndian(b, (ushort)associatedData.Length);
-            int used = 2;
-            foreach (byte value in associatedData)
-            {
-                b[used++] = value;
-                if (used == Block)
-                {
-                    Absorb(x, b);
-                    used = 0;
-                }
-            }
-
-            if (used > 0)
-            {
-                b[used..].Clear();
-                Absorb(x, b);
-            }
+            rounds.Encrypt(ref first, ref second);
         }
-
-        for (int offset = 0; offset < message.Length; offset += Block)
+        else
         {
-            ReadOnlySpan<byte> part = message[offset..Math.Min(message.Length, offset + Block)];
-            b.Clear();
-            part.CopyTo(b);
-            Absorb(x, b);
+            first = Portable(first);
+            second = Portable(second);
         }
     }
 
-    private void Absorb(Span<byte> x, Span<byte> block)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private Vector128<byte> Portable(Vector128<byte> block)
     {
-        for (int i = 0; i < Block; i++)
-        {
-            block[i] ^= x[i];
-        }
-
-        _aes!.ProcessBlock(block, x);
-        block.Clear();
-    }
-
-    // RFC 3610 section 2.3: the key stream is E(A_i), A_i = flags, nonce, counter i; the message takes i = 1, 2, ...
-    private void Ctr(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> input, Span<byte> output)
-    {
-        Span<byte> stream = stackalloc byte[Block];
-        for (int offset = 0, counter = 1; offset < input.Length; offset += Block, counter++)
-        {
-            Counter(nonce, counter, stream);
-            int length = Math.Min(Block, input.Length - offset);
-            for (int i = 0; i < length; i++)
-            {
-                output[offset + i] = (byte)(input[offset + i] ^ stream[i]);
-            }
-        }
-    }
-
-    private void Counter(ReadOnlySpan<byte> nonce, int counter, Span<byte> stream)
-    {
-        Span<byte> a = stackalloc byte[Block];
-        a[0] = CounterLength - 1;
-        nonce.CopyTo(a[1..]);
-        a[13] = (byte)(counter >> 16);
-        a[14] = (byte)(counter >> 8);
-        a[15] = (byte)counter;
-        _aes!.ProcessBlock(a, stream);
+        Span<byte> input = stackalloc byte[Block];
+        Span<byte> output = stackalloc byte[Block];
+        block.CopyTo(input);
+        _aes!.ProcessBlock(input, output);
+        return Vector128.Create((ReadOnlySpan<byte>)output);
     }
 }
