@@ -9,14 +9,18 @@ namespace CoapNet.Simulation;
 public delegate void SendProbe(ReadOnlySpan<byte> datagram, IPEndPoint remote);
 
 /// <summary>
-/// A UDP socket on 127.0.0.1 (a free port) that can fall silent: once <see cref="Silent"/> is set it sends nothing more,
+/// A UDP socket on 127.0.0.1 (a free port, or the one given) that can fall silent: once <see cref="Silent"/> is set it sends nothing more,
 /// as a process that crashed or a device that went away says nothing on its way out, DTLS close_notify included; and a
 /// probe for what it sends, for the secure transports that run over it.
 /// </summary>
 public sealed class SilenceableUdpTransport : IDatagramTransport
 {
-    private readonly UdpTransport _udp = new(new IPEndPoint(IPAddress.Loopback, 0));
+    private readonly UdpTransport _udp;
     private volatile bool _silent;
+
+    /// <summary>Binds 127.0.0.1 at <paramref name="port"/>, a free one the system picks by default.</summary>
+    /// <param name="port">The port, or 0.</param>
+    public SilenceableUdpTransport(int port = 0) => _udp = new(new IPEndPoint(IPAddress.Loopback, port));
 
     /// <inheritdoc/>
     public IPEndPoint LocalEndPoint => _udp.LocalEndPoint;

@@ -445,12 +445,7 @@ public sealed class CoapToolOverUdpTests() : CoapToolTests("coap")
     public async Task NothingListeningIsReportedAtOnceByItsIcmpPortUnreachable()
     {
         // A port that was just free: the kernel answers a datagram to it with ICMP port unreachable.
-        int port;
-        using (Socket probe = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-        }
+        int port = FreePorts.UdpAndTcp();
 
         CoapToolResult result = await CoapTool.RunAsync("get", $"coap://127.0.0.1:{port}/x");
 

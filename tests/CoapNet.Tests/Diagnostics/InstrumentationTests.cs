@@ -122,7 +122,7 @@ public sealed class InstrumentationTests : IDisposable
         {
             Endpoint = new CoapNet.Messaging.CoapEndpointOptions { TransmissionParameters = new CoapNet.Messaging.CoapTransmissionParameters { AckTimeout = TimeSpan.FromMilliseconds(20), MaxRetransmit = 1 } },
         });
-        int port = FreeUdpPort();
+        int port = FreePorts.UdpAndTcp();
 
         await client.Invoking(c => c.GetAsync(new Uri($"coap://127.0.0.1:{port}/nobody"))).Should().ThrowAsync<CoapNet.Messaging.CoapException>();
 
@@ -173,12 +173,6 @@ public sealed class InstrumentationTests : IDisposable
     {
         _meters.Dispose();
         _activities.Dispose();
-    }
-
-    private static int FreeUdpPort()
-    {
-        using System.Net.Sockets.UdpClient udp = new(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
-        return ((System.Net.IPEndPoint)udp.Client.LocalEndPoint!).Port;
     }
 
     private List<Dictionary<string, object?>> Tags(string instrument) => _meters.Tags(instrument);

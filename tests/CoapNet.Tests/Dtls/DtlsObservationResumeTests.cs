@@ -26,7 +26,9 @@ public sealed class DtlsObservationResumeTests
     public async Task AnObservationResumesInANewSessionWhenTheServerRestartsOnTheSamePort()
     {
         Counter before = new();
-        LoopbackServer first = DtlsLoopback.StartServer(before.Map, out _);
+        // Its port from below the ephemeral range: the restarted server binds it again, and a port the system handed out
+        // could go to another test's socket in between.
+        LoopbackServer first = DtlsLoopback.StartServer(before.Map, out _, port: FreePorts.UdpAndTcp());
         IPEndPoint server = first.EndPoint;
         await using CoapClient client = DtlsLoopback.Client();
         await using IAsyncEnumerator<CoapResponse> observation = client.ObserveAsync(DtlsLoopback.Uri(server, "/counter")).GetAsyncEnumerator();
@@ -75,7 +77,11 @@ public sealed class DtlsObservationResumeTests
         counter.Increment();
         (await observation.NextAsync()).GetPayloadString().Should().Be("1");
 
-        time.Advance(TimeSpan.FromMinutes(11));
+        // To the ageing and not past it: the sweep (every minute here) that finds the session 10 minutes idle is the last
+        // timer this advance fires. The client handshakes again at once, and a longer advance would go on firing the
+        // clock's timers meanwhile: on the server's side, the new handshake's HandshakeStallTimeout, which failed it
+        // as stalled.
+        time.Advance(TimeSpan.FromMinutes(10));
 
         (await observation.NextAsync()).GetPayloadString().Should().Be("1", "the client registered again, in a new session, and got the current state");
         counter.Sessions.Distinct().Should().HaveCount(2, "the registration came again in a second session");
@@ -120,7 +126,7 @@ public sealed class DtlsObservationResumeTests
     {
         ManualTimeProvider time = new();
         Counter before = new();
-        SilenceableUdpTransport network = new();
+        SilenceableUdpTransport network = new(FreePorts.UdpAndTcp());
         LoopbackServer first = LoopbackServer.Start(before.Map, new CoapServerOptions().Listen(new DtlsServerTransport(network, DtlsLoopback.ServerOptions())));
         IPEndPoint server = first.EndPoint;
         ClientHellos hellos = new();
@@ -151,7 +157,7 @@ public sealed class DtlsObservationResumeTests
     public async Task ARequestInASessionTheServerLostSilentlyFailsWithTheSessionLostAndTheNextOneHandshakesAgain()
     {
         ManualTimeProvider time = new();
-        SilenceableUdpTransport network = new();
+        SilenceableUdpTransport network = new(FreePorts.UdpAndTcp());
         LoopbackServer first = LoopbackServer.Start(s => s.MapGet("/x", _ => CoapResponse.Content("first")), new CoapServerOptions().Listen(new DtlsServerTransport(network, DtlsLoopback.ServerOptions())));
         IPEndPoint server = first.EndPoint;
         await using CoapClient client = ClientOnClock(time, new SilenceableUdpTransport());

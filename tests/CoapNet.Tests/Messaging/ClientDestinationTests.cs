@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using CoapNet.Client;
 using CoapNet.Messages;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tests.Server;
 
 namespace CoapNet.Tests.Messaging;
@@ -47,15 +48,12 @@ public class ClientDestinationTests
         }
     }
 
-    /// <summary>A server on one port over UDP and TCP; the port is tried until both are free, as the OS picks UDP's.</summary>
+    /// <summary>A server on one port over UDP and TCP; the port is tried until both are free.</summary>
     private static LoopbackServer StartOnOnePortForBothTransports(Action<CoapServer> map)
     {
         for (int attempt = 0; ; attempt++)
         {
-            using Socket probe = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            int port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-            probe.Close();
+            int port = FreePorts.UdpAndTcp();
             CoapServerOptions options = new CoapServerOptions()
             {
             }.Listen("coap+tcp", new IPEndPoint(IPAddress.Loopback, port)).Listen("coap", new IPEndPoint(IPAddress.Loopback, port));

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using CoapNet.Dtls;
 using CoapNet.Server;
+using CoapNet.Tests.Infrastructure;
 using CoapNet.Tls;
 using CoapNet.Transports;
 
@@ -21,7 +22,7 @@ public sealed class BindErrorTests
         using Socket holder = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
         holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         IPEndPoint busy = (IPEndPoint)holder.LocalEndPoint!;
-        IPEndPoint tcp = new(IPAddress.Loopback, FreePort(SocketType.Stream, ProtocolType.Tcp));
+        IPEndPoint tcp = new(IPAddress.Loopback, FreePorts.UdpAndTcp());
         await using CoapServer server = new(new CoapServerOptions().Listen("coap", busy, endpoint => endpoint.Name = "udp").Listen("coap+tcp", tcp));
 
         CoapBindException failure = FluentActions.Invoking(server.Start).Should().Throw<CoapBindException>().Which;
@@ -50,7 +51,7 @@ public sealed class BindErrorTests
         tcpHolder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         tcpHolder.Listen();
         int udp = ((IPEndPoint)udpHolder.LocalEndPoint!).Port, tcp = ((IPEndPoint)tcpHolder.LocalEndPoint!).Port;
-        int free = FreePort(SocketType.Dgram, ProtocolType.Udp);
+        int free = FreePorts.UdpAndTcp();
         CoapServerOptions options = new CoapServerOptions()
             .Listen($"coap://127.0.0.1:{free}")
             .Listen($"coaps://127.0.0.1:{udp}", endpoint => endpoint.UseDtls(CoapNet.Tests.Dtls.DtlsLoopback.ServerOptions()).Name = "Coap:Endpoints:secure")
@@ -73,7 +74,7 @@ public sealed class BindErrorTests
         holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         holder.Listen();
         IPEndPoint busy = (IPEndPoint)holder.LocalEndPoint!;
-        IPEndPoint udp = new(IPAddress.Loopback, FreePort(SocketType.Dgram, ProtocolType.Udp));
+        IPEndPoint udp = new(IPAddress.Loopback, FreePorts.UdpAndTcp());
         await using CoapServer server = new(new CoapServerOptions().Listen("coap", udp).Listen("coap+tcp", busy));
 
         CoapBindException failure = (await FluentActions.Invoking(() => server.StartAsync()).Should().ThrowAsync<CoapBindException>()).Which;
@@ -95,13 +96,6 @@ public sealed class BindErrorTests
             .Should().Throw<CoapBindException>().WithMessage($"Cannot bind the coap (UDP) endpoint [::1]:{port}: *");
         FluentActions.Invoking(() => new CoapBindException(null!, new IPEndPoint(IPAddress.Loopback, 1), new SocketException()))
             .Should().Throw<ArgumentNullException>().WithParameterName("scheme");
-    }
-
-    private static int FreePort(SocketType type, ProtocolType protocol)
-    {
-        using Socket socket = new(AddressFamily.InterNetwork, type, protocol);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
     }
 
     private static bool CanBind(IPEndPoint endPoint, SocketType type, ProtocolType protocol)

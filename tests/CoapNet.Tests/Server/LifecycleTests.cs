@@ -16,7 +16,7 @@ public sealed class LifecycleTests
     public async Task StopAsyncWaitsForAnInFlightHandlerToAnswerAndShedsARequestArrivingMeanwhile()
     {
         using BlockingRoute block = new();
-        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5), loadSheddingMaxAge: TimeSpan.FromSeconds(3)));
+        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5), loadSheddingMaxAge: TimeSpan.FromSeconds(3), udpPort: FreePorts.UdpAndTcp()));
         using RawPeer peer = new(server.EndPoint);
         CoapMessage inFlight = peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/block?n=1", token: 1);
         await peer.SendAsync(inFlight);
@@ -70,7 +70,7 @@ public sealed class LifecycleTests
     public async Task StopAsyncWhoseWaitIsCanceledCancelsTheHandlersAndClosesTheSockets()
     {
         using BlockingRoute block = new();
-        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5)));
+        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5), udpPort: FreePorts.UdpAndTcp()));
         using RawPeer peer = new(server.EndPoint);
         await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/block", token: 1));
         await block.WaitUntilEnteredAsync();
@@ -85,7 +85,7 @@ public sealed class LifecycleTests
     public async Task StopWhoseWaitIsCanceledCancelsTheHandlersAndClosesTheSockets()
     {
         using BlockingRoute block = new();
-        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5)));
+        await using LoopbackServer server = LoopbackServer.Start(block.Map, LoopbackServer.Options(separateResponseDelay: TimeSpan.FromMinutes(5), udpPort: FreePorts.UdpAndTcp()));
         using RawPeer peer = new(server.EndPoint);
         await peer.SendAsync(peer.Request(CoapMessageType.Confirmable, CoapCode.Get, "/block", token: 1));
         await block.WaitUntilEnteredAsync();

@@ -27,7 +27,11 @@ internal sealed class LoopbackServer : IAsyncDisposable
     /// <summary>The server's TCP endpoint, when it listens on TCP.</summary>
     public IPEndPoint? TcpEndPoint { get; }
 
-    /// <summary>Options for a loopback server: 127.0.0.1:0 over UDP (and over TCP when <paramref name="tcp"/>), everything else as given.</summary>
+    /// <summary>
+    /// Options for a loopback server: 127.0.0.1 over UDP at <paramref name="udpPort"/> (one the system picks by default;
+    /// <see cref="Infrastructure.FreePorts"/> for a test that binds it again after the server), and at a port the system
+    /// picks over TCP when <paramref name="tcp"/>; everything else as given.
+    /// </summary>
     public static CoapServerOptions Options(
         int maxPendingRequests = 1024,
         int maxDegreeOfParallelism = 4,
@@ -35,7 +39,8 @@ internal sealed class LoopbackServer : IAsyncDisposable
         CoapTransmissionParameters? transmission = null,
         TimeProvider? time = null,
         TimeSpan? loadSheddingMaxAge = null,
-        bool tcp = false)
+        bool tcp = false,
+        int udpPort = 0)
     {
         CoapServerOptions options = new()
         {
@@ -49,7 +54,7 @@ internal sealed class LoopbackServer : IAsyncDisposable
             },
             LoadSheddingMaxAge = loadSheddingMaxAge ?? TimeSpan.FromSeconds(5),
         };
-        options.Listen("coap://127.0.0.1:0");
+        options.Listen($"coap://127.0.0.1:{udpPort}");
         return tcp ? options.Listen("coap+tcp://127.0.0.1:0") : options;
     }
 

@@ -109,7 +109,7 @@ public sealed class EndpointModelTests
     [Fact]
     public async Task AnEndpointWhoseSchemeHasNoTransportStopsTheStartBeforeAnythingIsBound()
     {
-        int free = FreeUdpPort();
+        int free = FreePorts.UdpAndTcp();
         await using CoapServer server = new(new CoapServerOptions().Listen($"coap://127.0.0.1:{free}").Listen("coap+radio://127.0.0.1:1", endpoint => endpoint.Name = "radio"));
 
         FluentActions.Invoking(server.Start).Should().Throw<InvalidOperationException>()
@@ -121,7 +121,7 @@ public sealed class EndpointModelTests
     [Fact]
     public async Task ACoapsEndpointThatNothingSecuredStopsTheStartSayingWhatToCall()
     {
-        int free = FreeUdpPort();
+        int free = FreePorts.UdpAndTcp();
         await using CoapServer server = new(new CoapServerOptions().Listen($"coap://127.0.0.1:{free}").Listen("coaps://127.0.0.1:0"));
 
         FluentActions.Invoking(server.Start).Should().Throw<InvalidOperationException>().WithMessage(
@@ -169,13 +169,6 @@ public sealed class EndpointModelTests
 
         response.GetPayloadString().Should().Be("over tcp");
         connects.Should().Be(1, "the connection went through the middleware");
-    }
-
-    private static int FreeUdpPort()
-    {
-        using Socket socket = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
     }
 
     private static bool CanBindUdp(int port)
