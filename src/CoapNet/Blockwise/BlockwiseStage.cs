@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using CoapNet.Channels;
 using CoapNet.Messages;
 using CoapNet.Messaging;
@@ -143,6 +144,25 @@ internal sealed partial class BlockwiseStage : CoapStage
         response = EchoBlock1(exchange, request, response);
         CoapBlock? asked = request.Block2;
         ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
+
+        // The usual answer, decided here as below but without the frame the block-wise work needs (clearing it was most
+        // of this method's time under load, issue 39): no body of the handler's to serve in blocks, no block asked for,
+        // and one message holds it.
+        if (handlers is null
+            && (!response.Code.IsSuccess || response.Block2 is not null
+                || (asked is null && (exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, request.Token.Length, _paths.MessageBudget(exchange.Peer))))))
+        {
+            next(exchange, response);
+            return;
+        }
+
+        SendInBlocks(exchange, request, response, asked, handlers, next);
+    }
+
+    /// <summary>A response the usual answer does not cover: a handler's body, a block asked for, or one too large for a message.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void SendInBlocks(CoapExchange exchange, CoapMessage request, CoapMessage response, CoapBlock? asked, ResponseBody? handlers, Action<CoapExchange, CoapMessage> next)
+    {
         int? chosen = handlers?.BlockSize;
         int? budget = exchange.IsReliable ? null : _paths.MessageBudget(exchange.Peer);
         if (handlers?.Stream is { } stream)

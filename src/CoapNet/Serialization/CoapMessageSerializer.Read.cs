@@ -157,6 +157,7 @@ public sealed partial class CoapMessageSerializer
     private const int MaxStreamLengthHeader = 5;
 
     // RFC 8323 section 3.2: Len nibbles 13, 14 and 15 add 1, 2 and 4 extended length bytes.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int ExtendedLengthBytes(int lengthNibble) => lengthNibble < 13 ? 0 : lengthNibble == 13 ? 1 : lengthNibble == 14 ? 2 : 4;
 
     /// <summary>

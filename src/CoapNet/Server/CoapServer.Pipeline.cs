@@ -408,18 +408,17 @@ public sealed partial class CoapServer
     /// before it (<see cref="Transports.ReceiveContext.TryGetBatchClock"/>), so a quick call reads the clock once, not twice.
     /// </summary>
     private long StartTimed(bool inline)
-        => inline && Transports.ReceiveContext.TryGetBatchClock(_options.Endpoint.TimeProvider, out long previous) ? previous : _options.Endpoint.TimeProvider.GetTimestamp();
+        => inline && Transports.ReceiveContext.TryGetBatchClock(_clock, out long previous) ? previous : _clock.GetTimestamp();
 
     /// <summary>A handler call that began at <paramref name="started"/> (the endpoint clock's timestamp) returned: tells its gate whether it was quick.</summary>
     private void EndTimed(InlineGate gate, long started, bool inline)
     {
-        TimeProvider clock = _options.Endpoint.TimeProvider;
-        long now = clock.GetTimestamp();
-        bool quick = clock.GetElapsedTime(started, now) <= InlineGate.QuickLimit;
+        long now = _clock.GetTimestamp();
+        bool quick = now - started <= _quickTicks;
         if (inline)
         {
             // In a batch, the next inline call starts here.
-            Transports.ReceiveContext.SetBatchClock(clock, now);
+            Transports.ReceiveContext.SetBatchClock(_clock, now);
             gate.ExitInline(quick);
         }
         else

@@ -37,6 +37,10 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
     private readonly CancellationTokenSource _aborting = new();
     private readonly object _lifecycle = new();
     private readonly Observe.ObservationRegistry _observations;
+    // The endpoint clock, and the inline gate's quick limit in its timestamp units: a call is timed with one reading and
+    // a subtraction, not a TimeSpan made from a division (issue 39).
+    private readonly TimeProvider _clock;
+    private readonly long _quickTicks;
     private ActionBlock<CoapExchange>? _dispatch;
     private SynchronousLanes? _blocking;
     // Two counts in one word, so an answer moves both with one atomic add (see Finish): the requests admitted and not yet
@@ -53,7 +57,9 @@ public sealed partial class CoapServer : IAsyncDisposable, IDisposable
         _options = options ?? new CoapServerOptions();
         _options.Validate();
         _logger = (_options.Endpoint.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger("CoapNet.Server.CoapServer");
-        _observations = new Observe.ObservationRegistry(_options.Observe, _options.Endpoint.TimeProvider, _logger, RunNotification);
+        _clock = _options.Endpoint.TimeProvider;
+        _quickTicks = (long)(InlineGate.QuickLimit.TotalSeconds * _clock.TimestampFrequency);
+        _observations = new Observe.ObservationRegistry(_options.Observe, _clock, _logger, RunNotification);
         MapGet("/.well-known/core", new WellKnownCore(_router).Respond).Produces(CoapContentFormat.LinkFormat).HideFromDiscovery();
     }
 

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using CoapNet.Channels;
 using CoapNet.Messages;
 using CoapNet.Serialization;
@@ -994,6 +995,8 @@ internal sealed class StreamConnection : PeerChannel, IAdmissionEntry
         public override bool HandOff => false;
     }
 
+    // Out of its callers' lines (a response's send among them), which would otherwise clear a frame for its text on every call.
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private ArgumentException TooLarge(int size, CoapMessage message)
         => new(
             $"The message ({message.Code}) is {size} bytes; {Peer} accepts at most {_signaling.PeerMaxMessageSize} (the Max-Message-Size of its CSM, RFC 8323 section 5.3.1). "
