@@ -74,7 +74,7 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         {
             // RFC 7252 section 5.2.2: a CON whose answer takes longer than this gets an empty ACK first.
             // Created after the sweep timer, as before the split, so timers due at one instant fire in the same order.
-            _separateAcks = new SeparateAckWatch(_time, delay);
+            _separateAcks = new SeparateAckWatch(_time, delay, _gate);
         }
 
         CoapInstrumentation.AddPeerTimeoutSource(this);
@@ -210,7 +210,14 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // until acknowledged, so its datagram is kept) or NON (sent once from a pooled array), with a Message ID of our own.
         if (confirmable)
         {
-            _separateAcks?.Forget(exchange);
+            if (_separateAcks is { } watch)
+            {
+                lock (_gate)
+                {
+                    watch.ForgetLocked(exchange);
+                }
+            }
+
             (PeerMessageState peer, ushort messageId) = TakeMessageId(channel.Peer);
             byte[] datagram = channel.Encode(response, new(CoapMessageType.Confirmable, messageId, exchange.Request.Token));
             StartTransmission(new MessageKey(channel.Peer, messageId), channel, datagram, new ServerResponseOwner(this, channel.Peer, messageId), peer);
@@ -404,15 +411,20 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
     /// <param name="reply">The ACK, RST or piggybacked response sent; empty when nothing is replayed for duplicates.</param>
     private void Settle(CoapExchange exchange, ReadOnlySpan<byte> reply)
     {
-        if (!reply.IsEmpty)
+        // Only a confirmable request is watched (OnRequest); a NON's settling takes no lock at all when nothing is replayed.
+        SeparateAckWatch? watch = SeparateAckWatch.IsWatched(exchange) ? _separateAcks : null;
+        if (!reply.IsEmpty || watch is not null)
         {
             lock (_gate)
             {
-                _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
+                if (!reply.IsEmpty)
+                {
+                    _deduplication.Record(DeduplicationCache.Ticket.Unpack(exchange.LowerTicket), reply);
+                }
+
+                watch?.ForgetLocked(exchange);
             }
         }
-
-        _separateAcks?.Forget(exchange);
     }
 
     /// <summary>The length of an Empty message: the 4-byte header alone (RFC 7252 section 4.1).</summary>
@@ -553,16 +565,13 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // Made before the lookup, so a confirmable request's entry holds it from the start (a duplicate, rare, wastes it).
         bool confirmable = request.Type == CoapMessageType.Confirmable;
         CoapExchange exchange = new(request, channel);
+        // A confirmable request is watched for the separate-response delay under the lock its entry is made in.
         if (IsDuplicate(channel, request, now, confirmable ? exchange : null, out DeduplicationCache.Ticket ticket))
         {
             return;
         }
 
-        if (confirmable)
-        {
-            _separateAcks?.Watch(exchange, now);
-        }
-        else
+        if (!confirmable)
         {
             exchange.LowerTicket = ticket.Packed;
         }
@@ -581,9 +590,19 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         bool duplicate;
         byte[]? reply;
         CoapExchange? inProgress;
+        bool arm = false;
         lock (_gate)
         {
             duplicate = _deduplication.TryGetOrAdd(channel.Peer, message.MessageId, now, confirmable ? _exchangeLifetimeTicks : _nonLifetimeTicks, out ticket, out reply, out inProgress, exchange);
+            if (!duplicate && exchange is not null && _separateAcks is { } watch)
+            {
+                arm = watch.WatchLocked(exchange, now);
+            }
+        }
+
+        if (arm)
+        {
+            _separateAcks!.Arm();
         }
 
         if (!duplicate || !confirmable)

@@ -383,10 +383,16 @@ internal sealed class DeduplicationCache
     /// <summary>Names one entry: its slot, and the slot's generation when the entry was made.</summary>
     internal readonly record struct Ticket(int Index, int Generation)
     {
+        /// <summary>
+        /// Bit 31 of a packed ticket, which an index (below 2^31) never sets: the separate-ACK watch marks a confirmable
+        /// request's exchange with it (<see cref="SeparateAckWatch.IsWatched"/>), and <see cref="Unpack"/> ignores it.
+        /// </summary>
+        public const long WatchedMark = 1L << 31;
+
         /// <summary>The ticket in one number, for an exchange to carry.</summary>
         public long Packed => ((long)Generation << 32) | (uint)Index;
 
-        public static Ticket Unpack(long packed) => new((int)(uint)packed, (int)(packed >> 32));
+        public static Ticket Unpack(long packed) => new((int)((uint)packed & ~(uint)WatchedMark), (int)(packed >> 32));
     }
 
     /// <summary>One remembered message: the reply to replay for a duplicate (none while it is being processed).</summary>

@@ -6,14 +6,16 @@ namespace CoapNet.Messaging.Datagram;
 /// This watches the unanswered confirmable requests of one endpoint and accepts the slow ones from a timer.
 /// </summary>
 /// <remarks>
-/// Its own lock, a leaf: it guards only the table, nothing else is taken or called while it is held, and
-/// <see cref="CoapExchange.Accept"/> (which sends) runs after it is released. Nothing needs it atomic with the
-/// message layer's state: <see cref="CoapExchange.Accept"/> acts at most once and not after the exchange was
-/// answered, so an exchange answered between the scan and the accept gets no extra ACK, as before the split.
+/// The table is guarded by the message layer's lock, which that layer already holds where a request is added (its
+/// deduplication entry is made) and where it is answered (its reply is recorded): a lock of its own cost two more lock
+/// round trips a confirmable request, about 1 % of a UDP request's CPU (issue 39). Nothing else is called while the
+/// scan holds it, and <see cref="CoapExchange.Accept"/> (which sends, and takes the lock to record the ACK) runs after
+/// it is released. <see cref="CoapExchange.Accept"/> acts at most once and not after the exchange was answered, so an
+/// exchange answered between the scan and the accept gets no extra ACK.
 /// </remarks>
 internal sealed class SeparateAckWatch : IDisposable
 {
-    private readonly object _gate = new();
+    private readonly object _gate;
     private readonly Dictionary<CoapExchange, long> _unanswered = new(ByTicket.Instance);
     private readonly TimeProvider _time;
     private readonly long _delayTicks;
@@ -24,8 +26,12 @@ internal sealed class SeparateAckWatch : IDisposable
     // True while the timer is set; guarded by _gate. Set by the first request watched after the timer went quiet.
     private bool _armed;
 
-    public SeparateAckWatch(TimeProvider time, TimeSpan delay)
+    /// <param name="time">The endpoint's clock.</param>
+    /// <param name="delay">The separate-response delay.</param>
+    /// <param name="gate">The message layer's lock, which guards the table.</param>
+    public SeparateAckWatch(TimeProvider time, TimeSpan delay, object gate)
     {
+        _gate = gate;
         _time = time;
         _delay = delay;
         _delayTicks = (long)(delay.TotalSeconds * time.TimestampFrequency);
@@ -38,39 +44,45 @@ internal sealed class SeparateAckWatch : IDisposable
         _timer = time.CreateTimer(static state => ((SeparateAckWatch)state!).AcceptSlowExchanges(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
-    /// <summary>A confirmable request arrived at <paramref name="arrived"/> (<see cref="TimeProvider.GetTimestamp"/>) and goes up to its handler.</summary>
-    public void Watch(CoapExchange exchange, long arrived)
+    /// <summary>
+    /// A confirmable request arrived at <paramref name="arrived"/> (<see cref="TimeProvider.GetTimestamp"/>) and goes up to
+    /// its handler. The caller holds the message layer's lock, and calls <see cref="Arm"/> once it has released it when
+    /// this returns true.
+    /// </summary>
+    public bool WatchLocked(CoapExchange exchange, long arrived)
     {
-        lock (_gate)
+        // Marked before it is hashed in, so its hash stays the same while it is in the table.
+        exchange.LowerTicket |= DeduplicationCache.Ticket.WatchedMark;
+        _unanswered.Add(exchange, arrived);
+        if (_armed)
         {
-            _unanswered.Add(exchange, arrived);
-            if (_armed)
-            {
-                return;
-            }
-
-            _armed = true;
+            return false;
         }
 
-        // Set outside the gate (the timer takes locks of its own); a firing before this line finds the request and sets it again.
-        _timer.Change(_delay, Timeout.InfiniteTimeSpan);
+        _armed = true;
+        return true;
     }
 
-    /// <summary>The request was answered (piggybacked, separately, with an empty ACK or RST): no empty ACK is due.</summary>
-    public void Forget(CoapExchange exchange)
-    {
-        lock (_gate)
-        {
-            _unanswered.Remove(exchange);
-        }
-    }
+    /// <summary>
+    /// True when <paramref name="exchange"/> was watched (<see cref="WatchLocked"/>): the mark is written under the message
+    /// layer's lock before the request goes up and read when it is answered, so only a watched request's answer takes the
+    /// lock to stop watching it; the exchange keeps its size (one allocated for every request) for it.
+    /// </summary>
+    public static bool IsWatched(CoapExchange exchange) => (exchange.LowerTicket & DeduplicationCache.Ticket.WatchedMark) != 0;
+
+    /// <summary>Sets the timer for the request <see cref="WatchLocked"/> found it quiet for; outside the lock (the timer takes locks of its own).</summary>
+    /// <remarks>A firing before this call finds the request and sets the timer again.</remarks>
+    public void Arm() => _timer.Change(_delay, Timeout.InfiniteTimeSpan);
+
+    /// <summary>The request was answered (piggybacked, separately, with an empty ACK or RST): no empty ACK is due. The caller holds the message layer's lock.</summary>
+    public void ForgetLocked(CoapExchange exchange) => _unanswered.Remove(exchange);
 
     /// <summary>Stops the timer.</summary>
     public void Dispose() => _timer.Dispose();
 
     /// <summary>
     /// Exchanges by identity, hashed by their deduplication ticket (a slot and its generation: unique among the requests
-    /// in the cache, and set before <see cref="Watch"/>): the default, an object's identity hash, is made and stored in its
+    /// in the cache, and set before <see cref="WatchLocked"/>): the default, an object's identity hash, is made and stored in its
     /// header on first use, a cost on every confirmable request (issue 39).
     /// </summary>
     private sealed class ByTicket : IEqualityComparer<CoapExchange>
