@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.CompilerServices;
 using System.Text;
 
 namespace CoapNet.Messages;
@@ -99,6 +100,8 @@ public sealed partial class CoapMessage
     public bool HasOptions => _options is { } options ? options.Count > 0 : _head.Length > _tokenLength;
 
     /// <summary>Walks the options in wire order without creating the collection.</summary>
+    /// <remarks>Inlined, so the reader is made in its caller's frame rather than copied out of a call: the server walks every request's options two or three times (issue 39).</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal CoapOptionReader ReadOptions() => _options is { } options ? new CoapOptionReader(options) : new CoapOptionReader(_head[_tokenLength..]);
 
     /// <summary>The options exactly as they arrived, while no collection was built (the writer then copies them as they are).</summary>
