@@ -265,14 +265,13 @@ public sealed partial class CoapMessage
 
     /// <summary>The first option with <paramref name="number"/>, read without creating the collection.</summary>
     /// <remarks>
-    /// Inlined into each getter, so the common answer, a parsed request that surely lacks the option (Block1, Block2,
-    /// Accept, Observe on a plain GET), costs two field reads and no call: the stages ask for several such options on
-    /// every request (issue 39).
+    /// Inlined, so the common answer, a message that surely lacks the option (<see cref="MayHaveOption"/>), costs two field
+    /// reads and no further call (issue 39); the unsigned and block getters make the same check in their callers.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryGetFirst(CoapOptionNumber number, out CoapOptionEntry entry)
     {
-        if (_options is null && !MayHaveWireOption(number))
+        if (!MayHaveOption(number))
         {
             entry = default;
             return false;
