@@ -288,15 +288,16 @@ public sealed partial class CoapMessage
             return options.TryGet(number, out entry);
         }
 
-        foreach (CoapOptionEntry option in ReadOptions())
+        CoapOptionReader wire = ReadOptions();
+        while (wire.MoveNext())
         {
-            if (option.Number == number)
+            if (wire.Number == number)
             {
-                entry = option;
+                entry = wire.Current;
                 return true;
             }
 
-            if (option.Number > number)
+            if (wire.Number > number)
             {
                 break;
             }

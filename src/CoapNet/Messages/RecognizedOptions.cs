@@ -14,8 +14,14 @@ internal static class RecognizedOptions
     /// </summary>
     /// <param name="number">A critical option number.</param>
     /// <returns>True when the library knows what the option means.</returns>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     public static bool IsRecognizedCritical(CoapOptionNumber number)
-        => number is CoapOptionNumber.IfMatch or CoapOptionNumber.UriHost or CoapOptionNumber.IfNoneMatch or CoapOptionNumber.UriPort
-            or CoapOptionNumber.UriPath or CoapOptionNumber.UriQuery or CoapOptionNumber.Accept or CoapOptionNumber.ProxyUri
-            or CoapOptionNumber.ProxyScheme or CoapOptionNumber.Block2 or CoapOptionNumber.Block1;
+        => (uint)number < 64 && ((RecognizedCritical >> (int)number) & 1) != 0;
+
+    // One bit for each, by number: every option named above is below 64. A test (one shift) instead of a chain of
+    // compares, on the walk over every request's options (issue 39).
+    private const ulong RecognizedCritical = (1UL << (int)CoapOptionNumber.IfMatch) | (1UL << (int)CoapOptionNumber.UriHost)
+        | (1UL << (int)CoapOptionNumber.IfNoneMatch) | (1UL << (int)CoapOptionNumber.UriPort) | (1UL << (int)CoapOptionNumber.UriPath)
+        | (1UL << (int)CoapOptionNumber.UriQuery) | (1UL << (int)CoapOptionNumber.Accept) | (1UL << (int)CoapOptionNumber.ProxyUri)
+        | (1UL << (int)CoapOptionNumber.ProxyScheme) | (1UL << (int)CoapOptionNumber.Block2) | (1UL << (int)CoapOptionNumber.Block1);
 }

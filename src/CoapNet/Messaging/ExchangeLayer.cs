@@ -281,9 +281,10 @@ internal sealed partial class ExchangeLayer : IExchangeLayer
             return null;
         }
 
-        foreach (CoapOptionEntry option in response.ReadOptions())
+        CoapOptionReader options = response.ReadOptions();
+        while (options.MoveNext())
         {
-            CoapOptionNumber number = option.Number;
+            CoapOptionNumber number = options.Number;
             if (number.IsCritical() && !IsProcessed(number))
             {
                 return number;

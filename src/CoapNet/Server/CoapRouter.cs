@@ -106,12 +106,11 @@ internal sealed class CoapRouter
     // then decodes it as the request's segments do.
     private static CoapRoute? Match(Node node, CoapOptionReader path, ref bool invalid)
     {
-        if (!NextSegment(ref path, out ReadOnlyMemory<byte> value))
+        if (!NextSegment(ref path, out ReadOnlySpan<byte> segment))
         {
             return node.Route ?? node.CatchAll?.Route;
         }
 
-        ReadOnlySpan<byte> segment = value.Span;
         if (!System.Text.Unicode.Utf8.IsValid(segment))
         {
             invalid = true;
@@ -133,18 +132,17 @@ internal sealed class CoapRouter
     }
 
     /// <summary>Moves <paramref name="path"/> to the next Uri-Path option; false past the last (options come in number order, RFC 7252 section 3.1).</summary>
-    private static bool NextSegment(ref CoapOptionReader path, out ReadOnlyMemory<byte> segment)
+    private static bool NextSegment(ref CoapOptionReader path, out ReadOnlySpan<byte> segment)
     {
         while (path.MoveNext())
         {
-            CoapOptionEntry option = path.Current;
-            if (option.Number == CoapOptionNumber.UriPath)
+            if (path.Number == CoapOptionNumber.UriPath)
             {
-                segment = option.Value;
+                segment = path.Value;
                 return true;
             }
 
-            if (option.Number > CoapOptionNumber.UriPath)
+            if (path.Number > CoapOptionNumber.UriPath)
             {
                 break;
             }

@@ -26,35 +26,37 @@ internal static class RequestPreconditions
             return null;
         }
 
-        // Read without building the request's options collection, which most handlers never ask for (issue 11).
+        // Read without building the request's options collection, which most handlers never ask for (issue 11), and
+        // without an entry for each option: only numbers and lengths are judged here (issue 39).
         int previous = -1;
-        foreach (CoapOptionEntry option in request.ReadOptions())
+        CoapOptionReader options = request.ReadOptions();
+        while (options.MoveNext())
         {
-            bool sameNumberAsPrevious = (int)option.Number == previous;
-            previous = (int)option.Number;
-            preconditions |= option.Number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch;
-            etag |= option.Number == CoapOptionNumber.ETag;
-            if (!option.Number.IsCritical())
+            CoapOptionNumber number = options.Number;
+            bool sameNumberAsPrevious = (int)number == previous;
+            previous = (int)number;
+            preconditions |= number is CoapOptionNumber.IfMatch or CoapOptionNumber.IfNoneMatch;
+            etag |= number == CoapOptionNumber.ETag;
+            if (!number.IsCritical())
             {
                 continue;
             }
 
-            if (option.Number is CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
+            if (number is CoapOptionNumber.ProxyUri or CoapOptionNumber.ProxyScheme)
             {
                 return NotAProxy();
             }
 
-            if (!RecognizedOptions.IsRecognizedCritical(option.Number))
+            if (!RecognizedOptions.IsRecognizedCritical(number))
             {
-                return BadOption("Unrecognized", option);
+                return BadOption("Unrecognized", number);
             }
 
             // Block1 reaches a handler only when uploads are not joined (RFC 7959 section 2.5, non-atomic).
-            bool repeated = sameNumberAsPrevious
-                && CoapOptionDefinition.TryGet(option.Number, out CoapOptionDefinition? definition) && !definition.IsRepeatable;
-            if (!option.HasValidLength || repeated)
+            if (!CoapOptionDefinition.IsValidLength(number, options.Length)
+                || (sameNumberAsPrevious && !CoapOptionDefinition.IsRepeatableOrUnknown(number)))
             {
-                return BadOption("Invalid", option);
+                return BadOption("Invalid", number);
             }
         }
 
@@ -67,10 +69,13 @@ internal static class RequestPreconditions
     private static CoapResponse NotAProxy() => CoapResponse.Diagnostic(CoapCode.ProxyingNotSupported, "This server is not a proxy.");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static CoapResponse BadOption(string what, CoapOptionEntry option) => CoapResponse.Diagnostic(CoapCode.BadOption, $"{what} critical option {Describe(option)}.");
-
-    private static string Describe(CoapOptionEntry option)
-        => option.IsRecognized ? $"{option.Name} ({(ushort)option.Number})" : ((ushort)option.Number).ToString(System.Globalization.CultureInfo.InvariantCulture);
+    private static CoapResponse BadOption(string what, CoapOptionNumber number)
+    {
+        string described = CoapOptionDefinition.TryGet(number, out CoapOptionDefinition? definition)
+            ? $"{definition.Name} ({(ushort)number})"
+            : ((ushort)number).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        return CoapResponse.Diagnostic(CoapCode.BadOption, $"{what} critical option {described}.");
+    }
 
     /// <summary>RFC 7252 section 5.4.1: If-Match or If-None-Match on a target with no state to evaluate them against is 4.02, never ignored.</summary>
     public static CoapResponse? RefuseUnevaluable(CoapMessage request)
