@@ -57,7 +57,6 @@ internal sealed class CoapRouter
     /// </summary>
     public CoapRoute? Match(CoapMessage request, out Dictionary<string, string>? values)
     {
-#if NET9_0_OR_GREATER
         bool invalid = false;
         CoapRoute? route = Match(_root, request.ReadOptions(), ref invalid);
         if (!invalid)
@@ -65,7 +64,7 @@ internal sealed class CoapRouter
             values = route is { HasParameters: true } ? Capture(route, request.GetUriPathSegments()) : null;
             return route;
         }
-#endif
+
         return Match(request.GetUriPathSegments(), out values);
     }
 
@@ -99,7 +98,6 @@ internal sealed class CoapRouter
         return node.CatchAll?.Route;
     }
 
-#if NET9_0_OR_GREATER
     // The same walk as over strings: valid UTF-8 bytes are equal exactly when the strings they decode to are. Each level
     // gets its own copy of the reader, positioned after the segment it took, so a branch that dead-ends leaves the next
     // branch the same position to go on from. A segment that is not valid UTF-8 stops the walk (invalid): the string walk
@@ -151,7 +149,6 @@ internal sealed class CoapRouter
         segment = default;
         return false;
     }
-#endif
 
     private static Dictionary<string, string> Capture(CoapRoute route, string[] path)
     {
@@ -177,40 +174,47 @@ internal sealed class CoapRouter
     {
         public Dictionary<string, Node>? Literals { get; set; }
 
-#if NET9_0_OR_GREATER
-        /// <summary>The same children as <see cref="Literals"/>, keyed by their UTF-8 bytes and looked up with a span.</summary>
-        public Dictionary<byte[], Node>.AlternateLookup<ReadOnlySpan<byte>>? Utf8Literals { get; private set; }
-#endif
-
         public Node AddLiteral(string literal)
         {
             Node child = new();
             Literals![literal] = child;
-#if NET9_0_OR_GREATER
-            byte[] utf8 = System.Text.Encoding.UTF8.GetBytes(literal);
-            Utf8Literals ??= new Dictionary<byte[], Node>(Utf8Comparer.Instance).GetAlternateLookup<ReadOnlySpan<byte>>();
-            Utf8Literals.Value.Dictionary[utf8] = child;
 
-            // A new array each time, so a lookup never sees one half made; dropped once the node has too many children.
-            _fewUtf8Literals = Literals.Count <= MaxScannedLiterals ? [.. _fewUtf8Literals ?? [], (utf8, child)] : null;
-#endif
+            // A new array each time, so a lookup never sees one half made.
+            (byte[] Utf8, Node Child) entry = (System.Text.Encoding.UTF8.GetBytes(literal), child);
+            (byte[] Utf8, Node Child)[] current = _utf8Literals;
+            int at = Search(current, entry.Utf8);
+            (byte[] Utf8, Node Child)[] next;
+            if (at >= 0)
+            {
+                // Two strings that are not valid UTF-16 can encode alike; the later one is found, as a dictionary did.
+                next = [.. current];
+                next[at] = entry;
+            }
+            else
+            {
+                next = [.. current.AsSpan(0, ~at), entry, .. current.AsSpan(~at)];
+            }
+
+            _utf8Literals = next;
             return child;
         }
 
-#if NET9_0_OR_GREATER
-        // Up to this many children, a lookup compares the segment with each child's bytes (lengths first) rather than hash
-        // it: a server's levels have a few to a dozen literals, and the hash through the dictionary's comparer and its two
-        // interface calls was most of a route's match (issue 39). Wider levels keep the dictionary.
+        // Up to this many children, a lookup compares the segment with each child's bytes (lengths first) rather than
+        // search them: a server's levels have a few to a dozen literals, and a hash through a dictionary's comparer and its
+        // two interface calls was most of a route's match (issue 39). Wider levels are searched by halving.
         private const int MaxScannedLiterals = 16;
 
-        private (byte[] Utf8, Node Child)[]? _fewUtf8Literals;
+        // The literal children by their UTF-8 bytes, shorter before longer and then in byte order: plain arrays and spans,
+        // so that .NET 8 matches bytes as later runtimes do (a dictionary looked up by a span needs .NET 9).
+        private (byte[] Utf8, Node Child)[] _utf8Literals = [];
 
         /// <summary>The literal child whose UTF-8 bytes are <paramref name="segment"/>.</summary>
         public bool TryGetUtf8Literal(ReadOnlySpan<byte> segment, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Node? child)
         {
-            if (_fewUtf8Literals is { } few)
+            (byte[] Utf8, Node Child)[] literals = _utf8Literals;
+            if (literals.Length <= MaxScannedLiterals)
             {
-                foreach ((byte[] utf8, Node node) in few)
+                foreach ((byte[] utf8, Node node) in literals)
                 {
                     if (utf8.Length == segment.Length && segment.SequenceEqual(utf8))
                     {
@@ -223,15 +227,38 @@ internal sealed class CoapRouter
                 return false;
             }
 
-            if (Utf8Literals is { } literals)
+            int at = Search(literals, segment);
+            child = at >= 0 ? literals[at].Child : null;
+            return child is not null;
+        }
+
+        /// <summary>The index of <paramref name="key"/> in <paramref name="literals"/>, or the complement of where it would go.</summary>
+        private static int Search((byte[] Utf8, Node Child)[] literals, ReadOnlySpan<byte> key)
+        {
+            int low = 0;
+            int high = literals.Length - 1;
+            while (low <= high)
             {
-                return literals.TryGetValue(segment, out child);
+                int middle = low + ((high - low) >> 1);
+                byte[] candidate = literals[middle].Utf8;
+                int order = candidate.Length != key.Length ? candidate.Length.CompareTo(key.Length) : candidate.AsSpan().SequenceCompareTo(key);
+                if (order == 0)
+                {
+                    return middle;
+                }
+
+                if (order < 0)
+                {
+                    low = middle + 1;
+                }
+                else
+                {
+                    high = middle - 1;
+                }
             }
 
-            child = null;
-            return false;
+            return ~low;
         }
-#endif
 
         public Node? Parameter { get; set; }
 
@@ -260,27 +287,4 @@ internal sealed class CoapRouter
 
         public CoapRoute? Route { get; set; }
     }
-
-#if NET9_0_OR_GREATER
-    /// <summary>Byte-wise equality of UTF-8 keys, also for spans, so a lookup needs no array.</summary>
-    private sealed class Utf8Comparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
-    {
-        public static readonly Utf8Comparer Instance = new();
-
-        public bool Equals(byte[]? x, byte[]? y) => x.AsSpan().SequenceEqual(y);
-
-        public int GetHashCode(byte[] obj) => GetHashCode((ReadOnlySpan<byte>)obj);
-
-        public bool Equals(ReadOnlySpan<byte> alternate, byte[] other) => alternate.SequenceEqual(other);
-
-        public int GetHashCode(ReadOnlySpan<byte> alternate)
-        {
-            HashCode hash = default;
-            hash.AddBytes(alternate);
-            return hash.ToHashCode();
-        }
-
-        public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
-    }
-#endif
 }

@@ -65,8 +65,8 @@ public sealed class RouterByteMatchTests
     }
 
     /// <summary>
-    /// A level with few literals is scanned, a wide one looked up by hash: the boundary between the two is crossed here, and
-    /// each way finds what the string walk finds.
+    /// A level with few literals is scanned, a wide one searched by halving (its literals kept shorter first, then in byte
+    /// order): the boundary between the two is crossed here, and each way finds what the string walk finds.
     /// </summary>
     [Theory]
     [InlineData(3)]
@@ -92,6 +92,36 @@ public sealed class RouterByteMatchTests
         router.Match(Received("item0"), out _)!.Template.Should().Be("/item0");
         router.Match(Received($"item{width - 1}"), out _)!.Template.Should().Be($"/item{width - 1}");
         router.Match(Received($"item{width}"), out _).Should().BeNull();
+    }
+
+    /// <summary>
+    /// A wide level's literals mapped in no particular order, of different lengths and with non-ASCII ones among them, are
+    /// each found on .NET 8 as on later runtimes, and nothing between them is.
+    /// </summary>
+    [Fact]
+    public void AWideLevelMappedInAnyOrderFindsEachOfItsLiterals()
+    {
+        List<string> literals = [];
+        for (int i = 0; i < 60; i++)
+        {
+            literals.Add(i % 3 == 0 ? $"größe{i}" : i % 3 == 1 ? new string('z', i % 7 + 1) + i : $"a{i * 7919 % 1000}");
+        }
+
+        CoapRouter router = new();
+        foreach (string literal in literals.OrderBy(l => l.GetHashCode(StringComparison.Ordinal)))
+        {
+            router.GetOrAdd("/" + literal);
+        }
+
+        foreach (string literal in literals)
+        {
+            router.Match(Received(literal), out _)!.Template.Should().Be("/" + literal);
+        }
+
+        foreach (string missing in (string[])["", "a", "größe", "zz", "a1000", "größe1", "ÿ"])
+        {
+            router.Match(Received(missing), out _).Should().BeNull(missing);
+        }
     }
 
     private static CoapMessage Received(string segment)
