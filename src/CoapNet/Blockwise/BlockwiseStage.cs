@@ -145,43 +145,51 @@ internal sealed partial class BlockwiseStage : CoapStage
         CoapBlock? asked = request.Block2;
         ResponseBody? handlers = _serves ? exchange.Features.Get<ResponseBody>() : null;
 
-        // The usual answer, decided here as below but without the frame the block-wise work needs (clearing it was most
-        // of this method's time under load, issue 39): no body of the handler's to serve in blocks, no block asked for,
-        // and one message holds it.
-        if (handlers is null
-            && (!response.Code.IsSuccess || response.Block2 is not null
-                || (asked is null && (exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, request.Token.Length, _paths.MessageBudget(exchange.Peer))))))
+        // The usual answer, decided before the block-wise work and without its frame (clearing it was most of this method's
+        // time under load, issue 39): no body of the handler's to serve in blocks, and the response goes whole.
+        int? budget = exchange.IsReliable ? null : _paths.MessageBudget(exchange.Peer);
+        if (handlers is null && GoesWhole(exchange, request, response, asked, null, budget))
         {
             next(exchange, response);
             return;
         }
 
-        SendInBlocks(exchange, request, response, asked, handlers, next);
+        SendInBlocks(exchange, request, response, asked, handlers, budget, next);
+    }
+
+    /// <summary>
+    /// True when <paramref name="response"/> goes as it is: an error, one the handler cut into blocks itself, or, with no
+    /// block asked for, one that fits. Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323
+    /// section 5.3.1), in blocks otherwise; over UDP when it fits a datagram, and on a path with an MTU one IP packet of it;
+    /// within the handler's block size (<paramref name="chosen"/>) when it chose one.
+    /// </summary>
+    private bool GoesWhole(CoapExchange exchange, CoapMessage request, CoapMessage response, CoapBlock? asked, int? chosen, int? budget)
+    {
+        int tokenLength = request.Token.Length;
+        return !response.Code.IsSuccess || response.Block2 is not null
+            || (asked is null && (chosen is int size ? response.Payload.Length <= size && FitsBudget(response, tokenLength, budget)
+                : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, tokenLength, budget)));
     }
 
     /// <summary>A response the usual answer does not cover: a handler's body, a block asked for, or one too large for a message.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void SendInBlocks(CoapExchange exchange, CoapMessage request, CoapMessage response, CoapBlock? asked, ResponseBody? handlers, Action<CoapExchange, CoapMessage> next)
+    private void SendInBlocks(CoapExchange exchange, CoapMessage request, CoapMessage response, CoapBlock? asked, ResponseBody? handlers, int? budget, Action<CoapExchange, CoapMessage> next)
     {
         int? chosen = handlers?.BlockSize;
-        int? budget = exchange.IsReliable ? null : _paths.MessageBudget(exchange.Peer);
         if (handlers?.Stream is { } stream)
         {
             SendStreamed(exchange, request, response, stream, handlers, budget, next);
             return;
         }
 
-        // Over TCP a body goes whole when it fits the peer's CSM Max-Message-Size (RFC 8323 section 5.3.1), in blocks
-        // otherwise; over UDP when it fits a datagram, and on a path with an MTU one IP packet of it.
-        int tokenLength = request.Token.Length;
-        if (!response.Code.IsSuccess || response.Block2 is not null
-            || (asked is null && (chosen is int size ? response.Payload.Length <= size && FitsBudget(response, tokenLength, budget)
-                : exchange.IsReliable ? exchange.FitsOneMessage(response) : FitsOneDatagram(response, tokenLength, budget))))
+        // Without a body of the handler's, SendResponse has found already that the response does not go whole.
+        if (handlers is not null && GoesWhole(exchange, request, response, asked, chosen, budget))
         {
             next(exchange, response);
             return;
         }
 
+        int tokenLength = request.Token.Length;
         ReadOnlyMemory<byte> payload = response.Payload;
         if (response.ETag is null && handlers?.Immutable != true)
         {

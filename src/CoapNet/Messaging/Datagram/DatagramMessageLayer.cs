@@ -210,7 +210,8 @@ internal sealed partial class DatagramMessageLayer : IMessageLayer, IDatagramCha
         // until acknowledged, so its datagram is kept) or NON (sent once from a pooled array), with a Message ID of our own.
         if (confirmable)
         {
-            if (_separateAcks is { } watch)
+            // As in Settle: only a watched (confirmable) request's answer takes the lock to stop watching it.
+            if (SeparateAckWatch.IsWatched(exchange) && _separateAcks is { } watch)
             {
                 lock (_gate)
                 {
